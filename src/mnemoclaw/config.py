@@ -1,0 +1,385 @@
+"""Configuration: one JSON5 file with OpenClaw's key names, environment overrides, validation.
+
+This is the only module that reads configuration. Everything below it receives plain
+values. Unknown keys produce a warning that names them (with a suggestion); bad
+values raise ``ConfigError`` naming the key and what is allowed.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+ENV_STATE_DIR = "MNEMOCLAW_STATE_DIR"
+ENV_CONFIG = "MNEMOCLAW_CONFIG"
+ENV_WORKSPACE = "MNEMOCLAW_WORKSPACE"
+ENV_AGENT = "MNEMOCLAW_AGENT"
+ENV_PROVIDER = "MNEMOCLAW_PROVIDER"
+
+DEFAULT_AGENT = "main"
+PROVIDERS = ("auto", "local", "openai", "gemini", "voyage", "mistral", "ollama", "none")
+FUSIONS = ("zscore", "minmax", "rrf", "weighted")
+# The default fusion was chosen by measurement (docs/quality.md): z-score fusion is
+# never worse than the better single signal on any evaluation set, the 0.7/0.3
+# weighted merge loses to keyword-only search on conversational data.
+DEFAULT_FUSION = "zscore"
+
+
+@dataclass(frozen=True)
+class F:
+    """A leaf of the schema: a default and a validator."""
+
+    default: Any
+    kind: str  # "bool" | "int" | "float" | "str" | "choice" | "list[str]" | "dict[str,str]" | "any"
+    choices: tuple[str, ...] = ()
+    lo: float | None = None
+    hi: float | None = None
+    nullable: bool = False
+
+
+MEMORY_SEARCH: dict[str, Any] = {
+    "enabled": F(True, "bool"),
+    "sources": F(["memory"], "list[str]", choices=("memory", "sessions")),
+    "extraPaths": F([], "list[str]"),
+    "provider": F("auto", "choice", PROVIDERS),
+    "model": F(None, "str", nullable=True),
+    "fallback": F("none", "choice", PROVIDERS),
+    "local": {
+        "modelPath": F(None, "str", nullable=True),
+        "modelCacheDir": F(None, "str", nullable=True),
+        "threads": F(None, "int", lo=1, hi=256, nullable=True),
+    },
+    "remote": {
+        "baseUrl": F(None, "str", nullable=True),
+        "apiKey": F(None, "str", nullable=True),
+        "headers": F({}, "dict[str,str]"),
+        "batch": {
+            "enabled": F(False, "bool"),
+            "wait": F(True, "bool"),
+            "concurrency": F(2, "int", lo=1, hi=64),
+            "pollIntervalMs": F(2000, "int", lo=10),
+            "timeoutMinutes": F(60, "int", lo=1),
+        },
+    },
+    "store": {
+        "driver": F("sqlite", "choice", ("sqlite",)),
+        "path": F(None, "str", nullable=True),
+        "vector": {
+            "enabled": F(True, "bool"),
+            "extensionPath": F(None, "str", nullable=True),
+        },
+    },
+    "chunking": {
+        "tokens": F(400, "int", lo=8, hi=100_000),
+        "overlap": F(80, "int", lo=0, hi=100_000),
+    },
+    "query": {
+        "maxResults": F(6, "int", lo=1, hi=1000),
+        "minScore": F(0.35, "float", lo=0.0, hi=1.0),
+        "hybrid": {
+            "enabled": F(True, "bool"),
+            "fusion": F(DEFAULT_FUSION, "choice", FUSIONS),
+            # null: the fusion's own measured weights (0.7/0.3 for "weighted")
+            "vectorWeight": F(None, "float", lo=0.0, hi=1.0, nullable=True),
+            "textWeight": F(None, "float", lo=0.0, hi=1.0, nullable=True),
+            "candidateMultiplier": F(4, "int", lo=1, hi=100),
+            "mmr": {
+                "enabled": F(False, "bool"),
+                "lambda": F(0.7, "float", lo=0.0, hi=1.0),
+            },
+            "temporalDecay": {
+                "enabled": F(False, "bool"),
+                "halfLifeDays": F(30, "float", lo=0.001),
+            },
+        },
+    },
+    "sync": {
+        "onSessionStart": F(True, "bool"),
+        "onSearch": F(True, "bool"),
+        "watch": F(True, "bool"),
+        "watchDebounceMs": F(1500, "int", lo=0),
+        "intervalMinutes": F(0, "float", lo=0),
+        "sessions": {
+            "deltaBytes": F(100_000, "int", lo=0),
+            "deltaMessages": F(50, "int", lo=0),
+        },
+    },
+    "cache": {
+        "enabled": F(True, "bool"),
+        "maxEntries": F(None, "int", lo=1, nullable=True),
+    },
+    "experimental": {
+        "sessionMemory": F(False, "bool"),
+    },
+}
+
+MEMORY: dict[str, Any] = {
+    "backend": F("builtin", "choice", ("builtin", "qmd")),
+    "citations": F("auto", "choice", ("auto", "on", "off")),
+}
+
+# Sections of an OpenClaw config that other parts of mnemoclaw (or OpenClaw alone) own:
+# accepted silently so pointing mnemoclaw at openclaw.json does not flood warnings.
+_PASSTHROUGH_AGENT_KEYS = {
+    "model", "models", "compaction", "contextPruning", "bootstrapMaxChars", "bootstrapTotalMaxChars",
+    "heartbeat", "sandbox", "tools", "timeoutSeconds", "thinkingDefault", "verboseDefault",
+    "userTimezone", "timeFormat", "contextTokens", "maxConcurrent", "subagents", "blockStreamingDefault",
+    "typingMode", "humanDelay", "skipBootstrap", "repoRoot", "elevatedDefault", "imageModel", "cliBackends",
+    "envelopeTimezone", "envelopeTimestamp", "envelopeElapsed", "mediaMaxMb", "session",
+}
+_PASSTHROUGH_AGENT_ENTRY_KEYS = _PASSTHROUGH_AGENT_KEYS | {
+    "name", "identity", "groupChat", "agentDir", "subagents", "params",
+}
+_PASSTHROUGH_MEMORY_KEYS = {"qmd", "git"}
+_PASSTHROUGH_TOP = {
+    "models", "channels", "gateway", "auth", "wizard", "meta", "logging", "messages", "commands", "session",
+    "cron", "hooks", "skills", "plugins", "browser", "ui", "tools", "bindings", "broadcast", "audio",
+    "talk", "env", "diagnostics", "update", "discovery", "canvasHost", "web", "approvals", "nodeHost",
+    "llm", "$schema",
+}
+
+
+def defaults(schema: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, spec in schema.items():
+        out[key] = defaults(spec) if isinstance(spec, dict) else copy.deepcopy(spec.default)
+    return out
+
+
+def _suggest(key: str, options: list[str]) -> str:
+    near = difflib.get_close_matches(key, options, n=1)
+    return f" (did you mean {near[0]!r}?)" if near else ""
+
+
+def _check_leaf(path: str, spec: F, value: Any) -> Any:
+    if value is None:
+        if spec.nullable:
+            return None
+        raise ConfigError(f"{path} must not be null (default: {spec.default!r})")
+    kind = spec.kind
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise ConfigError(f"{path} must be true or false, got {value!r}")
+        return value
+    if kind in ("int", "float"):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{path} must be a number, got {value!r}")
+        if kind == "int" and float(value) != int(value):
+            raise ConfigError(f"{path} must be a whole number, got {value!r}")
+        if (spec.lo is not None and value < spec.lo) or (spec.hi is not None and value > spec.hi):
+            lo = "" if spec.lo is None else f">= {spec.lo}"
+            hi = "" if spec.hi is None else f"<= {spec.hi}"
+            raise ConfigError(f"{path} must be {' and '.join(x for x in (lo, hi) if x)}, got {value!r}")
+        return int(value) if kind == "int" else float(value)
+    if kind == "str":
+        if not isinstance(value, str):
+            raise ConfigError(f"{path} must be a string, got {value!r}")
+        return value
+    if kind == "choice":
+        if value not in spec.choices:
+            raise ConfigError(f"{path} must be one of {', '.join(spec.choices)}; got {value!r}")
+        return value
+    if kind == "list[str]":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{path} must be a list of strings, got {value!r}")
+        if spec.choices:
+            bad = [v for v in value if v not in spec.choices]
+            if bad:
+                raise ConfigError(f"{path}: {bad[0]!r} is not one of {', '.join(spec.choices)}")
+        return list(value)
+    if kind == "dict[str,str]":
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise ConfigError(f"{path} must be an object of string values, got {value!r}")
+        return dict(value)
+    return value
+
+
+def merge_validated(
+    schema: dict[str, Any], base: dict[str, Any], override: Any, path: str, warn: Callable[[str], None],
+    passthrough: set[str] = frozenset(),  # type: ignore[assignment]
+) -> dict[str, Any]:
+    """Validate ``override`` against ``schema`` and merge it over ``base``."""
+    if override is None:
+        return base
+    if not isinstance(override, dict):
+        raise ConfigError(f"{path} must be an object, got {override!r}")
+    out = copy.deepcopy(base)
+    for key, value in override.items():
+        spec = schema.get(key)
+        where = f"{path}.{key}"
+        if spec is None:
+            if key not in passthrough:
+                warn(f"unknown config key {where}{_suggest(key, list(schema))}; ignored")
+            continue
+        if isinstance(spec, dict):
+            out[key] = merge_validated(spec, out.get(key) or defaults(spec), value, where, warn)
+        else:
+            out[key] = _check_leaf(where, spec, value)
+    return out
+
+
+def load_file(path: str) -> dict[str, Any]:
+    """Parse a JSON5 config file (comments and trailing commas allowed)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} does not exist; create it with `mnemoclaw init`") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc}") from None
+    if not text.strip():
+        return {}
+    import json5  # imported here: only needed when a config file exists
+
+    try:
+        data = json5.loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"config file {path} is not valid JSON5: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path} must hold an object at the top level")
+    return data
+
+
+@dataclass
+class Settings:
+    """Resolved configuration for one agent."""
+
+    agent_id: str
+    workspace: Path
+    state_dir: Path
+    config_path: Path | None
+    memory_search: dict[str, Any]
+    memory: dict[str, Any]
+    raw: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def index_path(self) -> Path:
+        configured = self.memory_search["store"]["path"]
+        if configured:
+            p = configured.replace("{agentId}", self.agent_id)
+            return Path(os.path.expanduser(p)).resolve()
+        return self.state_dir / "memory" / f"{self.agent_id}.sqlite"
+
+    def extra_paths(self) -> list[Path]:
+        out = []
+        for raw in self.memory_search["extraPaths"]:
+            p = Path(os.path.expanduser(raw))
+            out.append(p if p.is_absolute() else self.workspace / p)
+        return out
+
+
+def _expand(p: str | os.PathLike[str]) -> Path:
+    return Path(os.path.expanduser(str(p))).absolute()
+
+
+def load_settings(
+    *,
+    workspace: str | os.PathLike[str] | None = None,
+    state_dir: str | os.PathLike[str] | None = None,
+    config: str | os.PathLike[str] | dict[str, Any] | None = None,
+    agent_id: str | None = None,
+    overrides: dict[str, Any] | None = None,
+    env: dict[str, str] | None = None,
+) -> Settings:
+    """Resolve settings: explicit arguments > environment > config file > defaults.
+
+    ``overrides`` is a memorySearch block merged last (used by tools such as ``eval``).
+    """
+    env = dict(os.environ) if env is None else env
+    warnings: list[str] = []
+
+    def warn(msg: str) -> None:
+        warnings.append(msg)
+        log.warning(msg)
+
+    state = _expand(state_dir or env.get(ENV_STATE_DIR) or "~/.mnemoclaw")
+    config_path: Path | None = None
+    if isinstance(config, dict):
+        raw = config
+    else:
+        chosen = config or env.get(ENV_CONFIG)
+        if chosen:
+            config_path = _expand(chosen)
+            raw = load_file(str(config_path))
+        else:
+            candidate = state / "config.json5"
+            config_path = candidate if candidate.exists() else None
+            raw = load_file(str(candidate)) if config_path else {}
+
+    for key in raw:
+        if key not in ("agents", "memory") and key not in _PASSTHROUGH_TOP:
+            warn(f"unknown config key {key}{_suggest(key, ['agents', 'memory'])}; ignored")
+
+    agents = raw.get("agents") or {}
+    if not isinstance(agents, dict):
+        raise ConfigError(f"agents must be an object, got {agents!r}")
+    for key in agents:
+        if key not in ("defaults", "list"):
+            warn(f"unknown config key agents.{key}{_suggest(key, ['defaults', 'list'])}; ignored")
+    agent_defaults = agents.get("defaults") or {}
+    if not isinstance(agent_defaults, dict):
+        raise ConfigError("agents.defaults must be an object")
+    for key in agent_defaults:
+        if key not in ("workspace", "memorySearch") and key not in _PASSTHROUGH_AGENT_KEYS:
+            warn(f"unknown config key agents.defaults.{key}{_suggest(key, ['workspace', 'memorySearch'])}; ignored")
+
+    entries = agents.get("list") or []
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise ConfigError("agents.list must be a list of objects, each with an id")
+    chosen_id = agent_id or env.get(ENV_AGENT)
+    if not chosen_id:
+        marked = [e for e in entries if e.get("default")]
+        chosen_id = str((marked or entries or [{"id": DEFAULT_AGENT}])[0].get("id") or DEFAULT_AGENT)
+    entry: dict[str, Any] = {}
+    for i, e in enumerate(entries):
+        if "id" not in e:
+            raise ConfigError(f"agents.list[{i}] has no id")
+        if str(e["id"]) == chosen_id:
+            entry = e
+    if entries and not entry and (agent_id or env.get(ENV_AGENT)):
+        ids = ", ".join(str(e["id"]) for e in entries)
+        raise ConfigError(f"agent {chosen_id!r} is not in agents.list; configured agents: {ids}")
+    for key in entry:
+        if key not in ("id", "default", "workspace", "memorySearch") and key not in _PASSTHROUGH_AGENT_ENTRY_KEYS:
+            warn(f"unknown config key agents.list[{chosen_id}].{key}; ignored")
+
+    ms = merge_validated(MEMORY_SEARCH, defaults(MEMORY_SEARCH), agent_defaults.get("memorySearch"),
+                         "agents.defaults.memorySearch", warn)
+    ms = merge_validated(MEMORY_SEARCH, ms, entry.get("memorySearch"),
+                         f"agents.list[{chosen_id}].memorySearch", warn)
+    if env.get(ENV_PROVIDER):
+        ms = merge_validated(MEMORY_SEARCH, ms, {"provider": env[ENV_PROVIDER]}, ENV_PROVIDER, warn)
+    if overrides:
+        ms = merge_validated(MEMORY_SEARCH, ms, overrides, "overrides", warn)
+    if ms["chunking"]["overlap"] >= ms["chunking"]["tokens"]:
+        raise ConfigError(
+            "agents.defaults.memorySearch.chunking.overlap must be smaller than chunking.tokens "
+            f"(got overlap {ms['chunking']['overlap']}, tokens {ms['chunking']['tokens']})"
+        )
+    mem = merge_validated(MEMORY, defaults(MEMORY), raw.get("memory"), "memory", warn, _PASSTHROUGH_MEMORY_KEYS)
+
+    ws_raw = workspace or env.get(ENV_WORKSPACE) or entry.get("workspace") or agent_defaults.get("workspace")
+    if ws_raw is not None and not isinstance(ws_raw, (str, os.PathLike)):
+        raise ConfigError(f"agents.defaults.workspace must be a path string, got {ws_raw!r}")
+    ws = _expand(ws_raw) if ws_raw else state / "workspace"
+    return Settings(
+        agent_id=chosen_id,
+        workspace=ws,
+        state_dir=state,
+        config_path=config_path,
+        memory_search=ms,
+        memory=mem,
+        raw=raw,
+        warnings=warnings,
+    )

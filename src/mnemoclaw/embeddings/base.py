@@ -1,0 +1,71 @@
+"""The provider interface and registry.
+
+A provider turns a batch of texts into a float32 matrix. Built-in providers register
+themselves exactly like third-party ones would, and error messages list the registry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import os
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from ..errors import UnknownProviderError
+
+
+@runtime_checkable
+class EmbeddingProvider(Protocol):
+    id: str  # registry name, e.g. "local"
+    model: str
+    provider_key: str  # identity of the vector space: endpoint + model + non-secret headers
+    max_input_tokens: int | None  # longer inputs are split before embedding; None: no limit
+
+    def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
+        """Embed a batch; returns an (n, dims) float32 array. ``query`` selects query-side encoding."""
+        ...
+
+
+Factory = Callable[[dict[str, Any]], EmbeddingProvider]
+
+# name -> "module:factory" (imported lazily, so an unused provider costs nothing at start-up)
+_REGISTRY: dict[str, str | Factory] = {
+    "local": "mnemoclaw.embeddings.local:create",
+}
+
+
+def register_provider(name: str, factory: str | Factory) -> None:
+    _REGISTRY[name] = factory
+
+
+def available_providers() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def create_provider(name: str, settings: dict[str, Any]) -> EmbeddingProvider:
+    """Build provider ``name`` from its settings (the memorySearch config block)."""
+    factory = _REGISTRY.get(name)
+    if factory is None:
+        raise UnknownProviderError(
+            f"Unknown embedding provider {name!r}. Available: {', '.join(available_providers())}, "
+            "auto, none (keyword-only)"
+        )
+    if isinstance(factory, str):
+        module, _, attr = factory.partition(":")
+        factory = getattr(importlib.import_module(module), attr)
+        _REGISTRY[name] = factory
+    return factory(settings)
+
+
+def provider_key(*parts: str) -> str:
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
+
+
+def cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1

@@ -1,0 +1,41 @@
+"""Typed exceptions. The CLI and the tool wrappers turn these into one clear line."""
+
+
+class MnemoclawError(Exception):
+    """Base class for every error mnemoclaw raises on purpose."""
+
+
+class ConfigError(MnemoclawError):
+    """A configuration file or value is invalid."""
+
+
+class WorkspaceError(MnemoclawError):
+    """The workspace is missing, empty or unusable."""
+
+
+class PathDeniedError(MnemoclawError):
+    """A path is outside what the memory tools may read."""
+
+
+class ProviderError(MnemoclawError):
+    """An embedding provider is unknown, unavailable or failed."""
+
+
+class UnknownProviderError(ProviderError, ConfigError):
+    """The configured embedding provider name is not registered."""
+
+
+class StoreError(MnemoclawError):
+    """The index database could not be opened or written."""
+
+
+class IndexCorruptError(StoreError):
+    """The index file is damaged; it can be rebuilt from the Markdown files."""
+
+
+class LockTimeoutError(StoreError):
+    """Another process holds the index's write lock for too long."""
+
+
+class EvalDataError(MnemoclawError):
+    """A benchmark directory does not have the expected BEIR layout."""

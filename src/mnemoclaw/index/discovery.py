@@ -1,0 +1,100 @@
+"""Which files are memory: MEMORY.md, memory.md, memory/**/*.md and the configured extra paths.
+
+Symbolic links are never followed (a link could lead anywhere on disk), tool and
+package directories are skipped, and a file reachable through two configured paths
+is indexed once, under its first name.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from ..types import SourceFile
+
+log = logging.getLogger(__name__)
+
+IGNORED_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".hg", ".svn"})
+ROOT_FILES = ("MEMORY.md", "memory.md")
+
+
+def display_path(abspath: str, workspace: str) -> str:
+    """Workspace-relative POSIX path for files inside the workspace, else the absolute path."""
+    rel = os.path.relpath(abspath, workspace)
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+        return abspath
+    return rel.replace(os.sep, "/")
+
+
+def _walk_markdown(root: str) -> Iterator[os.DirEntry[str]]:
+    stack = [root]
+    while stack:
+        top = stack.pop()
+        try:
+            with os.scandir(top) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            log.warning("cannot list %s: %s", top, exc)
+            continue
+        dirs = []
+        for entry in entries:
+            try:
+                if entry.is_symlink():
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in IGNORED_DIRS:
+                        dirs.append(entry.path)
+                elif entry.is_file(follow_symlinks=False) and entry.name.lower().endswith(".md"):
+                    yield entry
+            except OSError:
+                continue
+        stack.extend(reversed(dirs))
+
+
+def discover(workspace: Path, extra_paths: Iterable[Path] = ()) -> list[SourceFile]:
+    """List memory files with their stat, de-duplicated by real path."""
+    ws = os.path.realpath(workspace)
+    seen: set[str] = set()
+    out: list[SourceFile] = []
+
+    def add(abspath: str, st: os.stat_result) -> None:
+        real = os.path.realpath(abspath)
+        if real in seen:
+            return
+        seen.add(real)
+        out.append(SourceFile(display_path(real, ws), real, "memory", st.st_mtime_ns, st.st_size))
+
+    for name in ROOT_FILES:
+        p = os.path.join(ws, name)
+        try:
+            st = os.lstat(p)
+        except OSError:
+            continue
+        # on a case-insensitive disk both names open the same file: keep the real spelling once
+        if os.path.isfile(p) and not os.path.islink(p) and name in os.listdir(ws):
+            add(p, st)
+
+    roots = [os.path.join(ws, "memory")]
+    for extra in extra_paths:
+        roots.append(str(extra))
+    for root in roots:
+        try:
+            st = os.lstat(root)
+        except OSError:
+            if root != roots[0]:
+                log.debug("extra path %s does not exist; ignored", root)
+            continue
+        if os.path.islink(root):
+            log.info("skipping %s: symbolic links are not followed", root)
+            continue
+        if os.path.isdir(root):
+            for entry in _walk_markdown(root):
+                try:
+                    add(entry.path, entry.stat(follow_symlinks=False))
+                except OSError:
+                    continue
+        elif root.lower().endswith(".md"):
+            add(root, st)
+    return out

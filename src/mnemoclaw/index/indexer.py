@@ -1,0 +1,332 @@
+"""Keeping the index in step with the Markdown files.
+
+A sync re-reads only files whose size or mtime changed, re-chunks only files whose
+content hash changed, and embeds only chunk texts that neither the index nor the
+embedding cache already has a vector for. Files are written in small atomic batches,
+so a process killed mid-sync leaves every file either fully indexed or as before.
+
+When the index fingerprint (provider, model, chunking, tokenizer, sources, ...)
+changes, the whole index is rebuilt in a separate database and swapped in with one
+transaction: until that commit, searches keep using the old index.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..embeddings.base import EmbeddingProvider
+from ..errors import ProviderError, WorkspaceError
+from ..markdown.chunker import chunk_markdown, text_hash
+from ..store.base import CacheKey, FileWrite
+from ..store.sqlite import SQLiteStore
+from ..text.tokenize import TOKENIZER_ID, estimate_tokens
+from ..types import Chunk, ChunkRow, FileRecord, IndexReport, SourceFile
+from .discovery import discover
+from .planning import plan_sync
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int], None]  # (files done, files to do)
+
+KEYWORD_ONLY_MODEL = "fts-only"
+MAX_FILE_BYTES = 32 * 1024 * 1024
+EMBED_BATCH = 256  # texts per provider call
+WRITE_BATCH_FILES = 200  # files per transaction when nothing needs embedding
+SCHEMA_FINGERPRINT = 1
+
+
+@dataclass(frozen=True)
+class IndexSpec:
+    """Everything that decides what the index contains; a change means a full rebuild."""
+
+    workspace: str
+    extra_paths: tuple[str, ...]
+    sources: tuple[str, ...]
+    chunk_tokens: int
+    chunk_overlap: int
+    cache_enabled: bool = True
+    cache_max_entries: int | None = None
+
+    def fingerprint(self, provider: EmbeddingProvider | None) -> tuple[str, str]:
+        data = {
+            "schema": SCHEMA_FINGERPRINT,
+            "provider": provider.id if provider else "none",
+            "model": provider.model if provider else KEYWORD_ONLY_MODEL,
+            "providerKey": provider.provider_key if provider else "",
+            "sources": sorted(self.sources),
+            "extraPaths": sorted(self.extra_paths),
+            "chunking": [self.chunk_tokens, self.chunk_overlap],
+            "tokenizer": TOKENIZER_ID,
+        }
+        text = json.dumps(data, sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16], text
+
+
+@dataclass
+class _Prepared:
+    file: SourceFile
+    record: FileRecord
+    rows: list[ChunkRow]
+
+
+def chunk_id(source: str, path: str, start: int, end: int, chash: str, model: str) -> str:
+    return hashlib.sha256(f"{source}:{path}:{start}:{end}:{chash}:{model}".encode()).hexdigest()
+
+
+def read_markdown(path: str, size: int) -> str:
+    """Read a memory file as UTF-8 text; raise ValueError with a reason a user can act on."""
+    if size > MAX_FILE_BYTES:
+        raise ValueError(f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+    with open(path, "rb") as fh:
+        data = fh.read()
+    if b"\x00" in data[:8192]:
+        raise ValueError("binary file (contains NUL bytes)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not UTF-8 text (byte {exc.start}); convert it to UTF-8") from None
+    return text.removeprefix("\ufeff")
+
+
+class Indexer:
+    def __init__(self, store: SQLiteStore, provider: EmbeddingProvider | None, spec: IndexSpec):
+        self.store = store
+        self.provider = provider
+        self.spec = spec
+        self.model = provider.model if provider else KEYWORD_ONLY_MODEL
+        self.fingerprint, self.fingerprint_text = spec.fingerprint(provider)
+
+    # -- inspection ---------------------------------------------------------------
+    def discover(self) -> list[SourceFile]:
+        return discover(Path(self.spec.workspace), [Path(p) for p in self.spec.extra_paths])
+
+    def needs_rebuild(self) -> str:
+        """Why a full rebuild is due ("" if not)."""
+        meta = self.store.meta()
+        have = meta.get("fingerprint")
+        if have is None:
+            return ""
+        if have != self.fingerprint:
+            return f"index settings changed ({_diff_fingerprints(meta.get('fingerprint_text', '{}'), self.fingerprint_text)})"
+        return ""
+
+    def is_dirty(self) -> bool:
+        if self.needs_rebuild() or self.store.meta().get("fingerprint") is None:
+            return True
+        return not plan_sync(self.discover(), self.store.file_records()).is_noop
+
+    # -- sync ---------------------------------------------------------------------
+    def sync(self, *, full: bool = False, progress: Progress | None = None, lock_timeout: float | None = None) -> IndexReport:
+        started = time.monotonic()
+        ws = Path(self.spec.workspace)
+        if not ws.is_dir():
+            raise WorkspaceError(f"workspace {ws} does not exist; create it with `mnemoclaw init --workspace {ws}`")
+        with self.store.write_lock(lock_timeout):
+            _remove_stale_builds(self.store.path)
+            reason = self.needs_rebuild()
+            has_files = bool(self.store.file_records())
+            if self.store.recovered:
+                reason = f"the index file was damaged and was moved to {self.store.recovered}"
+                self.store.recovered = None
+            if (full or reason) and has_files:
+                report = self._rebuild(progress, reason or "full rebuild requested")
+            else:
+                report = self._sync_into(self.store, self.store, full=full, progress=progress)
+                report.reason = reason
+            if self.spec.cache_enabled and self.spec.cache_max_entries:
+                self.store.cache_prune(self.spec.cache_max_entries)
+        report.seconds = time.monotonic() - started
+        return report
+
+    def _rebuild(self, progress: Progress | None, reason: str) -> IndexReport:
+        build_path = f"{self.store.path}.rebuild-{os.getpid()}.tmp"
+        _unlink_db(build_path)
+        build = SQLiteStore(build_path, choice=self.store.choice, durable=False)
+        try:
+            report = self._sync_into(build, self.store, full=True, progress=progress)
+            build.close()
+            self.store.replace_from(build_path)
+        except BaseException:
+            build.close()
+            _unlink_db(build_path)
+            raise
+        _unlink_db(build_path)
+        report.full_rebuild = True
+        report.reason = reason
+        return report
+
+    def _sync_into(self, target: SQLiteStore, cache_source: SQLiteStore, *, full: bool, progress: Progress | None) -> IndexReport:
+        report = IndexReport()
+        disk = self.discover()
+        indexed = target.file_records()
+        plan = plan_sync(disk, indexed, full=full)
+        report.unchanged = len(plan.unchanged)
+        report.removed = len(plan.removed)
+        todo = plan.new + plan.suspect
+        total = len(todo)
+        done = 0
+        if progress:
+            progress(0, total)
+
+        touches: list[FileRecord] = []
+        batch: list[_Prepared] = []
+        pending_texts = 0
+        removes: list[str] = list(plan.removed)
+
+        def flush() -> None:
+            nonlocal batch, pending_texts, removes, touches, done
+            self._write(target, cache_source, batch, removes, touches, report)
+            done += len(batch) + len(touches)
+            batch, removes, touches, pending_texts = [], [], [], 0
+            if progress:
+                progress(min(done, total), total)
+
+        for f, prepared in self._prepare(todo, indexed, report):
+            if prepared is None:
+                old = indexed.get(f.path)
+                if old is not None:
+                    touches.append(FileRecord(f.path, f.source, old.hash, f.mtime_ns, f.size))
+                    report.unchanged += 1
+                continue
+            if f.path in indexed:
+                report.changed += 1
+            else:
+                report.added += 1
+            batch.append(prepared)
+            pending_texts += len(prepared.rows)
+            if pending_texts >= EMBED_BATCH or len(batch) >= WRITE_BATCH_FILES:
+                flush()
+        flush()
+        # files that failed to read keep their old chunks, but vanish from "unchanged"
+        target.set_meta({
+            "fingerprint": self.fingerprint,
+            "fingerprint_text": self.fingerprint_text,
+            "model": self.model,
+            "provider": self.provider.id if self.provider else "none",
+            "last_sync": str(time.time()),
+        })
+        report.chunks_total = target.counts()["chunks"]
+        if not disk and not indexed:
+            log.info("workspace %s has no memory files yet", self.spec.workspace)
+        return report
+
+    def _prepare(self, files: Sequence[SourceFile], indexed: dict[str, FileRecord], report: IndexReport) -> Iterator[tuple[SourceFile, _Prepared | None]]:
+        limit = self.provider.max_input_tokens if self.provider else None
+        for f in files:
+            try:
+                text = read_markdown(f.abspath, f.size)
+            except ValueError as exc:
+                report.failed.append((f.path, str(exc)))
+                continue
+            except OSError as exc:
+                report.failed.append((f.path, exc.strerror or str(exc)))
+                continue
+            fhash = text_hash(text)
+            old = indexed.get(f.path)
+            if old is not None and old.hash == fhash and old.source == f.source:
+                yield f, None
+                continue
+            chunks = chunk_markdown(text, self.spec.chunk_tokens, self.spec.chunk_overlap)
+            if limit and limit < self.spec.chunk_tokens:
+                chunks = _split_for_limit(chunks, limit)
+            rows = [
+                ChunkRow(chunk_id(f.source, f.path, c.start_line, c.end_line, c.hash, self.model),
+                         f.path, f.source, c.start_line, c.end_line, c.hash, self.model, c.text)
+                for c in chunks
+            ]
+            yield f, _Prepared(f, FileRecord(f.path, f.source, fhash, f.mtime_ns, f.size), rows)
+
+    def _write(self, target: SQLiteStore, cache_source: SQLiteStore, batch: list[_Prepared], removes: list[str],
+               touches: list[FileRecord], report: IndexReport) -> None:
+        if not (batch or removes or touches):
+            return
+        vectors: dict[str, np.ndarray] = {}
+        if self.provider is not None:
+            vectors = self._vectors([r for p in batch for r in p.rows], target, cache_source, report)
+        writes = []
+        for p in batch:
+            vecs = [vectors.get(r.hash) for r in p.rows]
+            if self.provider is not None and any(v is None for v in vecs):
+                report.failed.append((p.file.path, "embedding failed"))
+                continue
+            writes.append(FileWrite(p.record, p.rows, vecs))
+        target.apply(writes, removes, touches)
+
+    def _vectors(self, rows: list[ChunkRow], target: SQLiteStore, cache_source: SQLiteStore, report: IndexReport) -> dict[str, np.ndarray]:
+        assert self.provider is not None
+        texts = {r.hash: r.text for r in rows}
+        found = cache_source.vectors_for_hashes(texts, self.model)
+        key = CacheKey(self.provider.id, self.provider.model, self.provider.provider_key)
+        if self.spec.cache_enabled:
+            missing = [h for h in texts if h not in found]
+            if missing:
+                found.update(cache_source.cache_get(key, missing))
+        todo = [h for h in texts if h not in found]
+        report.chunks_reused += len(texts) - len(todo)
+        fresh: dict[str, np.ndarray] = {}
+        for i in range(0, len(todo), EMBED_BATCH):
+            group = todo[i : i + EMBED_BATCH]
+            try:
+                mat = self.provider.embed([texts[h] for h in group])
+            except ProviderError:
+                raise
+            except Exception as exc:  # a provider bug must not corrupt the index: report and stop
+                raise ProviderError(f"embedding with {self.provider.id}/{self.provider.model} failed: {exc}") from exc
+            mat = np.asarray(mat, dtype=np.float32)
+            if mat.shape[0] != len(group) or not np.all(np.isfinite(mat)):
+                raise ProviderError(
+                    f"{self.provider.id}/{self.provider.model} returned {mat.shape[0]} vectors for {len(group)} "
+                    "texts or non-finite values; the index was left unchanged"
+                )
+            fresh.update(zip(group, mat))
+        report.chunks_embedded += len(fresh)
+        if fresh and self.spec.cache_enabled:
+            target.cache_put(key, fresh)
+        found.update(fresh)
+        return found
+
+
+def _split_for_limit(chunks: list[Chunk], limit: int) -> list[Chunk]:
+    """Split chunks longer than a provider's input limit, keeping file line numbers."""
+    out = []
+    for c in chunks:
+        if estimate_tokens(c.text) <= limit:
+            out.append(c)
+            continue
+        for sub in chunk_markdown(c.text, limit, 0):
+            out.append(Chunk(c.start_line + sub.start_line - 1, c.start_line + sub.end_line - 1, sub.text, sub.hash))
+    return out
+
+
+def _diff_fingerprints(old_text: str, new_text: str) -> str:
+    try:
+        old, new = json.loads(old_text), json.loads(new_text)
+    except ValueError:
+        return "unknown"
+    changed = [k for k in new if old.get(k) != new.get(k)]
+    return ", ".join(f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in changed) or "format"
+
+
+def _unlink_db(path: str) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            os.unlink(path + suffix)
+        except FileNotFoundError:
+            pass
+
+
+def _remove_stale_builds(index_path: str) -> None:
+    """Builds left by a crashed process (we hold the write lock, so none is live)."""
+    for path in glob.glob(glob.escape(index_path) + ".rebuild-*.tmp"):
+        log.info("removing unfinished rebuild %s", path)
+        _unlink_db(path)

@@ -1,0 +1,1 @@
+"""Index storage. ``Store`` is the interface; ``open_store`` picks the implementation."""

@@ -1,0 +1,183 @@
+"""One face over the SQLite modules Python can use, so sqlite-vec loads wherever it can.
+
+The stdlib ``sqlite3`` of many Python builds (pyenv, macOS system Python) is compiled
+without ``enable_load_extension``; ``pysqlite3`` (``pysqlite3-binary``) and ``apsw``
+bring their own SQLite that can load extensions. All three are driven through the
+same small interface here: explicit transactions, rows as tuples, and errors
+classified as busy, corrupt, or full.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+# Tried in this order; the first that can load sqlite-vec wins. An explicit choice
+# comes from MNEMOCLAW_SQLITE_DRIVER (sqlite3 | pysqlite3 | apsw).
+DRIVER_NAMES = ("sqlite3", "pysqlite3", "apsw")
+
+
+class Connection:
+    """A connection with autocommit semantics: transactions only where BEGIN says so."""
+
+    def __init__(self, driver: "Driver", raw: Any):
+        self.driver = driver
+        self.raw = raw
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        return self.raw.execute(sql, params).fetchall()
+
+    def one(self, sql: str, params: Sequence[Any] = ()) -> tuple | None:
+        rows = self.execute(sql, params)
+        return rows[0] if rows else None
+
+    def executemany(self, sql: str, seq: Iterable[Sequence[Any]]) -> None:
+        self.raw.executemany(sql, seq)
+
+    def script(self, sql: str) -> None:
+        if self.driver.name == "apsw":
+            self.raw.execute(sql)
+        else:
+            self.raw.executescript(sql)
+
+    def last_rowid(self) -> int:
+        if self.driver.name == "apsw":
+            return self.raw.last_insert_rowid()
+        return self.raw.execute("SELECT last_insert_rowid()").fetchone()[0]
+
+    @property
+    def in_transaction(self) -> bool:
+        return bool(self.raw.in_transaction)
+
+    def close(self) -> None:
+        self.raw.close()
+
+
+@dataclass
+class Driver:
+    name: str
+    module: Any
+    sqlite_version: str
+    can_load_extensions: bool
+
+    def connect(self, path: str, *, busy_timeout_ms: int = 30_000, readonly: bool = False) -> Connection:
+        if self.name == "apsw":
+            flags = self.module.SQLITE_OPEN_READONLY if readonly else (
+                self.module.SQLITE_OPEN_READWRITE | self.module.SQLITE_OPEN_CREATE
+            )
+            raw = self.module.Connection(path, flags=flags)
+            raw.set_busy_timeout(busy_timeout_ms)
+        else:
+            target = f"file:{path}?mode=ro" if readonly else path
+            raw = self.module.connect(
+                target,
+                timeout=busy_timeout_ms / 1000,
+                isolation_level=None,
+                check_same_thread=False,
+                uri=readonly,
+            )
+        return Connection(self, raw)
+
+    def load_extension(self, conn: Connection, path: str) -> None:
+        raw = conn.raw
+        raw.enable_load_extension(True)
+        try:
+            raw.load_extension(path)
+        finally:
+            raw.enable_load_extension(False)
+
+    # -- error classification -------------------------------------------------
+    def is_busy(self, exc: BaseException) -> bool:
+        if self.name == "apsw":
+            return isinstance(exc, (self.module.BusyError, self.module.LockedError))
+        return isinstance(exc, self.module.OperationalError) and "locked" in str(exc)
+
+    def is_corrupt(self, exc: BaseException) -> bool:
+        if self.name == "apsw":
+            return isinstance(exc, (self.module.CorruptError, self.module.NotADBError))
+        msg = str(exc).lower()
+        return isinstance(exc, self.module.DatabaseError) and (
+            "malformed" in msg or "not a database" in msg or "corrupt" in msg
+        )
+
+    def is_full(self, exc: BaseException) -> bool:
+        if self.name == "apsw":
+            return isinstance(exc, self.module.FullError)
+        return "database or disk is full" in str(exc).lower()
+
+    @property
+    def error(self) -> type[BaseException]:
+        return self.module.Error
+
+
+def _load_driver(name: str) -> Driver | None:
+    try:
+        if name == "sqlite3":
+            mod = importlib.import_module("sqlite3")
+            can = hasattr(mod.Connection, "enable_load_extension")
+            return Driver("sqlite3", mod, mod.sqlite_version, can)
+        if name == "pysqlite3":
+            mod = importlib.import_module("pysqlite3.dbapi2")
+            return Driver("pysqlite3", mod, mod.sqlite_version, True)
+        if name == "apsw":
+            mod = importlib.import_module("apsw")
+            return Driver("apsw", mod, mod.sqlite_lib_version(), True)
+    except ImportError:
+        return None
+    raise ValueError(f"Unknown SQLite driver {name!r}. Available: {', '.join(DRIVER_NAMES)}")
+
+
+def sqlite_vec_path() -> str | None:
+    try:
+        import sqlite_vec
+    except ImportError:
+        return None
+    return sqlite_vec.loadable_path()
+
+
+@dataclass
+class DriverChoice:
+    driver: Driver
+    vec_path: str | None  # loadable sqlite-vec, or None when vectors fall back to numpy
+    note: str  # why this choice, for `status`
+
+
+def choose_driver(vector_enabled: bool = True, extension_path: str | None = None) -> DriverChoice:
+    """Pick the SQLite module: the first that can load sqlite-vec, else stdlib with numpy vectors."""
+    forced = os.environ.get("MNEMOCLAW_SQLITE_DRIVER")
+    names = (forced,) if forced else DRIVER_NAMES
+    vec = extension_path or (sqlite_vec_path() if vector_enabled else None)
+    fallback: Driver | None = None
+    reasons: list[str] = []
+    for name in names:
+        drv = _load_driver(name)
+        if drv is None:
+            reasons.append(f"{name} not installed")
+            continue
+        fallback = fallback or drv
+        if not vector_enabled:
+            return DriverChoice(drv, None, "vector search disabled by config")
+        if vec is None:
+            return DriverChoice(drv, None, "sqlite-vec not installed")
+        if not drv.can_load_extensions:
+            reasons.append(f"{name} cannot load extensions")
+            continue
+        try:
+            conn = drv.connect(":memory:")
+            drv.load_extension(conn, vec)
+            conn.close()
+        except Exception as exc:  # any failure here just means: try the next module
+            reasons.append(f"{name}: {exc}")
+            continue
+        return DriverChoice(drv, vec, f"sqlite-vec via {name}")
+    if fallback is None:
+        raise RuntimeError(f"No usable SQLite module ({'; '.join(reasons)})")
+    note = "; ".join(reasons)
+    log.info("sqlite-vec unavailable (%s); vector search uses numpy brute force", note)
+    return DriverChoice(fallback, None, note)

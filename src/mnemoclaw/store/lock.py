@@ -1,0 +1,47 @@
+"""A cross-process write lock that dies with its holder.
+
+``flock`` locks belong to the open file description, so the kernel releases them when
+the holding process exits for any reason, kill -9 included: no stale lock files.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import time
+from contextlib import contextmanager
+from collections.abc import Iterator
+
+from ..errors import LockTimeoutError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+
+@contextmanager
+def file_lock(path: str, timeout: float | None = None, what: str = "the index") -> Iterator[None]:
+    """Hold an exclusive lock on ``path``; wait up to ``timeout`` seconds (None: forever)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        if fcntl is not None:
+            deadline = None if timeout is None else time.monotonic() + timeout
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except OSError as exc:
+                    if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                        raise
+                    if deadline is not None and time.monotonic() >= deadline:
+                        raise LockTimeoutError(
+                            f"Another mnemoclaw process is writing {what} (lock {path}); "
+                            f"waited {timeout:.0f}s. Try again when it finishes."
+                        ) from None
+                    time.sleep(0.05)
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        yield
+    finally:
+        os.close(fd)  # releases the flock

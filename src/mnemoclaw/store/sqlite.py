@@ -1,0 +1,533 @@
+"""The SQLite index: WAL, named migrations, FTS5 keyword search, sqlite-vec or numpy vectors.
+
+Readers never block: WAL gives every reader a consistent snapshot while one writer
+(serialised across processes by ``write_lock``) commits whole batches.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from ..errors import IndexCorruptError, StoreError
+from ..text.tokenize import KeywordQuery, fts_document
+from ..types import FileRecord, StoredChunk
+from .base import CacheKey, FileWrite, from_blob, to_blob
+from .driver import Connection, DriverChoice, choose_driver
+from .lock import file_lock
+
+log = logging.getLogger(__name__)
+
+FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
+
+_FTS_TABLE = f"CREATE VIRTUAL TABLE chunks_fts USING fts5(text, tokenize='{FTS_TOKENIZE}')"
+
+# Named, ordered migrations. Never edit one that has shipped: add the next.
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "0001_base",
+        f"""
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE files (
+            path TEXT PRIMARY KEY,
+            source TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            indexed_at REAL NOT NULL
+        );
+        CREATE TABLE chunks (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            path TEXT NOT NULL,
+            source TEXT NOT NULL,
+            start_line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            hash TEXT NOT NULL,
+            model TEXT NOT NULL,
+            text TEXT NOT NULL,
+            embedding BLOB,
+            updated_at REAL NOT NULL
+        );
+        CREATE INDEX chunks_path ON chunks(path);
+        CREATE INDEX chunks_hash ON chunks(hash);
+        CREATE TABLE embedding_cache (
+            provider TEXT NOT NULL,
+            model TEXT NOT NULL,
+            provider_key TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            embedding BLOB NOT NULL,
+            dims INTEGER NOT NULL,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (provider, model, provider_key, hash)
+        ) WITHOUT ROWID;
+        CREATE INDEX embedding_cache_updated ON embedding_cache(updated_at);
+        {_FTS_TABLE};
+        """,
+    ),
+]
+
+# SQLite's limit on bound parameters is 32766 on modern builds, 999 on old ones.
+_IN_BATCH = 900
+
+
+def _fts_match(query: KeywordQuery) -> str:
+    # Every term is quoted, so FTS5 operators typed by a user (AND, NEAR, *, ^, :) are
+    # plain words; terms are letters, digits or CJK only, so they contain no quotes.
+    parts = ['"' + " ".join(p) + '"' for p in query.phrases]
+    parts.extend(f'"{t}"' for t in query.terms)
+    return " OR ".join(parts)
+
+
+def _chunked(seq: Sequence[Any], n: int = _IN_BATCH) -> Iterator[Sequence[Any]]:
+    for i in range(0, len(seq), n):
+        yield seq[i : i + n]
+
+
+class SQLiteStore:
+    """The default ``Store``. One instance per process per index file."""
+
+    def __init__(
+        self,
+        path: str,
+        *,
+        vector_enabled: bool = True,
+        extension_path: str | None = None,
+        choice: DriverChoice | None = None,
+        busy_timeout_ms: int = 30_000,
+        durable: bool = True,
+    ):
+        self.path = path
+        self.choice = choice or choose_driver(vector_enabled, extension_path)
+        self.driver = self.choice.driver
+        self.busy_timeout_ms = busy_timeout_ms
+        self.recovered: str | None = None  # set when a damaged index was moved aside
+        self._np_cache: tuple[Any, ...] | None = None
+        self._own_writes = 0
+        parent = os.path.dirname(os.path.abspath(path))
+        os.makedirs(parent, exist_ok=True)
+        try:
+            self._open(durable)
+        except IndexCorruptError as exc:
+            self._quarantine(str(exc))
+            self._open(durable)
+
+    # -- opening ----------------------------------------------------------------
+    def _open(self, durable: bool) -> None:
+        try:
+            self.conn: Connection = self.driver.connect(self.path, busy_timeout_ms=self.busy_timeout_ms)
+            self.vec_loaded = False
+            if self.choice.vec_path:
+                try:
+                    self.driver.load_extension(self.conn, self.choice.vec_path)
+                    self.vec_loaded = True
+                except self.driver.error as exc:
+                    log.warning("could not load sqlite-vec (%s); using numpy vectors", exc)
+            if durable:
+                self.conn.execute("PRAGMA journal_mode=WAL")
+                self.conn.execute("PRAGMA synchronous=NORMAL")
+            else:  # a throw-away build database: speed over durability
+                self.conn.execute("PRAGMA journal_mode=OFF")
+                self.conn.execute("PRAGMA synchronous=OFF")
+            self.conn.execute("PRAGMA temp_store=MEMORY")
+            self.conn.execute("SELECT count(*) FROM sqlite_master")
+            self._migrate()
+            self._repair_vectors()
+        except self.driver.error as exc:
+            if self.driver.is_corrupt(exc):
+                self._close_quietly()
+                raise IndexCorruptError(f"index file {self.path} is damaged: {exc}") from exc
+            raise StoreError(f"cannot open index {self.path}: {exc}") from exc
+
+    def _close_quietly(self) -> None:
+        try:
+            self.conn.close()
+        except Exception:
+            pass
+
+    def _quarantine(self, why: str) -> None:
+        """Move a damaged index aside (kept for inspection) and start a fresh one."""
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        aside = f"{self.path}.corrupt-{stamp}"
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(self.path + suffix):
+                os.replace(self.path + suffix, aside + suffix)
+        log.warning("%s; moved to %s, rebuilding from the Markdown files", why, aside)
+        self.recovered = aside
+
+    def _migrate(self) -> None:
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
+        )
+        done = {r[0] for r in self.conn.execute("SELECT name FROM schema_migrations")}
+        known = {name for name, _ in MIGRATIONS}
+        if done - known:
+            raise IndexCorruptError(
+                f"index {self.path} was written by a newer mnemoclaw (migrations {sorted(done - known)})"
+            )
+        pending = [(n, sql) for n, sql in MIGRATIONS if n not in done]
+        if not pending:
+            return
+        with self.transaction():
+            # re-check under the write lock: another process may have migrated meanwhile
+            done = {r[0] for r in self.conn.execute("SELECT name FROM schema_migrations")}
+            for name, sql in pending:
+                if name in done:
+                    continue
+                for stmt in (s.strip() for s in sql.split(";")):
+                    if stmt:
+                        self.conn.execute(stmt)
+                self.conn.execute("INSERT INTO schema_migrations VALUES (?, ?)", (name, time.time()))
+
+    # -- transactions -----------------------------------------------------------
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+        self._own_writes += 1
+
+    @contextmanager
+    def write_lock(self, timeout: float | None = None) -> Iterator[None]:
+        with file_lock(self.path + ".lock", timeout, what=f"index {self.path}"):
+            yield
+
+    # -- metadata ---------------------------------------------------------------
+    def meta(self) -> dict[str, str]:
+        return dict(self.conn.execute("SELECT key, value FROM meta"))
+
+    def set_meta(self, items: dict[str, str]) -> None:
+        with self.transaction():
+            self._set_meta(items)
+
+    def _set_meta(self, items: dict[str, str]) -> None:
+        self.conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", list(items.items()))
+
+    # -- vectors table ----------------------------------------------------------
+    def _vec_table_exists(self) -> bool:
+        return self.conn.one("SELECT 1 FROM sqlite_master WHERE name='chunks_vec'") is not None
+
+    def _ensure_vec_table(self, dims: int) -> None:
+        """Create the sqlite-vec table for ``dims``; recreate it if the dimension changed."""
+        current = self.conn.one("SELECT value FROM meta WHERE key='vector_dims'")
+        if current and int(current[0]) == dims and self._vec_table_exists():
+            return
+        if not self.vec_loaded:
+            self._set_meta({"vector_dims": str(dims)})
+            if self._vec_table_exists():
+                self._set_meta({"vec_stale": "1"})
+            return
+        self.conn.execute("DROP TABLE IF EXISTS chunks_vec")
+        self.conn.execute(
+            f"CREATE VIRTUAL TABLE chunks_vec USING vec0(embedding float[{dims}] distance_metric=cosine)"
+        )
+        self._set_meta({"vector_dims": str(dims), "vec_stale": "0"})
+        self.conn.execute(
+            "INSERT INTO chunks_vec(rowid, embedding) SELECT rowid, embedding FROM chunks "
+            "WHERE embedding IS NOT NULL AND length(embedding) = ?",
+            (dims * 4,),
+        )
+
+    def _repair_vectors(self) -> None:
+        """A process without sqlite-vec may have written chunks; bring chunks_vec back in step."""
+        if not self.vec_loaded:
+            return
+        stale = self.conn.one("SELECT value FROM meta WHERE key='vec_stale'")
+        if not stale or stale[0] != "1":
+            return
+        dims = self.conn.one("SELECT value FROM meta WHERE key='vector_dims'")
+        with self.transaction():
+            self.conn.execute("DROP TABLE IF EXISTS chunks_vec")
+            self.conn.execute("DELETE FROM meta WHERE key='vector_dims'")
+            if dims:
+                self._ensure_vec_table(int(dims[0]))
+            self._set_meta({"vec_stale": "0"})
+
+    # -- files and chunks -------------------------------------------------------
+    def file_records(self) -> dict[str, FileRecord]:
+        rows = self.conn.execute("SELECT path, source, hash, mtime_ns, size FROM files")
+        return {r[0]: FileRecord(*r) for r in rows}
+
+    def _delete_paths(self, paths: Sequence[str]) -> None:
+        has_vec = self.vec_loaded and self._vec_table_exists()
+        for group in _chunked(list(paths)):
+            marks = ",".join("?" * len(group))
+            rowids = [r[0] for r in self.conn.execute(f"SELECT rowid FROM chunks WHERE path IN ({marks})", group)]
+            for ids in _chunked(rowids):
+                idm = ",".join("?" * len(ids))
+                self.conn.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({idm})", ids)
+                if has_vec:
+                    self.conn.execute(f"DELETE FROM chunks_vec WHERE rowid IN ({idm})", ids)
+                self.conn.execute(f"DELETE FROM chunks WHERE rowid IN ({idm})", ids)
+        if not has_vec and self._vec_table_exists():
+            self._set_meta({"vec_stale": "1"})
+
+    def apply(
+        self, writes: Sequence[FileWrite], removes: Iterable[str] = (), touches: Iterable[FileRecord] = ()
+    ) -> None:
+        removes = list(removes)
+        touches = list(touches)
+        if not writes and not removes and not touches:
+            return
+        now = time.time()
+        try:
+            with self.transaction():
+                self._delete_paths([w.record.path for w in writes] + removes)
+                if removes:
+                    for group in _chunked(removes):
+                        marks = ",".join("?" * len(group))
+                        self.conn.execute(f"DELETE FROM files WHERE path IN ({marks})", group)
+                next_id = (self.conn.one("SELECT coalesce(max(rowid), 0) FROM chunks") or (0,))[0] + 1
+                chunk_rows, fts_rows, vec_rows = [], [], []
+                dims = None
+                for w in writes:
+                    for row, vec in zip(w.chunks, w.vectors):
+                        blob = None if vec is None else to_blob(vec)
+                        if vec is not None:
+                            dims = len(vec)
+                            vec_rows.append((next_id, blob))
+                        chunk_rows.append(
+                            (next_id, row.id, row.path, row.source, row.start_line, row.end_line,
+                             row.hash, row.model, row.text, blob, now)
+                        )
+                        fts_rows.append((next_id, fts_document(row.text)))
+                        next_id += 1
+                if dims is not None:
+                    # before the new rows go in: creating the table back-fills existing chunks
+                    self._ensure_vec_table(dims)
+                self.conn.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?)", chunk_rows)
+                self.conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", fts_rows)
+                if vec_rows and self.vec_loaded:
+                    self.conn.executemany("INSERT INTO chunks_vec(rowid, embedding) VALUES (?, ?)", vec_rows)
+                records = [w.record for w in writes] + touches
+                self.conn.executemany(
+                    "INSERT OR REPLACE INTO files(path, source, hash, mtime_ns, size, indexed_at) VALUES (?,?,?,?,?,?)",
+                    [(r.path, r.source, r.hash, r.mtime_ns, r.size, now) for r in records],
+                )
+        except self.driver.error as exc:
+            raise self._translate(exc, "write to") from exc
+
+    def _translate(self, exc: BaseException, doing: str) -> StoreError:
+        if self.driver.is_corrupt(exc):
+            return IndexCorruptError(f"index file {self.path} is damaged ({exc}); run `mnemoclaw index --full`")
+        if self.driver.is_full(exc):
+            return StoreError(f"disk full: could not {doing} index {self.path}; the last good index is unchanged")
+        if self.driver.is_busy(exc):
+            return StoreError(f"index {self.path} is locked by another process ({exc}); try again")
+        return StoreError(f"could not {doing} index {self.path}: {exc}")
+
+    def vectors_for_hashes(self, hashes: Iterable[str], model: str) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        hs = list(dict.fromkeys(hashes))
+        for group in _chunked(hs):
+            marks = ",".join("?" * len(group))
+            for h, blob in self.conn.execute(
+                f"SELECT hash, embedding FROM chunks WHERE model = ? AND embedding IS NOT NULL AND hash IN ({marks})",
+                [model, *group],
+            ):
+                out[h] = from_blob(blob)
+        return out
+
+    def chunks(self, rowids: Sequence[int]) -> dict[int, StoredChunk]:
+        out: dict[int, StoredChunk] = {}
+        for group in _chunked(list(rowids)):
+            marks = ",".join("?" * len(group))
+            for r in self.conn.execute(
+                f"SELECT rowid, path, source, start_line, end_line, text FROM chunks WHERE rowid IN ({marks})", group
+            ):
+                out[r[0]] = StoredChunk(*r)
+        return out
+
+    def counts(self) -> dict[str, int]:
+        files = self.conn.one("SELECT count(*) FROM files")[0]
+        chunks = self.conn.one("SELECT count(*) FROM chunks")[0]
+        vectors = self.conn.one("SELECT count(*) FROM chunks WHERE embedding IS NOT NULL")[0]
+        cache = self.conn.one("SELECT count(*) FROM embedding_cache")[0]
+        return {"files": files, "chunks": chunks, "vectors": vectors, "cacheEntries": cache}
+
+    # -- search -----------------------------------------------------------------
+    def keyword_search(
+        self, query: KeywordQuery, limit: int, sources: Sequence[str] | None = None
+    ) -> list[tuple[int, float]]:
+        if query.empty or limit <= 0:
+            return []
+        match = _fts_match(query)
+        try:
+            if sources:
+                marks = ",".join("?" * len(sources))
+                rows = self.conn.execute(
+                    "SELECT f.rowid, bm25(chunks_fts) AS r FROM chunks_fts f JOIN chunks c ON c.rowid = f.rowid "
+                    f"WHERE chunks_fts MATCH ? AND c.source IN ({marks}) ORDER BY r LIMIT ?",
+                    [match, *sources, limit],
+                )
+            else:
+                rows = self.conn.execute(
+                    "SELECT rowid, bm25(chunks_fts) AS r FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY r LIMIT ?",
+                    (match, limit),
+                )
+        except self.driver.error as exc:
+            raise self._translate(exc, "search") from exc
+        # FTS5's bm25() is negative, lower is better; hand out the positive BM25 score
+        return [(rowid, -rank) for rowid, rank in rows]
+
+    def vector_search(
+        self, vector: np.ndarray, limit: int, sources: Sequence[str] | None = None
+    ) -> list[tuple[int, float]]:
+        if limit <= 0:
+            return []
+        q = np.asarray(vector, dtype=np.float32)
+        try:
+            if self.vec_loaded and self._vec_ready(len(q)):
+                return self._vec0_search(q, limit, sources)
+            return self._numpy_search(q, limit, sources)
+        except self.driver.error as exc:
+            raise self._translate(exc, "search") from exc
+
+    def _vec_ready(self, dims: int) -> bool:
+        meta = dict(self.conn.execute("SELECT key, value FROM meta WHERE key IN ('vector_dims', 'vec_stale')"))
+        return meta.get("vector_dims") == str(dims) and meta.get("vec_stale") != "1" and self._vec_table_exists()
+
+    def _vec0_search(self, q: np.ndarray, limit: int, sources: Sequence[str] | None) -> list[tuple[int, float]]:
+        k = min(4096, limit * 4 if sources else limit)
+        rows = self.conn.execute(
+            "SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ? ORDER BY distance",
+            (to_blob(q), k),
+        )
+        hits = [(rowid, 1.0 - dist) for rowid, dist in rows]
+        if sources:
+            keep = {rid for rid, c in self.chunks([h[0] for h in hits]).items() if c.source in sources}
+            hits = [h for h in hits if h[0] in keep]
+        return hits[:limit]
+
+    def _numpy_matrix(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        version = (self.conn.one("PRAGMA data_version")[0], self._own_writes)
+        if self._np_cache is None or self._np_cache[0] != version:
+            rows = self.conn.execute("SELECT rowid, source, embedding FROM chunks WHERE embedding IS NOT NULL")
+            dims = max((len(r[2]) for r in rows), default=0) // 4
+            rows = [r for r in rows if len(r[2]) == dims * 4]
+            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            srcs = np.array([r[1] for r in rows], dtype=object)
+            mat = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), dims) if rows \
+                else np.zeros((0, 0), dtype=np.float32)
+            norms = np.linalg.norm(mat, axis=1) if rows else np.zeros(0, dtype=np.float32)
+            norms[norms == 0] = 1.0
+            self._np_cache = (version, ids, srcs, mat / norms[:, None] if rows else mat)
+        _, ids, srcs, mat = self._np_cache
+        return ids, srcs, mat
+
+    def _numpy_search(self, q: np.ndarray, limit: int, sources: Sequence[str] | None) -> list[tuple[int, float]]:
+        ids, srcs, mat = self._numpy_matrix()
+        if not len(ids) or mat.shape[1] != len(q):
+            return []
+        norm = float(np.linalg.norm(q)) or 1.0
+        sims = mat @ (q / norm)
+        if sources:
+            sims = np.where(np.isin(srcs, list(sources)), sims, -np.inf)
+        k = min(limit, len(sims))
+        top = np.argpartition(-sims, k - 1)[:k]
+        top = top[np.argsort(-sims[top])]
+        return [(int(ids[i]), float(sims[i])) for i in top if np.isfinite(sims[i])]
+
+    # -- embedding cache --------------------------------------------------------
+    def cache_get(self, key: CacheKey, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        hs = list(dict.fromkeys(hashes))
+        for group in _chunked(hs):
+            marks = ",".join("?" * len(group))
+            for h, blob in self.conn.execute(
+                "SELECT hash, embedding FROM embedding_cache WHERE provider = ? AND model = ? AND provider_key = ? "
+                f"AND hash IN ({marks})",
+                [key.provider, key.model, key.provider_key, *group],
+            ):
+                out[h] = from_blob(blob)
+        return out
+
+    def cache_put(self, key: CacheKey, items: dict[str, np.ndarray]) -> None:
+        if not items:
+            return
+        now = time.time()
+        rows = [(key.provider, key.model, key.provider_key, h, to_blob(v), len(v), now) for h, v in items.items()]
+        try:
+            with self.transaction():
+                self.conn.executemany("INSERT OR REPLACE INTO embedding_cache VALUES (?,?,?,?,?,?,?)", rows)
+        except self.driver.error as exc:
+            raise self._translate(exc, "write to") from exc
+
+    def cache_prune(self, max_entries: int) -> int:
+        total = self.conn.one("SELECT count(*) FROM embedding_cache")[0]
+        excess = total - max_entries
+        if excess <= 0:
+            return 0
+        with self.transaction():
+            self.conn.execute(
+                "DELETE FROM embedding_cache WHERE (provider, model, provider_key, hash) IN "
+                "(SELECT provider, model, provider_key, hash FROM embedding_cache ORDER BY updated_at LIMIT ?)",
+                (excess,),
+            )
+        return excess
+
+    # -- full rebuild -----------------------------------------------------------
+    def replace_from(self, build_path: str) -> None:
+        """Swap in everything a build database holds, in one transaction.
+
+        Readers keep their snapshot of the old index until the commit; a crash before
+        the commit leaves the old index exactly as it was.
+        """
+        self.conn.execute("ATTACH DATABASE ? AS build", (build_path,))
+        try:
+            with self.transaction():
+                for table in ("files", "chunks", "meta"):
+                    self.conn.execute(f"DELETE FROM main.{table}")
+                    self.conn.execute(f"INSERT INTO main.{table} SELECT * FROM build.{table}")
+                self.conn.execute("DROP TABLE main.chunks_fts")
+                self.conn.execute(_FTS_TABLE)
+                self.conn.execute("INSERT INTO main.chunks_fts(rowid, text) SELECT rowid, text FROM build.chunks_fts")
+                self.conn.execute("INSERT OR REPLACE INTO main.embedding_cache SELECT * FROM build.embedding_cache")
+                if self.vec_loaded:
+                    self.conn.execute("DROP TABLE IF EXISTS main.chunks_vec")
+                    dims = self.conn.one("SELECT value FROM main.meta WHERE key='vector_dims'")
+                    self.conn.execute("DELETE FROM main.meta WHERE key IN ('vector_dims', 'vec_stale')")
+                    if dims:
+                        self._ensure_vec_table(int(dims[0]))
+                elif self._vec_table_exists():
+                    self._set_meta({"vec_stale": "1"})
+        except self.driver.error as exc:
+            raise self._translate(exc, "swap the rebuilt index into") from exc
+        finally:
+            self.conn.execute("DETACH DATABASE build")
+        self.checkpoint()
+
+    def checkpoint(self) -> None:
+        try:
+            self.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except self.driver.error as exc:  # a busy reader just delays the checkpoint
+            log.debug("checkpoint skipped: %s", exc)
+
+    # -- description ------------------------------------------------------------
+    def vector_path(self) -> str:
+        if self.vec_loaded:
+            vec_version = self.conn.one("SELECT vec_version()")[0]
+            return f"sqlite-vec {vec_version} via {self.driver.name} (SQLite {self.driver.sqlite_version})"
+        return f"numpy brute-force ({self.choice.note})"
+
+    def describe(self) -> dict[str, str]:
+        return {
+            "path": self.path,
+            "driver": f"{self.driver.name} (SQLite {self.driver.sqlite_version})",
+            "vector": self.vector_path(),
+            "ftsTokenizer": FTS_TOKENIZE,
+        }
+
+    def close(self) -> None:
+        self._np_cache = None
+        self._close_quietly()

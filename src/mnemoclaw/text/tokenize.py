@@ -1,0 +1,149 @@
+"""Tokenization shared by the chunker, the keyword index and MMR. Pure functions.
+
+Chinese, Japanese and Korean text has no spaces between words, so a whitespace or
+``unicode61`` tokenizer sees a whole sentence as one token and no query ever
+matches it. Every run of CJK characters is therefore indexed as its single
+characters plus its overlapping character pairs: one- and two-character queries
+match the single characters, longer ones also match the pairs, and BM25's IDF
+keeps the very common single characters from dominating.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+# Ideographs (basic, extensions A-F, compatibility), kana, Hangul syllables and jamo,
+# bopomofo. CJK punctuation (U+3000-303F) and full-width forms are deliberately not
+# here: they are separators, not word characters.
+_CJK_CLASS = (
+    "\u1100-\u11ff"
+    "\u2e80-\u2fdf"
+    "\u3040-\u30ff"
+    "\u3100-\u312f"
+    "\u3130-\u318f"
+    "\u31a0-\u31bf"
+    "\u31f0-\u31ff"
+    "\u3400-\u4dbf"
+    "\u4e00-\u9fff"
+    "\ua960-\ua97f"
+    "\uac00-\ud7af"
+    "\uf900-\ufaff"
+    "\U00020000-\U0003134f"
+)
+CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
+_CJK_CHAR = re.compile(f"[{_CJK_CLASS}]")
+# Letters and digits that are not CJK: what FTS5's unicode61 tokenizer keeps as a token.
+WORD = re.compile(rf"(?:(?![{_CJK_CLASS}])[^\W_])+")
+
+# Version of the scheme below; part of the index fingerprint, so changing how text is
+# tokenized forces a rebuild instead of silently mixing two schemes.
+TOKENIZER_ID = "cjk-uni-bi+porter-unicode61-v1"
+
+# English function words dropped from keyword queries (never from the index, so
+# phrases still match). Measured on LoCoMo: porter + stop words lift recall@5.
+STOP_WORDS = frozenset(
+    """
+    a about above after again against all am an and any are aren as at be because been
+    before being below between both but by can cannot could couldn did didn do does
+    doesn doing don down during each few for from further had hadn has hasn have haven
+    having he her here hers herself him himself his how i if in into is isn it its
+    itself just let ll me more most mustn my myself no nor not now of off on once only
+    or other ought our ours ourselves out over own re s same shan she should shouldn so
+    some such t than that the their theirs them themselves then there these they this
+    those through to too under until up ve very was wasn we were weren what when where
+    which while who whom why will with won would wouldn you your yours yourself
+    yourselves d m o y ain also get got gonna did does done
+    """.split()
+)
+
+
+def is_cjk_char(ch: str) -> bool:
+    return _CJK_CHAR.match(ch) is not None
+
+
+def count_cjk(text: str) -> int:
+    return len(_CJK_CHAR.findall(text))
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens as budgeted by the chunker: 4 characters a token, a CJK character a whole token."""
+    cjk = count_cjk(text)
+    return cjk + math.ceil((len(text) - cjk) / 4)
+
+
+def cjk_grams(run: str) -> list[str]:
+    """Single characters then overlapping pairs of one CJK run."""
+    grams = list(run)
+    grams.extend(run[i : i + 2] for i in range(len(run) - 1))
+    return grams
+
+
+def fts_document(text: str) -> str:
+    """The text handed to the full-text index: CJK runs become space-separated grams.
+
+    Everything else is left to the index's own tokenizer (unicode61 + porter), so
+    English words are stemmed the same way in documents and queries.
+    """
+    if not CJK_RUN.search(text):
+        return text
+    return CJK_RUN.sub(lambda m: " " + " ".join(cjk_grams(m.group())) + " ", text)
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordQuery:
+    """A query reduced to what a keyword index can match, independent of SQL dialect.
+
+    ``terms`` are OR-ed; ``phrases`` are sequences of terms that must be adjacent
+    (identifiers such as ``PR-4821`` or ``memory_search``) and rank above scattered matches.
+    """
+
+    terms: tuple[str, ...]
+    phrases: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not self.terms
+
+
+def keyword_query(query: str) -> KeywordQuery:
+    """Turn free text into OR-able terms. Never fails: FTS syntax is just text here."""
+    terms: list[str] = []
+    phrases: list[tuple[str, ...]] = []
+    seen: set[str] = set()
+    dropped: list[str] = []
+
+    def add(term: str) -> None:
+        if term not in seen:
+            seen.add(term)
+            terms.append(term)
+
+    for piece in query.split():
+        words = [w.lower() for w in WORD.findall(piece)]
+        if len(words) > 1 and not CJK_RUN.search(piece):
+            phrases.append(tuple(words))
+        for w in words:
+            if w in STOP_WORDS:
+                dropped.append(w)
+            else:
+                add(w)
+        for run in CJK_RUN.findall(piece):
+            for g in cjk_grams(run):
+                add(g)
+    if not terms:
+        # A query of nothing but stop words ("what was it") still searches for them.
+        for w in dropped:
+            add(w)
+    return KeywordQuery(tuple(terms), tuple(dict.fromkeys(phrases)))
+
+
+def similarity_tokens(text: str) -> frozenset[str]:
+    """Token set for Jaccard similarity (MMR): lowercase words plus CJK pairs."""
+    out = {w.lower() for w in WORD.findall(text)}
+    for run in CJK_RUN.findall(text):
+        if len(run) == 1:
+            out.add(run)
+        else:
+            out.update(run[i : i + 2] for i in range(len(run) - 1))
+    return frozenset(out)

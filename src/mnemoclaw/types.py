@@ -1,0 +1,109 @@
+"""Plain data passed between layers. Frozen where identity matters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A slice of a Markdown file; lines are 1-based and inclusive."""
+
+    start_line: int
+    end_line: int
+    text: str
+    hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """A file discovered on disk, before it is read."""
+
+    path: str  # the path memory tools use: workspace-relative, or absolute for outside extraPaths
+    abspath: str
+    source: str  # "memory" | "sessions"
+    mtime_ns: int
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class FileRecord:
+    """What the index remembers about a file it has indexed."""
+
+    path: str
+    source: str
+    hash: str
+    mtime_ns: int
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    """A chunk as stored, ready to insert."""
+
+    id: str
+    path: str
+    source: str
+    start_line: int
+    end_line: int
+    hash: str
+    model: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoredChunk:
+    rowid: int
+    path: str
+    source: str
+    start_line: int
+    end_line: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One search result before it is shaped for a tool."""
+
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    text: str
+    source: str
+    vector_score: float | None = None
+    text_score: float | None = None
+
+
+@dataclass(slots=True)
+class IndexReport:
+    added: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    chunks_total: int = 0
+    chunks_embedded: int = 0
+    chunks_reused: int = 0
+    full_rebuild: bool = False
+    reason: str = ""
+    seconds: float = 0.0
+
+    @property
+    def degraded(self) -> bool:
+        return bool(self.failed)
+
+    def as_dict(self) -> dict:
+        return {
+            "added": self.added,
+            "changed": self.changed,
+            "unchanged": self.unchanged,
+            "removed": self.removed,
+            "failed": [{"path": p, "reason": r} for p, r in self.failed],
+            "chunks": self.chunks_total,
+            "chunksEmbedded": self.chunks_embedded,
+            "chunksReused": self.chunks_reused,
+            "fullRebuild": self.full_rebuild,
+            "reason": self.reason,
+            "seconds": round(self.seconds, 3),
+        }

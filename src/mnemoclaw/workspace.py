@@ -1,0 +1,110 @@
+"""The agent workspace on disk: which paths the memory tools may read, and scaffolding.
+
+``memory_get`` may read ``MEMORY.md``, ``memory.md``, ``memory/**/*.md`` and Markdown
+files inside the configured extra paths, never through a symbolic link and never
+outside those places. Each refusal says which rule it hit.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import PathDeniedError
+from .index.discovery import IGNORED_DIRS, ROOT_FILES
+
+ALLOWED_HINT = "allowed: MEMORY.md, memory.md, memory/**/*.md and .md files inside configured extraPaths"
+
+
+@dataclass(frozen=True)
+class ResolvedPath:
+    display: str  # the path as search results show it
+    abspath: Path
+
+
+def _links_on_the_way(base: Path, target: Path) -> Path | None:
+    """The first symbolic link between ``base`` (exclusive) and ``target`` (inclusive), if any."""
+    rel = target.relative_to(base)
+    cur = base
+    for part in rel.parts:
+        cur = cur / part
+        if cur.is_symlink():
+            return cur
+    return None
+
+
+def resolve_memory_path(raw: str, workspace: Path, extra_paths: list[Path]) -> ResolvedPath:
+    """Check ``raw`` against the memory path rules; raise PathDeniedError saying why not."""
+    if not isinstance(raw, str) or not raw.strip():
+        raise PathDeniedError(f"memory_get needs a path, e.g. MEMORY.md or memory/2026-01-31.md ({ALLOWED_HINT})")
+    text = raw.strip()
+    if "\x00" in text:
+        raise PathDeniedError("path contains a NUL byte")
+    ws = Path(os.path.realpath(workspace))
+    expanded = Path(os.path.expanduser(text))
+    candidate = expanded if expanded.is_absolute() else ws / expanded
+    # normalise without resolving links, so a link is seen (and refused), not followed
+    normal = Path(os.path.normpath(candidate))
+    if not normal.name.lower().endswith(".md"):
+        raise PathDeniedError(f"{text!r} is not a Markdown file; {ALLOWED_HINT}")
+
+    roots: list[tuple[Path, bool]] = []  # (root, is_single_file)
+    for extra in extra_paths:
+        real_extra = Path(os.path.normpath(os.path.expanduser(str(extra))))
+        if real_extra.exists() and real_extra.is_symlink():
+            continue
+        roots.append((real_extra, real_extra.suffix.lower() == ".md" and not real_extra.is_dir()))
+
+    def inside(root: Path) -> bool:
+        try:
+            normal.relative_to(root)
+            return True
+        except ValueError:
+            return False
+
+    base: Path | None = None
+    if inside(ws):
+        rel = normal.relative_to(ws)
+        parts = rel.parts
+        if len(parts) == 1 and parts[0] in ROOT_FILES:
+            base = ws
+        elif len(parts) >= 2 and parts[0] == "memory":
+            base = ws
+    if base is None:
+        for root, single in roots:
+            if (single and normal == root) or (not single and inside(root)):
+                base = root.parent if single else root
+                break
+    if base is None:
+        if not inside(ws):
+            escape = ".." in Path(text).parts
+            why = "climbs out of the workspace with '..'" if escape else "is outside the workspace"
+            raise PathDeniedError(f"{text!r} {why}; {ALLOWED_HINT}")
+        raise PathDeniedError(f"{text!r} is not a memory file; {ALLOWED_HINT}")
+    if any(p in IGNORED_DIRS for p in normal.relative_to(base).parts):
+        raise PathDeniedError(f"{text!r} is inside an ignored directory; {ALLOWED_HINT}")
+    link = _links_on_the_way(base, normal)
+    if link is not None:
+        raise PathDeniedError(f"{text!r} goes through the symbolic link {link}; memory files are never read through links")
+    rel_display = normal.relative_to(ws).as_posix() if inside(ws) else str(normal)
+    return ResolvedPath(rel_display, normal)
+
+
+def read_lines(path: Path, from_line: int | None, lines: int | None) -> str:
+    """Lines ``from_line`` (1-based) .. ``from_line + lines - 1``; empty text past the end or if missing."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        return ""
+    except IsADirectoryError:
+        raise PathDeniedError(f"{path} is a directory, not a memory file") from None
+    if from_line is None and lines is None:
+        return text
+    start = max(1, from_line or 1)
+    all_lines = text.split("\n")
+    if start > len(all_lines):
+        return ""
+    end = len(all_lines) if lines is None else start - 1 + max(0, lines)
+    return "\n".join(all_lines[start - 1 : end])
