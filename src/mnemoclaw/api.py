@@ -159,10 +159,12 @@ class Memory:
     def _citations_on(self) -> bool:
         return self.settings.memory["citations"] != "off"
 
-    def memory_search(self, query: str, maxResults: int | None = None, minScore: float | None = None) -> dict[str, Any]:
+    def memory_search(
+        self, query: str, maxResults: int | None = None, minScore: float | None = None, *, mode: str | None = None
+    ) -> dict[str, Any]:
         """The ``memory_search`` tool: never raises; failures come back with an ``action``."""
         try:
-            hits = self.search(query, max_results=maxResults, min_score=minScore)
+            hits = self.search(query, max_results=maxResults, min_score=minScore, mode=mode)
         except MnemoclawError as exc:
             return {
                 "results": [],
@@ -191,7 +193,7 @@ class Memory:
             "provider": self.provider.id if self.provider else "none",
             "model": self.provider.model if self.provider else None,
             "fallback": False,
-            "mode": self.searcher.default_mode(),
+            "mode": mode or self.searcher.default_mode(),
         }
 
     # -- reading ----------------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import IndexCorruptError, StoreError
+from ..search import bm25
 from ..text.tokenize import KeywordQuery, fts_document
 from ..types import FileRecord, StoredChunk
 from .base import CacheKey, FileWrite, from_blob, to_blob
@@ -24,9 +25,13 @@ from .lock import file_lock
 
 log = logging.getLogger(__name__)
 
-FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
+# Text reaches FTS5 already analyzed (stemmed words, CJK grams; text/tokenize.py),
+# so its tokenizer only has to split on the spaces between terms.
+FTS_TOKENIZE = "unicode61 remove_diacritics 0"
 
 _FTS_TABLE = f"CREATE VIRTUAL TABLE chunks_fts USING fts5(text, tokenize='{FTS_TOKENIZE}')"
+# document frequency of each term, for BM25's IDF
+_VOCAB_TABLE = "CREATE VIRTUAL TABLE chunks_vocab USING fts5vocab(chunks_fts, row)"
 
 # Named, ordered migrations. Never edit one that has shipped: add the next.
 MIGRATIONS: list[tuple[str, str]] = [
@@ -53,7 +58,8 @@ MIGRATIONS: list[tuple[str, str]] = [
             model TEXT NOT NULL,
             text TEXT NOT NULL,
             embedding BLOB,
-            updated_at REAL NOT NULL
+            updated_at REAL NOT NULL,
+            ntok INTEGER NOT NULL DEFAULT 0
         );
         CREATE INDEX chunks_path ON chunks(path);
         CREATE INDEX chunks_hash ON chunks(hash);
@@ -69,6 +75,7 @@ MIGRATIONS: list[tuple[str, str]] = [
         ) WITHOUT ROWID;
         CREATE INDEX embedding_cache_updated ON embedding_cache(updated_at);
         {_FTS_TABLE};
+        {_VOCAB_TABLE};
         """,
     ),
 ]
@@ -109,6 +116,7 @@ class SQLiteStore:
         self.busy_timeout_ms = busy_timeout_ms
         self.recovered: str | None = None  # set when a damaged index was moved aside
         self._np_cache: tuple[Any, ...] | None = None
+        self._stats_cache: tuple[Any, ...] | None = None
         self._own_writes = 0
         parent = os.path.dirname(os.path.abspath(path))
         os.makedirs(parent, exist_ok=True)
@@ -296,16 +304,17 @@ class SQLiteStore:
                         if vec is not None:
                             dims = len(vec)
                             vec_rows.append((next_id, blob))
+                        doc = fts_document(row.text)
                         chunk_rows.append(
                             (next_id, row.id, row.path, row.source, row.start_line, row.end_line,
-                             row.hash, row.model, row.text, blob, now)
+                             row.hash, row.model, row.text, blob, now, doc.count(" ") + 1 if doc else 0)
                         )
-                        fts_rows.append((next_id, fts_document(row.text)))
+                        fts_rows.append((next_id, doc))
                         next_id += 1
                 if dims is not None:
                     # before the new rows go in: creating the table back-fills existing chunks
                     self._ensure_vec_table(dims)
-                self.conn.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?)", chunk_rows)
+                self.conn.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", chunk_rows)
                 self.conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", fts_rows)
                 if vec_rows and self.vec_loaded:
                     self.conn.executemany("INSERT INTO chunks_vec(rowid, embedding) VALUES (?, ?)", vec_rows)
@@ -359,6 +368,7 @@ class SQLiteStore:
     def keyword_search(
         self, query: KeywordQuery, limit: int, sources: Sequence[str] | None = None
     ) -> list[tuple[int, float]]:
+        """FTS5 finds the candidates; BM25 with our parameters (search/bm25.py) orders them."""
         if query.empty or limit <= 0:
             return []
         match = _fts_match(query)
@@ -366,19 +376,33 @@ class SQLiteStore:
             if sources:
                 marks = ",".join("?" * len(sources))
                 rows = self.conn.execute(
-                    "SELECT f.rowid, bm25(chunks_fts) AS r FROM chunks_fts f JOIN chunks c ON c.rowid = f.rowid "
-                    f"WHERE chunks_fts MATCH ? AND c.source IN ({marks}) ORDER BY r LIMIT ?",
+                    "SELECT f.rowid, f.text FROM chunks_fts f JOIN chunks c ON c.rowid = f.rowid "
+                    f"WHERE chunks_fts MATCH ? AND c.source IN ({marks}) ORDER BY bm25(chunks_fts) LIMIT ?",
                     [match, *sources, limit],
                 )
             else:
                 rows = self.conn.execute(
-                    "SELECT rowid, bm25(chunks_fts) AS r FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY r LIMIT ?",
+                    "SELECT rowid, text FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts) LIMIT ?",
                     (match, limit),
                 )
+            if not rows:
+                return []
+            n_docs, avgdl = self._corpus_stats()
+            df = {}
+            for term in query.terms:
+                hit = self.conn.one("SELECT doc FROM chunks_vocab WHERE term = ?", (term,))
+                df[term] = hit[0] if hit else 0
         except self.driver.error as exc:
             raise self._translate(exc, "search") from exc
-        # FTS5's bm25() is negative, lower is better; hand out the positive BM25 score
-        return [(rowid, -rank) for rowid, rank in rows]
+        scores = bm25.score(query.terms, query.phrases, {rid: text.split() for rid, text in rows}, df, n_docs, avgdl)
+        return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+
+    def _corpus_stats(self) -> tuple[int, float]:
+        version = (self.conn.one("PRAGMA data_version")[0], self._own_writes)
+        if self._stats_cache is None or self._stats_cache[0] != version:
+            n, total = self.conn.one("SELECT count(*), coalesce(sum(ntok), 0) FROM chunks")
+            self._stats_cache = (version, n, total / n if n else 0.0)
+        return self._stats_cache[1], self._stats_cache[2]
 
     def vector_search(
         self, vector: np.ndarray, limit: int, sources: Sequence[str] | None = None
@@ -489,8 +513,10 @@ class SQLiteStore:
                 for table in ("files", "chunks", "meta"):
                     self.conn.execute(f"DELETE FROM main.{table}")
                     self.conn.execute(f"INSERT INTO main.{table} SELECT * FROM build.{table}")
+                self.conn.execute("DROP TABLE main.chunks_vocab")
                 self.conn.execute("DROP TABLE main.chunks_fts")
                 self.conn.execute(_FTS_TABLE)
+                self.conn.execute(_VOCAB_TABLE)
                 self.conn.execute("INSERT INTO main.chunks_fts(rowid, text) SELECT rowid, text FROM build.chunks_fts")
                 self.conn.execute("INSERT OR REPLACE INTO main.embedding_cache SELECT * FROM build.embedding_cache")
                 if self.vec_loaded:

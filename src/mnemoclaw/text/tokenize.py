@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from dataclasses import dataclass
 
 # Ideographs (basic, extensions A-F, compatibility), kana, Hangul syllables and jamo,
@@ -39,10 +40,10 @@ WORD = re.compile(rf"(?:(?![{_CJK_CLASS}])[^\W_])+")
 
 # Version of the scheme below; part of the index fingerprint, so changing how text is
 # tokenized forces a rebuild instead of silently mixing two schemes.
-TOKENIZER_ID = "cjk-uni-bi+porter-unicode61-v1"
+TOKENIZER_ID = "mnemoclaw-analyzer-v2 (porter stems, CJK unigrams+bigrams)"
 
 # English function words dropped from keyword queries (never from the index, so
-# phrases still match). Measured on LoCoMo: porter + stop words lift recall@5.
+# phrases still match). Measured on LoCoMo: stemming + stop words lift recall@5.
 STOP_WORDS = frozenset(
     """
     a about above after again against all am an and any are aren as at be because been
@@ -54,10 +55,19 @@ STOP_WORDS = frozenset(
     some such t than that the their theirs them themselves then there these they this
     those through to too under until up ve very was wasn we were weren what when where
     which while who whom why will with won would wouldn you your yours yourself
-    yourselves d m o y ain also get got gonna did does done
+    yourselves d m o y ain also get got gonna done
     """.split()
 )
 
+# Chinese question words and sentence-final particles, removed from keyword queries
+# (they mark the question, not its topic). Measured on CMRC 2018: recall@1 0.970 -> 0.981.
+_ZH_QUESTION_WORDS = sorted(
+    "什么时候 为什么 什么 多少 哪个 哪些 哪里 哪儿 哪一 哪年 怎么样 怎么 如何 是谁 谁是 几个 何时 多久 多长 第几 请问 "
+    "哪 谁 几 吗 呢 么".split(),
+    key=len,
+    reverse=True,
+)
+_ZH_QUESTION = re.compile("|".join(map(re.escape, _ZH_QUESTION_WORDS)))
 
 def is_cjk_char(ch: str) -> bool:
     return _CJK_CHAR.match(ch) is not None
@@ -80,23 +90,63 @@ def cjk_grams(run: str) -> list[str]:
     return grams
 
 
-def fts_document(text: str) -> str:
-    """The text handed to the full-text index: CJK runs become space-separated grams.
+_TOKEN = re.compile(rf"[{_CJK_CLASS}]+|(?:(?![{_CJK_CLASS}])[^\W_])+")
+_STEMS: dict[str, str] = {}
+_STEM_CACHE_MAX = 500_000
+_stemmer = None
 
-    Everything else is left to the index's own tokenizer (unicode61 + porter), so
-    English words are stemmed the same way in documents and queries.
+
+def _fold(word: str) -> str:
+    """Lowercase and strip diacritics (café -> cafe), as FTS5's unicode61 would."""
+    word = word.lower()
+    if word.isascii():
+        return word
+    decomposed = unicodedata.normalize("NFKD", word)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def stem(word: str) -> str:
+    """Porter stem of a folded word, memoised (the same words recur across chunks)."""
+    out = _STEMS.get(word)
+    if out is None:
+        global _stemmer
+        if _stemmer is None:
+            import snowballstemmer
+
+            _stemmer = snowballstemmer.stemmer("porter")
+        if len(_STEMS) >= _STEM_CACHE_MAX:
+            _STEMS.clear()
+        out = _STEMS[word] = _stemmer.stemWord(word) if word.isascii() and not word.isdigit() else word
+    return out
+
+
+def analyze(text: str) -> list[str]:
+    """Index terms of ``text``: stemmed words and CJK grams, in reading order."""
+    out: list[str] = []
+    for m in _TOKEN.finditer(text):
+        tok = m.group()
+        if _CJK_CHAR.match(tok):
+            out.extend(cjk_grams(tok))
+        else:
+            out.append(stem(_fold(tok)))
+    return out
+
+
+def fts_document(text: str) -> str:
+    """The analyzed text handed to the full-text index: terms separated by spaces.
+
+    Stemming and CJK splitting happen here, in one place, so documents and queries
+    are analyzed identically and the index's own tokenizer only splits on spaces.
     """
-    if not CJK_RUN.search(text):
-        return text
-    return CJK_RUN.sub(lambda m: " " + " ".join(cjk_grams(m.group())) + " ", text)
+    return " ".join(analyze(text))
 
 
 @dataclass(frozen=True, slots=True)
 class KeywordQuery:
     """A query reduced to what a keyword index can match, independent of SQL dialect.
 
-    ``terms`` are OR-ed; ``phrases`` are sequences of terms that must be adjacent
-    (identifiers such as ``PR-4821`` or ``memory_search``) and rank above scattered matches.
+    ``terms`` are OR-ed index terms; ``phrases`` are runs of terms that must be
+    adjacent (identifiers such as ``PR-4821`` or ``memory_search``) and earn a bonus.
     """
 
     terms: tuple[str, ...]
@@ -108,34 +158,27 @@ class KeywordQuery:
 
 
 def keyword_query(query: str) -> KeywordQuery:
-    """Turn free text into OR-able terms. Never fails: FTS syntax is just text here."""
+    """Turn free text into OR-able index terms. Never fails: FTS syntax is just text here."""
     terms: list[str] = []
     phrases: list[tuple[str, ...]] = []
-    seen: set[str] = set()
     dropped: list[str] = []
-
-    def add(term: str) -> None:
-        if term not in seen:
-            seen.add(term)
-            terms.append(term)
-
-    for piece in query.split():
-        words = [w.lower() for w in WORD.findall(piece)]
+    for piece in _ZH_QUESTION.sub(" ", query).split():
+        words = []
+        for m in _TOKEN.finditer(piece):
+            tok = m.group()
+            if _CJK_CHAR.match(tok):
+                terms.extend(cjk_grams(tok))
+                continue
+            folded = _fold(tok)
+            term = stem(folded)
+            words.append(term)
+            (dropped if folded in STOP_WORDS else terms).append(term)
         if len(words) > 1 and not CJK_RUN.search(piece):
             phrases.append(tuple(words))
-        for w in words:
-            if w in STOP_WORDS:
-                dropped.append(w)
-            else:
-                add(w)
-        for run in CJK_RUN.findall(piece):
-            for g in cjk_grams(run):
-                add(g)
     if not terms:
-        # A query of nothing but stop words ("what was it") still searches for them.
-        for w in dropped:
-            add(w)
-    return KeywordQuery(tuple(terms), tuple(dict.fromkeys(phrases)))
+        # a query of nothing but stop words ("what was it") still searches for them
+        terms = dropped
+    return KeywordQuery(tuple(dict.fromkeys(terms)), tuple(dict.fromkeys(phrases)))
 
 
 def similarity_tokens(text: str) -> frozenset[str]:

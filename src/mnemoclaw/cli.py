@@ -1,0 +1,387 @@
+"""The ``mnemoclaw`` command. Each command parses, makes one library call, and prints.
+
+Data goes to stdout; progress and logs go to stderr. A ``MnemoclawError`` becomes one
+line saying what is wrong and how to fix it; anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import tempfile
+import time
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import click
+
+from . import __version__
+from .errors import MnemoclawError
+
+
+def _emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+class Progress:
+    """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
+
+    def __init__(self, label: str, enabled: bool | None = None):
+        self.label = label
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self._last = 0.0
+        self._drawn = False
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or total <= 0:
+            return
+        now = time.monotonic()
+        if done < total and now - self._last < 0.1:
+            return
+        self._last = now
+        width = 30
+        filled = int(width * done / total)
+        bar = "#" * filled + "." * (width - filled)
+        sys.stderr.write(f"\r{self.label} [{bar}] {done}/{total} files")
+        sys.stderr.flush()
+        self._drawn = True
+
+    def finish(self) -> None:
+        if self._drawn:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+class _Ctx:
+    def __init__(self, workspace: str | None, state_dir: str | None, config: str | None, agent: str | None):
+        self.workspace = workspace
+        self.state_dir = state_dir
+        self.config = config
+        self.agent = agent
+
+    def settings(self, **overrides: Any):
+        from .config import load_settings
+
+        return load_settings(workspace=self.workspace, state_dir=self.state_dir, config=self.config,
+                             agent_id=self.agent, overrides=overrides or None)
+
+    def memory(self, **overrides: Any):
+        from .api import Memory
+
+        return Memory(self.settings(**overrides))
+
+
+def _run(fn):
+    """Turn library errors into one clean line (exit 1); keep tracebacks for real bugs."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except MnemoclawError as exc:
+            raise click.ClickException(str(exc)) from None
+
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="mnemoclaw")
+@click.option("--workspace", "-w", metavar="DIR", help="Agent workspace (default: agents.defaults.workspace, "
+              "else $MNEMOCLAW_WORKSPACE, else STATE_DIR/workspace).")
+@click.option("--state-dir", metavar="DIR", envvar="MNEMOCLAW_STATE_DIR",
+              help="State directory for the index and config (env MNEMOCLAW_STATE_DIR; default ~/.mnemoclaw).")
+@click.option("--config", "config_path", metavar="FILE", envvar="MNEMOCLAW_CONFIG",
+              help="JSON5 config file, or an OpenClaw openclaw.json (env MNEMOCLAW_CONFIG; default STATE_DIR/config.json5).")
+@click.option("--agent", metavar="ID", envvar="MNEMOCLAW_AGENT", help="Agent id from agents.list (default: main).")
+@click.option("-v", "--verbose", count=True, help="More log output on stderr (-vv for debug).")
+@click.pass_context
+def cli(ctx: click.Context, workspace, state_dir, config_path, agent, verbose) -> None:
+    """Long-term memory for AI agents: Markdown files, searched by keywords and meaning.
+
+    Start with `mnemoclaw init`, write notes in MEMORY.md and memory/YYYY-MM-DD.md,
+    then `mnemoclaw index` and `mnemoclaw search "..."`.
+    """
+    level = logging.WARNING - 10 * verbose
+    logging.basicConfig(level=max(logging.DEBUG, level), stream=sys.stderr, format="mnemoclaw: %(message)s")
+    ctx.obj = _Ctx(workspace, state_dir, config_path, agent)
+
+
+# -- init ---------------------------------------------------------------------------------
+@cli.command()
+@click.pass_obj
+@_run
+def init(obj: _Ctx) -> None:
+    """Create the workspace (MEMORY.md, memory/, AGENTS.md with the memory protocol) and a config file."""
+    from .config import ENV_CONFIG
+
+    settings = obj.settings()
+    ws = settings.workspace
+    created = []
+    (ws / "memory").mkdir(parents=True, exist_ok=True)
+    for name in ("AGENTS.md", "MEMORY.md"):
+        target = ws / name
+        if not target.exists():
+            target.write_text(resources.files("mnemoclaw.templates").joinpath(name).read_text("utf-8"), "utf-8")
+            created.append(str(target))
+    cfg = Path(obj.config or os.environ.get(ENV_CONFIG) or settings.state_dir / "config.json5")
+    if not cfg.exists():
+        cfg.parent.mkdir(parents=True, exist_ok=True)
+        text = resources.files("mnemoclaw.templates").joinpath("config.json5").read_text("utf-8")
+        cfg.write_text(text.replace("__WORKSPACE__", str(ws).replace("\\", "/")), "utf-8")
+        created.append(str(cfg))
+    click.echo(f"Workspace: {ws}")
+    for path in created:
+        click.echo(f"  created {path}")
+    if not created:
+        click.echo("  everything was already there; nothing changed")
+    click.echo("Next: write notes in MEMORY.md or memory/YYYY-MM-DD.md, then run `mnemoclaw index`.")
+
+
+# -- index --------------------------------------------------------------------------------
+def _print_report(report, workspace: Path) -> None:
+    r = report
+    head = "Rebuilt" if r.full_rebuild else "Indexed"
+    click.echo(f"{head} {workspace} in {r.seconds:.2f}s" + (f" ({r.reason})" if r.reason else ""))
+    click.echo(f"  files:  {r.added} added, {r.changed} changed, {r.unchanged} unchanged, "
+               f"{r.removed} removed, {len(r.failed)} failed")
+    click.echo(f"  chunks: {r.chunks_total} in index, {r.chunks_embedded} embedded, "
+               f"{r.chunks_reused} reused from cache")
+    for path, why in r.failed:
+        click.echo(f"  failed: {path}: {why}")
+    if r.chunks_total == 0 and not r.failed:
+        click.echo(f"  No memory files yet: write {workspace / 'MEMORY.md'} or "
+                   f"{workspace / 'memory' / 'YYYY-MM-DD.md'} (`mnemoclaw init` creates them).")
+
+
+def _index(obj: _Ctx, full: bool, as_json: bool) -> None:
+    with obj.memory() as mem:
+        bar = Progress("indexing")
+        try:
+            report = mem.sync(full=full, progress=bar)
+        finally:
+            bar.finish()
+        if as_json:
+            _emit_json(report.as_dict())
+        else:
+            _print_report(report, mem.settings.workspace)
+    if report.failed:
+        sys.exit(3)  # the index is usable; some files were skipped (reasons printed)
+
+
+@cli.command()
+@click.option("--full", is_flag=True, help="Rebuild everything (into a new database, swapped in when done).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_obj
+@_run
+def index(obj: _Ctx, full: bool, as_json: bool) -> None:
+    """Bring the index up to date with the Markdown files (incremental; --full rebuilds).
+
+    Exit status 3 means some files were skipped; the report says which and why.
+    """
+    _index(obj, full, as_json)
+
+
+@cli.command("sync")
+@click.option("--full", is_flag=True, help="Rebuild everything (into a new database, swapped in when done).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_obj
+@_run
+def sync_cmd(obj: _Ctx, full: bool, as_json: bool) -> None:
+    """Same as `index`."""
+    _index(obj, full, as_json)
+
+
+# -- search / get -------------------------------------------------------------------------
+def _print_results(result: dict[str, Any]) -> None:
+    if result.get("disabled"):
+        click.echo(f"Search unavailable: {result['error']}\n  {result['action']}", err=True)
+        return
+    if not result["results"]:
+        click.echo("No results.")
+        return
+    for i, r in enumerate(result["results"], 1):
+        click.echo(f"{i}. {r['path']}#L{r['startLine']}-L{r['endLine']}  score {r['score']:.3f}  [{r['source']}]")
+        body = r["snippet"].split("\n\nSource: ")[0]
+        for line in body.strip().splitlines()[:8]:
+            click.echo(f"     {line}")
+
+
+@cli.command()
+@click.argument("query")
+@click.option("-n", "--max-results", type=click.IntRange(1, 1000), help="How many results (default 6).")
+@click.option("--min-score", type=click.FloatRange(0, 1), help="Drop results scoring below this (default 0.35).")
+@click.option("--mode", type=click.Choice(["hybrid", "keyword", "vector"]), help="Override the search mode.")
+@click.option("--json", "as_json", is_flag=True, help="Print the memory_search result as JSON.")
+@click.pass_obj
+@_run
+def search(obj: _Ctx, query: str, max_results, min_score, mode, as_json) -> None:
+    """Search memory (memory_search semantics): ranked chunks with path#Lx-Ly citations."""
+    with obj.memory() as mem:
+        result = mem.memory_search(query, max_results, min_score, mode=mode)
+    if as_json:
+        _emit_json(result)
+    else:
+        _print_results(result)
+    if result.get("disabled"):
+        sys.exit(1)
+
+
+@cli.command()
+@click.argument("path")
+@click.option("--from", "from_line", type=click.IntRange(1), help="First line (1-based).")
+@click.option("--lines", type=click.IntRange(0), help="How many lines.")
+@click.option("--json", "as_json", is_flag=True, help="Print {path, text} as JSON.")
+@click.pass_obj
+@_run
+def get(obj: _Ctx, path: str, from_line, lines, as_json) -> None:
+    """Read a memory file or a line range of it (memory_get semantics)."""
+    with obj.memory() as mem:
+        result = mem.get(path, from_line, lines)
+    if as_json:
+        _emit_json(result)
+    else:
+        click.echo(result["text"], nl=not result["text"].endswith("\n"))
+
+
+# -- status -------------------------------------------------------------------------------
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@click.pass_obj
+@_run
+def status(obj: _Ctx, as_json: bool) -> None:
+    """Show the workspace, index, provider, vector path, tokenizer and whether a sync is due."""
+    with obj.memory() as mem:
+        st = mem.status()
+    if as_json:
+        _emit_json(st)
+        return
+    rows = [
+        ("agent", st["agent"]),
+        ("workspace", st["workspace"] + ("" if st["workspaceExists"] else "  (missing: run `mnemoclaw init`)")),
+        ("config", st["config"] or "(none; defaults)"),
+        ("index", st["index"]),
+        ("files / chunks", f"{st['files']} / {st['chunks']} ({st['vectors']} with vectors)"),
+        ("provider / model", f"{st['provider']} / {st['model'] or '-'}"),
+        ("search mode", f"{st['mode']} (fusion {st['fusion']})"),
+        ("vector search", st["vectorSearch"]),
+        ("sqlite", st["sqlite"]),
+        ("fts tokenizer", st["ftsTokenizer"]),
+        ("embedding cache", f"{st['cacheEntries']} entries"),
+        ("fingerprint", st["fingerprint"] or "(not indexed yet)"),
+        ("state", "dirty (run `mnemoclaw index`)" if st.get("dirty") else "clean"),
+    ]
+    if st.get("rebuildReason"):
+        rows.append(("rebuild due", st["rebuildReason"]))
+    for warning in st["warnings"]:
+        rows.append(("warning", warning))
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        click.echo(f"{k.ljust(width)}  {v}")
+
+
+# -- eval ---------------------------------------------------------------------------------
+@cli.command("eval")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False))
+@click.option("--scope-field", metavar="F", help="Search only among documents sharing the query's metadata.F (LoCoMo: conv).")
+@click.option("--queries", "queries_dir", metavar="DIR2", type=click.Path(exists=True, file_okay=False),
+              help="Take queries.jsonl and qrels.tsv from DIR2 (cross-lingual runs; workspace mode).")
+@click.option("--mode", type=click.Choice(["keyword", "vector", "hybrid"]), help="Search mode (default: configured).")
+@click.option("--min-score", type=click.FloatRange(0, 1), help="Override query.minScore.")
+@click.option("--limit", "limit_queries", type=click.IntRange(1), help="Evaluate only the first N queries.")
+@click.option("--work-dir", type=click.Path(file_okay=False), help="Keep scratch workspaces and indexes here to reuse them.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.pass_obj
+@_run
+def eval_cmd(obj: _Ctx, directory, scope_field, queries_dir, mode, min_score, limit_queries, work_dir, as_json) -> None:
+    """Measure retrieval on a BEIR directory (or a folder of Markdown workspaces) with the real index.
+
+    Prints recall@1/5/10, MRR@10, nDCG@10 and latency percentiles (plus by_category).
+    A directory without corpus.jsonl whose sub-folders hold Markdown files runs in
+    workspace mode: each folder is indexed as a workspace and a hit is a chunk whose
+    line range holds an evidence id such as (D1:3) from --queries.
+    """
+    from .eval.runner import EvalOptions, evaluate
+
+    config: Any = obj.config or os.environ.get("MNEMOCLAW_CONFIG")
+    if config:
+        from .config import load_file
+
+        config = load_file(config)
+    opts = EvalOptions(mode=mode, scope_field=scope_field, queries_dir=queries_dir, min_score=min_score,
+                       work_dir=work_dir, config=config, limit_queries=limit_queries)
+    last = [0.0]
+
+    def progress(phase: str, done: int, total: int) -> None:
+        if sys.stderr.isatty() and time.monotonic() - last[0] > 0.2:
+            last[0] = time.monotonic()
+            sys.stderr.write(f"\r{phase}: {done}/{total}".ljust(60))
+            sys.stderr.flush()
+
+    result = evaluate(directory, opts, progress)
+    if sys.stderr.isatty():
+        sys.stderr.write("\r" + " " * 60 + "\r")
+    if as_json:
+        _emit_json(result)
+        return
+    click.echo(f"{result['dataset']}: {result['queries']} queries, mode {result['mode']}, "
+               f"{result['provider']}/{result['model'] or '-'}, fusion {result['fusion']}")
+    keys = [k for k in ("recall@1", "recall@5", "recall@10", "hit@5", "mrr@10", "ndcg@10") if k in result]
+    click.echo("  " + "  ".join(f"{k} {result[k]:.3f}" for k in keys))
+    click.echo(f"  latency p50 {result['latency_ms_p50']} ms, p95 {result['latency_ms_p95']} ms "
+               f"({result['cores']} cores); indexing {result['index_seconds']} s for {result['chunks']} chunks")
+    for cat, row in result["by_category"].items():
+        click.echo(f"  category {cat}: {row['queries']} queries, recall@5 {row['recall@5']:.3f}")
+
+
+# -- demo ---------------------------------------------------------------------------------
+@cli.command()
+@click.option("--keep", is_flag=True, help="Keep the sample workspace and index (printed at the end).")
+@click.pass_obj
+@_run
+def demo(obj: _Ctx, keep: bool) -> None:
+    """Build a small English + Chinese workspace, index it offline and run four searches."""
+    from .api import Memory
+    from .config import load_settings
+    from .demo import SAMPLE_QUERIES, write_sample_workspace
+
+    tmp = None
+    if obj.workspace:
+        ws = Path(obj.workspace).expanduser().absolute()
+        state = Path(obj.state_dir).expanduser().absolute() if obj.state_dir else ws.parent / (ws.name + "-state")
+    else:
+        tmp = tempfile.mkdtemp(prefix="mnemoclaw-demo-")
+        ws, state = Path(tmp) / "workspace", Path(tmp) / "state"
+    ws.mkdir(parents=True, exist_ok=True)
+    written = write_sample_workspace(ws)
+    click.echo(f"Sample workspace: {ws} ({len(written)} files written)")
+    settings = load_settings(workspace=ws, state_dir=state, config=obj.config or {}, agent_id=obj.agent)
+    with Memory(settings) as mem:
+        bar = Progress("indexing")
+        t = time.monotonic()
+        report = mem.sync(progress=bar)
+        bar.finish()
+        st = mem.status(check_dirty=False)
+        click.echo(f"Indexed {report.chunks_total} chunks from {report.added + report.changed + report.unchanged} files "
+                   f"in {time.monotonic() - t:.2f}s with {st['provider']}/{st['model']} "
+                   f"(vector search: {st['vectorSearch']})")
+        for label, query in SAMPLE_QUERIES:
+            click.echo(f"\n[{label}] {query}")
+            _print_results(mem.memory_search(query, 3))
+    if keep or obj.workspace:
+        click.echo(f"\nWorkspace kept at {ws}; try: mnemoclaw --workspace {ws} --state-dir {state} search \"...\"")
+    elif tmp:
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main() -> None:
+    cli(prog_name="mnemoclaw")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Retrieval evaluation on public data in the BEIR layout (never judged by an LLM)."""

@@ -1,0 +1,324 @@
+"""Running the real index and search over benchmark data.
+
+BEIR mode: every document becomes a Markdown file in a scratch workspace (one
+workspace per scope value, e.g. per LoCoMo conversation), indexed by the normal
+indexer, searched by the normal searcher; a document is ranked at the position of
+its best chunk.
+
+Workspace mode: a directory of Markdown folders (``locomo/markdown/<conv>/``) is
+indexed as memory workspaces with the real chunker; a query is answered when a
+returned chunk's line range contains one of its evidence ids, e.g. ``(D1:3)``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..api import Memory
+from ..config import load_settings
+from ..embeddings.base import EmbeddingProvider, cpu_count
+from ..errors import EvalDataError
+from .beir import Doc, Query, load_corpus, load_qrels, load_queries
+from .metrics import mean, mrr_at, ndcg_at, percentile, recall_at
+
+K_VALUES = (1, 5, 10)
+EVIDENCE = re.compile(r"\((D\d+:\d+)\)")
+
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+
+
+@dataclass
+class EvalOptions:
+    mode: str | None = None  # keyword | vector | hybrid; None: the configured default
+    scope_field: str | None = None
+    queries_dir: str | None = None
+    min_score: float | None = None
+    work_dir: str | None = None  # keep scratch workspaces and indexes here (reused across runs)
+    overrides: dict[str, Any] = field(default_factory=dict)
+    config: str | dict[str, Any] | None = None
+    limit_queries: int | None = None
+
+
+@dataclass
+class _QueryResult:
+    category: Any
+    scores: dict[str, float]
+    latency_ms: float
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[:60] or "scope"
+
+
+def _write_if_changed(path: str, text: str) -> None:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            if fh.read() == text:
+                return
+    except FileNotFoundError:
+        pass
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+def _doc_markdown(doc: Doc) -> str:
+    return f"# {doc.title}\n\n{doc.text}\n" if doc.title else f"{doc.text}\n"
+
+
+class _Session:
+    """Opens one Memory per scope, sharing one embedding provider."""
+
+    def __init__(self, options: EvalOptions, progress: Progress | None):
+        self.options = options
+        self.progress = progress
+        self._tmp = None
+        if options.work_dir:
+            self.root = os.path.abspath(options.work_dir)
+            os.makedirs(self.root, exist_ok=True)
+        else:
+            self._tmp = tempfile.TemporaryDirectory(prefix="mnemoclaw-eval-")
+            self.root = self._tmp.name
+        overrides = dict(options.overrides)
+        if options.mode == "keyword":
+            overrides.setdefault("provider", "none")
+        self.overrides = overrides
+        self.provider: EmbeddingProvider | None | object = None
+        self._provider_ready = False
+        self.index_seconds = 0.0
+        self.chunks = 0
+        self.described: dict[str, Any] = {}
+
+    def memory(self, key: str, extra: dict[str, Any] | None = None) -> Memory:
+        ws = os.path.join(self.root, key, "workspace")
+        os.makedirs(os.path.join(ws, "memory"), exist_ok=True)
+        overrides = {**self.overrides, **(extra or {})}
+        settings = load_settings(workspace=ws, state_dir=os.path.join(self.root, key, "state"),
+                                 config=self.options.config or {}, overrides=overrides, env={})
+        if not self._provider_ready:
+            from ..api import resolve_provider
+
+            self.provider = resolve_provider(settings)
+            self._provider_ready = True
+        return Memory(settings, provider=self.provider)
+
+    def index(self, mem: Memory, label: str) -> None:
+        t = time.monotonic()
+        report = mem.sync(progress=(lambda d, n: self.progress(f"index {label}", d, n)) if self.progress else None)
+        self.index_seconds += time.monotonic() - t
+        self.chunks += report.chunks_total
+        if report.failed:
+            raise EvalDataError(f"{len(report.failed)} files failed to index, e.g. {report.failed[0]}")
+        if not self.described:
+            st = mem.status(check_dirty=False)
+            self.described = {k: st[k] for k in ("provider", "model", "fusion", "vectorSearch", "sqlite")}
+            self.described["mode"] = self.options.mode or st["mode"]
+
+    def close(self) -> None:
+        if self._tmp is not None:
+            self._tmp.cleanup()
+
+
+def _summarise(results: list[_QueryResult], extra_keys: tuple[str, ...] = ()) -> dict[str, Any]:
+    keys = [f"recall@{k}" for k in K_VALUES] + ["mrr@10", "ndcg@10", *extra_keys]
+    out: dict[str, Any] = {"queries": len(results)}
+    for key in keys:
+        out[key] = round(mean([r.scores[key] for r in results]), 4)
+    lat = [r.latency_ms for r in results]
+    out["latency_ms_p50"] = round(percentile(lat, 50), 2)
+    out["latency_ms_p95"] = round(percentile(lat, 95), 2)
+    cats: dict[Any, list[_QueryResult]] = defaultdict(list)
+    for r in results:
+        if r.category is not None:
+            cats[r.category].append(r)
+    out["by_category"] = {
+        str(c): {"queries": len(rs), **{key: round(mean([r.scores[key] for r in rs]), 4) for key in keys}}
+        for c, rs in sorted(cats.items(), key=lambda kv: str(kv[0]))
+    }
+    return out
+
+
+def _scope_of(item: Doc | Query, field_name: str | None) -> str:
+    if not field_name:
+        return "all"
+    value = item.metadata.get(field_name)
+    if value is None:
+        raise EvalDataError(f"item {item.id} has no metadata.{field_name} to scope by")
+    return str(value)
+
+
+def evaluate(directory: str, options: EvalOptions, progress: Progress | None = None) -> dict[str, Any]:
+    """Evaluate ``directory``: a BEIR directory, or a folder of Markdown workspaces."""
+    directory = os.path.abspath(directory)
+    if not os.path.isdir(directory):
+        raise EvalDataError(f"{directory} is not a directory")
+    if os.path.isfile(os.path.join(directory, "corpus.jsonl")):
+        return _evaluate_beir(directory, options, progress)
+    subdirs = sorted(d for d in os.listdir(directory) if os.path.isdir(os.path.join(directory, d)))
+    if subdirs and any(f.endswith(".md") for d in subdirs for f in os.listdir(os.path.join(directory, d))):
+        return _evaluate_workspaces(directory, subdirs, options, progress)
+    raise EvalDataError(
+        f"{directory} holds neither corpus.jsonl (BEIR layout) nor folders of Markdown files (workspace mode)"
+    )
+
+
+def _evaluate_beir(directory: str, options: EvalOptions, progress: Progress | None) -> dict[str, Any]:
+    corpus = load_corpus(directory)
+    qdir = os.path.abspath(options.queries_dir) if options.queries_dir else directory
+    queries = load_queries(qdir)
+    qrels = load_qrels(qdir)
+    queries = [q for q in queries if qrels.get(q.id)]
+    if options.limit_queries:
+        queries = queries[: options.limit_queries]
+    if not queries:
+        raise EvalDataError(f"no query in {qdir} has a relevant document in qrels.tsv")
+    docs_by_scope: dict[str, list[Doc]] = defaultdict(list)
+    for d in corpus:
+        docs_by_scope[_scope_of(d, options.scope_field)].append(d)
+    queries_by_scope: dict[str, list[Query]] = defaultdict(list)
+    for q in queries:
+        queries_by_scope[_scope_of(q, options.scope_field)].append(q)
+
+    session = _Session(options, progress)
+    digest = hashlib.sha256(directory.encode()).hexdigest()[:8]
+    results: list[_QueryResult] = []
+    try:
+        for scope, scope_queries in sorted(queries_by_scope.items()):
+            docs = docs_by_scope.get(scope, [])
+            key = f"{_safe(os.path.basename(directory))}-{digest}-{_safe(scope)}"
+            mem = session.memory(key)
+            path_to_doc: dict[str, str] = {}
+            wanted = set()
+            for i, doc in enumerate(docs):
+                rel = f"memory/d{i:06d}.md"
+                _write_if_changed(os.path.join(str(mem.settings.workspace), rel), _doc_markdown(doc))
+                path_to_doc[rel] = doc.id
+                wanted.add(f"d{i:06d}.md")
+            for stale in os.listdir(os.path.join(str(mem.settings.workspace), "memory")):
+                if stale not in wanted:
+                    os.unlink(os.path.join(str(mem.settings.workspace), "memory", stale))
+            try:
+                session.index(mem, scope)
+                for n, q in enumerate(scope_queries):
+                    t = time.perf_counter()
+                    hits = mem.search(q.text, max_results=30, min_score=options.min_score, mode=options.mode, sync=False)
+                    ms = (time.perf_counter() - t) * 1000
+                    ranked = list(dict.fromkeys(path_to_doc[h.path] for h in hits if h.path in path_to_doc))
+                    rel = qrels[q.id]
+                    scores = {f"recall@{k}": recall_at(ranked, rel, k) for k in K_VALUES}
+                    scores["mrr@10"] = mrr_at(ranked, rel)
+                    scores["ndcg@10"] = ndcg_at(ranked, rel)
+                    results.append(_QueryResult(q.metadata.get("category"), scores, ms))
+                    if progress and n % 50 == 0:
+                        progress(f"search {scope}", n, len(scope_queries))
+            finally:
+                mem.close()
+    finally:
+        session.close()
+    out = _summarise(results)
+    out.update({"dataset": directory, "queries_from": qdir, "scope_field": options.scope_field,
+                "scopes": len(queries_by_scope), "chunks": session.chunks,
+                "index_seconds": round(session.index_seconds, 2), "cores": cpu_count(), **session.described})
+    return out
+
+
+def _evidence_lines(folder: str) -> dict[str, tuple[str, int]]:
+    """Dialogue id -> (absolute file path, 1-based line) for every ``(Dn:m)`` mark in a folder."""
+    out: dict[str, tuple[str, int]] = {}
+    for name in sorted(os.listdir(folder)):
+        if not name.endswith(".md"):
+            continue
+        path = os.path.realpath(os.path.join(folder, name))
+        with open(path, encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, 1):
+                for m in EVIDENCE.finditer(line):
+                    out.setdefault(m.group(1), (path, lineno))
+    return out
+
+
+def _evaluate_workspaces(root: str, subdirs: list[str], options: EvalOptions, progress: Progress | None) -> dict[str, Any]:
+    if not options.queries_dir:
+        raise EvalDataError("workspace mode needs --queries DIR (a queries.jsonl whose metadata holds the evidence ids)")
+    qdir = os.path.abspath(options.queries_dir)
+    queries = load_queries(qdir)
+    field_name = options.scope_field or "conv"
+    by_scope: dict[str, list[Query]] = defaultdict(list)
+    for q in queries:
+        if q.metadata.get("evidence"):
+            by_scope[_scope_of(q, field_name)].append(q)
+    if options.limit_queries:
+        kept = 0
+        for scope in sorted(by_scope):
+            room = max(0, options.limit_queries - kept)
+            by_scope[scope] = by_scope[scope][:room]
+            kept += len(by_scope[scope])
+    session = _Session(options, progress)
+    results: list[_QueryResult] = []
+    chunk_chars: list[int] = []
+    try:
+        for scope in subdirs:
+            scope_queries = by_scope.get(scope, [])
+            if not scope_queries:
+                continue
+            folder = os.path.join(root, scope)
+            lines = _evidence_lines(folder)
+            mem = session.memory(f"ws-{_safe(scope)}", {"extraPaths": [folder]})
+            try:
+                session.index(mem, scope)
+                for q in scope_queries:
+                    evidence = {e: lines[e] for e in q.metadata["evidence"] if e in lines}
+                    if not evidence:
+                        continue
+                    t = time.perf_counter()
+                    hits = mem.search(q.text, max_results=10, min_score=options.min_score, mode=options.mode, sync=False)
+                    ms = (time.perf_counter() - t) * 1000
+                    chunk_chars.extend(len(h.text) for h in hits[:5])
+                    covered_at: list[set[str]] = []
+                    seen: set[str] = set()
+                    first_hit = 0
+                    gains = []
+                    for rank, h in enumerate(hits, 1):
+                        path = os.path.realpath(h.path) if os.path.isabs(h.path) else h.path
+                        inside = {e for e, (p, ln) in evidence.items() if p == path and h.start_line <= ln <= h.end_line}
+                        if inside and not first_hit:
+                            first_hit = rank
+                        gains.append(1 if inside - seen else 0)
+                        seen |= inside
+                        covered_at.append(set(seen))
+                    n = len(evidence)
+
+                    def covered(k: int) -> set[str]:
+                        return covered_at[min(k, len(covered_at)) - 1] if covered_at else set()
+
+                    scores = {f"recall@{k}": len(covered(k)) / n for k in K_VALUES}
+                    scores.update({f"hit@{k}": float(bool(covered(k))) for k in K_VALUES})
+                    scores["mrr@10"] = 1.0 / first_hit if first_hit else 0.0
+                    dcg = sum(g / _log2(i + 1) for i, g in enumerate(gains[:10], 1))
+                    ideal = sum(1 / _log2(i + 1) for i in range(1, min(n, 10) + 1))
+                    scores["ndcg@10"] = dcg / ideal
+                    results.append(_QueryResult(q.metadata.get("category"), scores, ms))
+            finally:
+                mem.close()
+    finally:
+        session.close()
+    if not results:
+        raise EvalDataError(f"no query in {qdir} has evidence ids found in {root}")
+    out = _summarise(results, tuple(f"hit@{k}" for k in K_VALUES))
+    out["avg_chunk_chars@5"] = round(mean(chunk_chars), 1)
+    out.update({"dataset": root, "queries_from": qdir, "scope_field": field_name, "mode_kind": "workspace",
+                "scopes": len([s for s in subdirs if by_scope.get(s)]), "chunks": session.chunks,
+                "index_seconds": round(session.index_seconds, 2), "cores": cpu_count(), **session.described})
+    return out
+
+
+def _log2(x: float) -> float:
+    import math
+
+    return math.log2(x)
