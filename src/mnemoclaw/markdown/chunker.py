@@ -75,11 +75,15 @@ def chunk_markdown(
     current_w = 0
 
     def flush() -> None:
-        if not current:
-            return
-        body = "\n".join(seg for _, seg, _ in current)
-        if body.strip():
-            chunks.append(Chunk(current[0][0], current[-1][0], body, text_hash(body)))
+        # blank lines at either end carry nothing: keep citations tight
+        lo, hi = 0, len(current)
+        while lo < hi and not current[lo][1].strip():
+            lo += 1
+        while hi > lo and not current[hi - 1][1].strip():
+            hi -= 1
+        if lo < hi:
+            body = "\n".join(seg for _, seg, _ in current[lo:hi])
+            chunks.append(Chunk(current[lo][0], current[hi - 1][0], body, text_hash(body)))
 
     def carry(room: int) -> None:
         nonlocal current, current_w

@@ -19,8 +19,8 @@ from .fusion import date_of, decay_factor, fuse, mmr
 
 MODES = ("hybrid", "keyword", "vector")
 MAX_CANDIDATES = 200
-# Z-score and min-max fusion need a few more candidates than they return to estimate
-# each signal's spread; this floor was measured (docs/quality.md).
+# Z-score and min-max fusion estimate each signal's spread over a pool of this many
+# candidates per side (measured: 30, 50, 100 and 200 compared in docs/quality.md).
 MIN_CANDIDATES = 50
 
 
@@ -114,7 +114,12 @@ class Searcher:
         query = query.strip()
         if not query:
             return SearchOutcome([], mode, 0)
-        n_cand = min(MAX_CANDIDATES, max(k * o.candidate_multiplier, MIN_CANDIDATES if o.fusion != "weighted" else 0))
+        if o.fusion in ("zscore", "minmax"):
+            # a fixed pool: scores are normalised over it, so asking for 10 results
+            # returns the same first 6 as asking for 6
+            n_cand = min(MAX_CANDIDATES, max(k, MIN_CANDIDATES))
+        else:
+            n_cand = min(MAX_CANDIDATES, k * o.candidate_multiplier)
 
         text: dict[int, float] = {}
         vector: dict[int, float] = {}
@@ -122,7 +127,9 @@ class Searcher:
             text = dict(self.store.keyword_search(keyword_query(query), n_cand, sources))
         if mode in ("hybrid", "vector"):
             vector = dict(self.store.vector_search(self._embed_query(query), n_cand, sources))
-        fused = fuse(vector, text, o.fusion, o.vector_weight, o.text_weight)
+        # fewer keyword hits than asked for: every other chunk matched no query term
+        text_missing = 0.0 if len(text) < n_cand else None
+        fused = fuse(vector, text, o.fusion, o.vector_weight, o.text_weight, text_missing)
         rows = self.store.chunks([f.id for f in fused])
 
         hits = []

@@ -200,7 +200,9 @@ class SQLiteStore:
         try:
             yield
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            # some errors (disk full, I/O) already rolled the transaction back
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
             raise
         self.conn.execute("COMMIT")
         self._own_writes += 1
@@ -372,18 +374,21 @@ class SQLiteStore:
         if query.empty or limit <= 0:
             return []
         match = _fts_match(query)
+        # FTS5 ranks with b = 0.75; look deeper than asked so the re-ranking can
+        # promote what that ranking buried
+        depth = min(limit * 4, 400)
         try:
             if sources:
                 marks = ",".join("?" * len(sources))
                 rows = self.conn.execute(
                     "SELECT f.rowid, f.text FROM chunks_fts f JOIN chunks c ON c.rowid = f.rowid "
                     f"WHERE chunks_fts MATCH ? AND c.source IN ({marks}) ORDER BY bm25(chunks_fts) LIMIT ?",
-                    [match, *sources, limit],
+                    [match, *sources, depth],
                 )
             else:
                 rows = self.conn.execute(
                     "SELECT rowid, text FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts) LIMIT ?",
-                    (match, limit),
+                    (match, depth),
                 )
             if not rows:
                 return []
@@ -395,7 +400,7 @@ class SQLiteStore:
         except self.driver.error as exc:
             raise self._translate(exc, "search") from exc
         scores = bm25.score(query.terms, query.phrases, {rid: text.split() for rid, text in rows}, df, n_docs, avgdl)
-        return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+        return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
 
     def _corpus_stats(self) -> tuple[int, float]:
         version = (self.conn.one("PRAGMA data_version")[0], self._own_writes)

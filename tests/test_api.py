@@ -1,0 +1,128 @@
+import os
+
+import pytest
+from conftest import write
+
+from mnemoclaw.api import SNIPPET_MAX_CHARS, make_snippet
+from mnemoclaw.errors import PathDeniedError
+
+
+@pytest.fixture
+def mem(workspace, make_memory):
+    write(workspace / "MEMORY.md", "# Memory\n\n- Alex prefers PostgreSQL.\n- Deploy key rotation: every 90 days (PR-4821).\n")
+    write(workspace / "memory" / "2026-11-26.md", "# 2026-11-26\n\n- 服务器迁移到杭州机房，旧服务器下线。\n")
+    write(workspace / "memory" / "2026-11-27.md", "# 2026-11-27\n\n" + "\n".join(f"- filler line {i} about gardening" for i in range(200)))
+    m = make_memory(workspace)
+    m.sync()
+    return m
+
+
+def test_memory_search_shape(mem):
+    out = mem.memory_search("PR-4821")
+    assert set(out) == {"results", "provider", "model", "fallback", "mode"}
+    assert out["provider"] == "test-hash" and out["mode"] == "hybrid" and out["fallback"] is False
+    top = out["results"][0]
+    assert set(top) == {"path", "startLine", "endLine", "score", "snippet", "source", "citation"}
+    assert top["path"] == "MEMORY.md" and top["source"] == "memory"
+    assert top["citation"] == f"MEMORY.md#L{top['startLine']}-L{top['endLine']}"
+    assert top["snippet"].endswith(f"\n\nSource: {top['citation']}")
+    assert 0 <= top["score"] <= 1
+
+
+def test_chinese_short_queries_find_chinese_notes(mem):
+    for q in ("服务器", "机房", "杭"):
+        assert mem.memory_search(q)["results"][0]["path"] == "memory/2026-11-26.md", q
+
+
+def test_keyword_only_mode_works_without_a_provider(workspace, make_memory, mem):
+    kw = make_memory(workspace, provider=None)
+    kw.sync()
+    out = kw.memory_search("PostgreSQL")
+    assert out["mode"] == "keyword" and out["provider"] == "none"
+    assert out["results"][0]["path"] == "MEMORY.md"
+
+
+def test_citations_off_and_on(workspace, make_memory, mem):
+    off = make_memory(workspace, config={"memory": {"citations": "off"}})
+    r = off.memory_search("PostgreSQL")["results"][0]
+    assert "citation" not in r and "Source:" not in r["snippet"]
+
+
+def test_snippets_are_at_most_700_characters(mem):
+    for r in mem.memory_search("gardening filler", maxResults=10)["results"]:
+        body = r["snippet"].split("\n\nSource: ")[0]
+        assert len(body) <= SNIPPET_MAX_CHARS
+
+
+def test_snippet_centres_on_the_match():
+    text = "x" * 2000 + " needle " + "y" * 2000
+    snip = make_snippet(text, "needle")
+    assert "needle" in snip and len(snip) <= SNIPPET_MAX_CHARS
+
+
+def test_max_results_and_min_score(mem):
+    assert len(mem.memory_search("filler gardening", maxResults=2)["results"]) <= 2
+    assert mem.memory_search("filler gardening", minScore=1.0)["results"] == []
+
+
+@pytest.mark.parametrize("query", ['"', "AND", "OR NOT", "NEAR(a b)", "*", "^", "???", "'''", "(", "title:x", "   "])
+def test_queries_of_syntax_or_punctuation_never_fail(mem, query):
+    out = mem.memory_search(query)
+    assert "disabled" not in out and isinstance(out["results"], list)
+
+
+def test_memory_get_whole_file_and_ranges(mem):
+    assert mem.get("MEMORY.md")["text"].startswith("# Memory\n")
+    assert mem.get("MEMORY.md", from_line=3, lines=1) == {"path": "MEMORY.md", "text": "- Alex prefers PostgreSQL."}
+    assert mem.get("MEMORY.md", from_line=999)["text"] == ""
+    assert mem.get("memory/2099-01-01.md") == {"path": "memory/2099-01-01.md", "text": ""}
+    assert mem.memory_get("MEMORY.md", **{"from": 3, "lines": 1})["text"] == "- Alex prefers PostgreSQL."
+
+
+@pytest.mark.parametrize("path,why", [
+    ("../x.md", "climbs out of the workspace"),
+    ("memory/../../x.md", "climbs out of the workspace"),
+    ("/etc/passwd", "not a Markdown file"),
+    ("/tmp/elsewhere.md", "outside the workspace"),
+    ("AGENTS.md", "not a memory file"),
+    ("memory/notes.txt", "not a Markdown file"),
+    ("", "needs a path"),
+    ("memory/node_modules/x.md", "ignored directory"),
+])
+def test_memory_get_denials_say_why(mem, path, why):
+    with pytest.raises(PathDeniedError, match=why):
+        mem.get(path)
+    out = mem.memory_get(path)
+    assert out["text"] == "" and why in out["error"]
+
+
+def test_memory_get_refuses_symlinks(mem, workspace, tmp_path):
+    secret = write(tmp_path / "secret.md", "top secret")
+    os.symlink(secret, workspace / "memory" / "link.md")
+    os.symlink(tmp_path, workspace / "memory" / "linkdir")
+    for p in ("memory/link.md", "memory/linkdir/secret.md"):
+        with pytest.raises(PathDeniedError, match="symbolic link"):
+            mem.get(p)
+
+
+def test_memory_get_reads_extra_paths(workspace, make_memory, tmp_path):
+    notes = write(tmp_path / "notes" / "ideas.md", "an idea")
+    write(tmp_path / "notes" / "private.txt", "not markdown")
+    m = make_memory(workspace, overrides={"extraPaths": [str(tmp_path / "notes")]})
+    assert m.get(str(notes))["text"] == "an idea"
+    with pytest.raises(PathDeniedError):
+        m.get(str(tmp_path / "notes" / "private.txt"))
+
+
+def test_a_note_written_before_a_search_is_found(mem, workspace):
+    write(workspace / "memory" / "2026-11-28.md", "- the espresso machine is descaled on Mondays")
+    assert mem.memory_search("espresso descaled")["results"][0]["path"] == "memory/2026-11-28.md"
+
+
+def test_status_reports_what_a_user_needs(mem):
+    st = mem.status()
+    for key in ("workspace", "index", "files", "chunks", "provider", "model", "vectorSearch", "ftsTokenizer",
+                "dirty", "fingerprint", "sqlite"):
+        assert key in st
+    assert st["files"] == 3 and st["dirty"] is False
+    assert "CJK" in st["ftsTokenizer"]

@@ -1,0 +1,127 @@
+import logging
+from pathlib import Path
+
+import pytest
+
+from mnemoclaw.config import load_settings
+from mnemoclaw.errors import ConfigError
+
+
+def test_defaults_follow_openclaw(tmp_path):
+    s = load_settings(state_dir=tmp_path, config={}, env={})
+    ms = s.memory_search
+    assert ms["chunking"] == {"tokens": 400, "overlap": 80}
+    assert ms["query"]["maxResults"] == 6
+    assert ms["query"]["minScore"] == 0.35
+    assert ms["query"]["hybrid"]["candidateMultiplier"] == 4
+    assert ms["query"]["hybrid"]["mmr"] == {"enabled": False, "lambda": 0.7}
+    assert ms["query"]["hybrid"]["temporalDecay"] == {"enabled": False, "halfLifeDays": 30}
+    assert ms["sources"] == ["memory"]
+    assert s.agent_id == "main"
+    assert s.workspace == tmp_path / "workspace"
+    assert s.index_path == tmp_path / "memory" / "main.sqlite"
+
+
+def test_json5_file_with_comments_and_trailing_commas(tmp_path):
+    cfg = tmp_path / "config.json5"
+    cfg.write_text("""// comment
+    {
+      agents: {
+        defaults: {
+          workspace: "~/notes",
+          memorySearch: { chunking: { tokens: 200, overlap: 20, }, },  // trailing commas
+        },
+      },
+    }""")
+    s = load_settings(state_dir=tmp_path, config=str(cfg), env={})
+    assert s.memory_search["chunking"] == {"tokens": 200, "overlap": 20}
+    assert s.workspace == Path("~/notes").expanduser()
+    assert s.config_path == cfg
+
+
+def test_unknown_key_warns_with_a_suggestion(tmp_path, caplog):
+    with caplog.at_level(logging.WARNING):
+        s = load_settings(state_dir=tmp_path, env={}, config={
+            "agents": {"defaults": {"memorySearch": {"chunkng": {"tokens": 10}}}}})
+    assert any("agents.defaults.memorySearch.chunkng" in w and "chunking" in w for w in s.warnings)
+    assert "chunkng" in caplog.text
+
+
+def test_bad_value_names_the_key_and_the_allowed_values(tmp_path):
+    with pytest.raises(ConfigError) as err:
+        load_settings(state_dir=tmp_path, env={}, config={
+            "agents": {"defaults": {"memorySearch": {"provider": "openia"}}}})
+    msg = str(err.value)
+    assert "agents.defaults.memorySearch.provider" in msg
+    assert "openai" in msg and "local" in msg and "'openia'" in msg
+
+
+@pytest.mark.parametrize("block,fragment", [
+    ({"query": {"maxResults": "ten"}}, "query.maxResults must be a number"),
+    ({"query": {"minScore": 1.5}}, "query.minScore must be >= 0.0 and <= 1.0"),
+    ({"chunking": {"tokens": 100, "overlap": 100}}, "overlap must be smaller"),
+    ({"sources": ["memory", "email"]}, "'email' is not one of memory, sessions"),
+    ({"query": {"hybrid": {"fusion": "max"}}}, "must be one of zscore, minmax, rrf, weighted"),
+    ({"enabled": "yes"}, "enabled must be true or false"),
+])
+def test_each_bad_value_is_explained(tmp_path, block, fragment):
+    with pytest.raises(ConfigError, match=None) as err:
+        load_settings(state_dir=tmp_path, env={}, config={"agents": {"defaults": {"memorySearch": block}}})
+    assert fragment in str(err.value)
+
+
+def test_per_agent_override_in_agents_list(tmp_path):
+    config = {"agents": {
+        "defaults": {"memorySearch": {"query": {"maxResults": 8}}},
+        "list": [
+            {"id": "main", "default": True},
+            {"id": "work", "workspace": str(tmp_path / "work"), "memorySearch": {"query": {"maxResults": 3}}},
+        ],
+    }}
+    main = load_settings(state_dir=tmp_path, config=config, env={})
+    work = load_settings(state_dir=tmp_path, config=config, agent_id="work", env={})
+    assert main.agent_id == "main" and main.memory_search["query"]["maxResults"] == 8
+    assert work.memory_search["query"]["maxResults"] == 3
+    assert work.workspace == tmp_path / "work"
+    assert work.index_path.name == "work.sqlite"
+    with pytest.raises(ConfigError, match="configured agents: main, work"):
+        load_settings(state_dir=tmp_path, config=config, agent_id="nobody", env={})
+
+
+def test_environment_overrides(tmp_path):
+    cfg = tmp_path / "c.json5"
+    cfg.write_text("{agents: {defaults: {memorySearch: {provider: 'local'}}}}")
+    env = {"MNEMOCLAW_STATE_DIR": str(tmp_path / "st"), "MNEMOCLAW_CONFIG": str(cfg),
+           "MNEMOCLAW_WORKSPACE": str(tmp_path / "ws"), "MNEMOCLAW_PROVIDER": "none"}
+    s = load_settings(env=env)
+    assert s.state_dir == tmp_path / "st"
+    assert s.workspace == tmp_path / "ws"
+    assert s.memory_search["provider"] == "none"
+    # explicit arguments beat the environment
+    assert load_settings(env=env, workspace=tmp_path / "other").workspace == tmp_path / "other"
+
+
+def test_openclaw_config_is_read_without_noise(tmp_path):
+    cfg = tmp_path / "openclaw.json"
+    cfg.write_text("""{
+      // an OpenClaw config: sections mnemoclaw does not own are accepted quietly
+      gateway: { port: 18789 },
+      channels: { telegram: { enabled: true } },
+      agents: { defaults: { workspace: "%s", model: { primary: "x" },
+                compaction: { reserveTokensFloor: 40000 },
+                memorySearch: { provider: "local", store: { path: "~/.openclaw/memory/{agentId}.sqlite" } } } },
+      memory: { backend: "builtin", citations: "on", qmd: { searchMode: "search" } },
+    }""" % (tmp_path / "ws"))
+    s = load_settings(state_dir=tmp_path / "st", config=str(cfg), env={})
+    assert s.warnings == []
+    assert s.memory["citations"] == "on"
+    assert s.index_path == Path("~/.openclaw/memory/main.sqlite").expanduser()
+
+
+def test_broken_config_file_is_a_clear_error(tmp_path):
+    cfg = tmp_path / "bad.json5"
+    cfg.write_text("{ agents: { ")
+    with pytest.raises(ConfigError, match="not valid JSON5"):
+        load_settings(config=str(cfg), env={})
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_settings(config=str(tmp_path / "missing.json5"), env={})

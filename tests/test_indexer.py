@@ -1,0 +1,183 @@
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+from conftest import REPO, HashEmbedder, write
+
+from mnemoclaw.errors import ProviderError, WorkspaceError
+
+
+def test_first_sync_then_incremental(workspace, make_memory, embedder):
+    write(workspace / "MEMORY.md", "# Memory\n\n- prefers tea")
+    write(workspace / "memory" / "2026-01-01.md", "- met Alice about billing")
+    mem = make_memory(workspace)
+    r = mem.sync()
+    assert (r.added, r.changed, r.unchanged, r.removed, r.failed) == (2, 0, 0, 0, [])
+    assert r.chunks_total == 2 and r.chunks_embedded == 2 and r.chunks_reused == 0
+
+    r = mem.sync()
+    assert (r.added, r.changed, r.unchanged, r.removed) == (0, 0, 2, 0)
+    assert r.chunks_embedded == 0
+
+    write(workspace / "memory" / "2026-01-01.md", "- met Alice about billing\n- and Bob")
+    write(workspace / "memory" / "2026-01-02.md", "- new day")
+    (workspace / "MEMORY.md").unlink()
+    r = mem.sync()
+    assert (r.added, r.changed, r.unchanged, r.removed) == (1, 1, 0, 1)
+    assert r.chunks_total == 2
+
+
+def test_touched_but_identical_file_is_not_reembedded(workspace, make_memory, embedder):
+    path = write(workspace / "MEMORY.md", "same text")
+    mem = make_memory(workspace)
+    mem.sync()
+    before = embedder.embedded
+    os.utime(path, (time.time() + 100, time.time() + 100))
+    r = mem.sync()
+    assert r.unchanged == 1 and r.changed == 0 and embedder.embedded == before
+    assert mem.sync().unchanged == 1  # the new mtime was recorded
+
+
+def test_only_new_chunk_texts_are_embedded(workspace, make_memory, embedder):
+    paragraphs = [f"paragraph {i} " + "lorem ipsum dolor " * 30 for i in range(6)]
+    path = write(workspace / "MEMORY.md", "\n".join(paragraphs))
+    mem = make_memory(workspace, overrides={"chunking": {"tokens": 150, "overlap": 0}})
+    first = mem.sync()
+    assert first.chunks_total >= 6
+    path.write_text("\n".join(paragraphs + ["a brand new paragraph at the end"]), "utf-8")
+    r = mem.sync()
+    assert r.changed == 1
+    assert r.chunks_embedded == 1, "only the new last chunk needs a vector"
+    assert r.chunks_reused == r.chunks_total - 1
+
+
+def test_bad_files_are_skipped_with_reasons_and_the_rest_indexed(workspace, make_memory):
+    write(workspace / "memory" / "good.md", "good note about tea")
+    (workspace / "memory" / "binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00")
+    (workspace / "memory" / "latin1.md").write_bytes("caf\xe9 cr\xe8me".encode("latin-1"))
+    locked = write(workspace / "memory" / "locked.md", "secret")
+    locked.chmod(0)
+    mem = make_memory(workspace)
+    r = mem.sync()
+    reasons = dict(r.failed)
+    assert "binary" in reasons["memory/binary.md"]
+    assert "UTF-8" in reasons["memory/latin1.md"]
+    if os.geteuid() != 0:  # root can read anything
+        assert "memory/locked.md" in reasons
+    assert r.added >= 1
+    assert mem.memory_search("tea")["results"][0]["path"] == "memory/good.md"
+
+
+def test_missing_and_empty_workspace(tmp_path, make_memory):
+    mem = make_memory(tmp_path / "nope")
+    with pytest.raises(WorkspaceError, match="mnemoclaw init"):
+        mem.sync()
+    out = mem.memory_search("anything")
+    assert out["disabled"] and out["results"] == [] and "init" in out["action"]
+    (tmp_path / "empty").mkdir()
+    r = make_memory(tmp_path / "empty").sync()
+    assert r.chunks_total == 0 and r.failed == []
+
+
+def test_settings_change_triggers_a_full_rebuild(workspace, make_memory, embedder):
+    write(workspace / "MEMORY.md", "\n".join(f"line {i} about topic {i}" for i in range(100)))
+    mem = make_memory(workspace)
+    mem.sync()
+    fp = mem.status()["fingerprint"]
+    mem.close()
+    mem2 = make_memory(workspace, overrides={"chunking": {"tokens": 64, "overlap": 8}})
+    assert "chunking" in mem2.status()["rebuildReason"]
+    r = mem2.sync()
+    assert r.full_rebuild and "chunking" in r.reason
+    st = mem2.status()
+    assert st["fingerprint"] != fp and st["dirty"] is False
+    assert not [p for p in os.listdir(mem2.store.path.rsplit("/", 1)[0]) if ".rebuild-" in p]
+
+
+def test_failed_rebuild_leaves_the_old_index_serving(workspace, make_memory):
+    write(workspace / "MEMORY.md", "- the deploy key rotates every 90 days")
+    for i in range(20):
+        write(workspace / "memory" / f"2026-01-{i + 1:02d}.md", f"- note {i} about subject {i}")
+    mem = make_memory(workspace)
+    mem.sync()
+    mem.close()
+    flaky = HashEmbedder()
+    flaky.fail_after = 5
+    flaky.model = "hash-64-b"  # a different model: the index must be rebuilt
+    mem2 = make_memory(workspace, provider=flaky)
+    with pytest.raises(ProviderError):
+        mem2.sync()
+    # the old index still answers, from the old model's vectors
+    hits = mem2.search("deploy key rotation", mode="keyword", sync=False)
+    assert hits and hits[0].path == "MEMORY.md"
+    assert mem2.store.counts()["files"] == 21
+    assert not [p for p in os.listdir(os.path.dirname(mem2.store.path)) if ".rebuild-" in p]
+
+
+def test_full_rebuild_reuses_cached_vectors(workspace, make_memory, embedder):
+    for i in range(5):
+        write(workspace / "memory" / f"n{i}.md", f"note {i}")
+    mem = make_memory(workspace)
+    mem.sync()
+    n = embedder.embedded
+    r = mem.sync(full=True)
+    assert r.full_rebuild and r.chunks_embedded == 0 and r.chunks_reused == 5
+    assert embedder.embedded == n
+
+
+KILL_SCRIPT = textwrap.dedent("""
+    import sys, time
+    sys.path.insert(0, {tests!r})
+    from conftest import HashEmbedder
+    from mnemoclaw.api import Memory
+    from mnemoclaw.config import load_settings
+
+    class Slow(HashEmbedder):
+        def embed(self, texts, *, query=False):
+            time.sleep(0.003 * len(texts))
+            return super().embed(texts, query=query)
+
+    s = load_settings(workspace={ws!r}, state_dir={state!r}, config={{}}, env={{}},
+                      overrides={{"chunking": {{"tokens": {tokens}, "overlap": 0}}}})
+    mem = Memory(s, provider=Slow())
+    print("start", flush=True)
+    mem.sync()
+    print("done", flush=True)
+""")
+
+
+def _spawn(ws, state, tokens):
+    code = KILL_SCRIPT.format(tests=str(REPO / "tests"), ws=str(ws), state=str(state), tokens=tokens)
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, env=env)
+
+
+@pytest.mark.parametrize("tokens", [400, 64])  # 64: settings changed, so the kill hits a full rebuild
+def test_killed_mid_index_leaves_a_consistent_index(workspace, tmp_path, tokens, make_memory):
+    for i in range(300):
+        write(workspace / "memory" / f"2026-02-{i:03d}.md", "\n".join(f"- entry {i}.{j}: " + "word " * 40 for j in range(8)))
+    state = tmp_path / "state"
+    if tokens != 400:  # build a complete index first, under the default settings
+        proc = _spawn(workspace, state, 400)
+        assert proc.wait(120) == 0
+    proc = _spawn(workspace, state, tokens)
+    assert proc.stdout.readline().strip() == b"start"
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.stdout.read() == b"", "the sync finished before the kill: the test proved nothing"
+    mem = make_memory(workspace, overrides={"chunking": {"tokens": tokens, "overlap": 0}})
+    counts = mem.store.counts()
+    # every indexed file has its chunks, none twice
+    rows = mem.store.conn.execute("SELECT path, count(*) FROM chunks GROUP BY path")
+    assert len(rows) == counts["files"]
+    if tokens != 400:
+        assert counts["files"] == 300  # the old index is still whole
+    r = mem.sync()
+    assert r.failed == [] and mem.store.counts()["files"] == 300
+    dup = mem.store.conn.one("SELECT count(*) - count(DISTINCT id) FROM chunks")[0]
+    assert dup == 0

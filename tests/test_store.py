@@ -1,0 +1,177 @@
+import os
+import sqlite3
+
+import numpy as np
+import pytest
+
+from mnemoclaw.errors import StoreError
+from mnemoclaw.store.base import CacheKey, FileWrite
+from mnemoclaw.store.driver import choose_driver
+from mnemoclaw.store.sqlite import SQLiteStore
+from mnemoclaw.text.tokenize import keyword_query
+from mnemoclaw.types import ChunkRow, FileRecord
+
+DRIVERS = ["sqlite3", "pysqlite3", "apsw"]
+
+
+def _available(name):
+    try:
+        __import__({"sqlite3": "sqlite3", "pysqlite3": "pysqlite3.dbapi2", "apsw": "apsw"}[name])
+        return True
+    except ImportError:
+        return False
+
+
+@pytest.fixture(params=[d for d in DRIVERS if _available(d)])
+def store(request, tmp_path, monkeypatch):
+    monkeypatch.setenv("MNEMOCLAW_SQLITE_DRIVER", request.param)
+    s = SQLiteStore(str(tmp_path / "index.sqlite"))
+    assert s.driver.name == request.param
+    yield s
+    s.close()
+
+
+def vec(*xs):
+    v = np.array(xs, dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+def file_write(path, texts, vectors=None, source="memory"):
+    rows = [ChunkRow(f"{path}:{i}", path, source, i + 1, i + 1, f"h{hash(t)}", "m", t) for i, t in enumerate(texts)]
+    return FileWrite(FileRecord(path, source, "fh", 1, 1), rows, vectors or [None] * len(rows))
+
+
+def test_keyword_search_english_and_chinese_any_length(store):
+    store.apply([file_write("a.md", ["The deploy key rotation happens every 90 days", "用户喜欢喝乌龙茶"]),
+                 file_write("b.md", ["我们决定用数据库作为默认索引", "Tea is nice"])])
+    def top(q):
+        return [store.chunks([r])[r].text for r, _ in store.keyword_search(keyword_query(q), 5)]
+    assert top("rotating keys")[0].startswith("The deploy key")  # stemming
+    assert top("茶")[0] == "用户喜欢喝乌龙茶"  # one character
+    assert top("乌龙")[0] == "用户喜欢喝乌龙茶"  # two characters
+    assert top("默认索引")[0] == "我们决定用数据库作为默认索引"
+    assert top("AND OR NOT") == []  # operators are words, and not in any note
+    assert store.keyword_search(keyword_query("?!"), 5) == []
+
+
+def test_keyword_scores_are_positive_and_sorted(store):
+    store.apply([file_write("a.md", ["alpha beta", "alpha", "gamma alpha alpha"])])
+    hits = store.keyword_search(keyword_query("alpha beta"), 10)
+    scores = [s for _, s in hits]
+    assert scores == sorted(scores, reverse=True) and all(s > 0 for s in scores)
+    assert store.chunks([hits[0][0]])[hits[0][0]].text == "alpha beta"
+
+
+def test_vector_search_finds_nearest(store):
+    store.apply([file_write("a.md", ["x", "y", "z"], [vec(1, 0, 0), vec(0, 1, 0), vec(1, 1, 0)])])
+    hits = store.vector_search(vec(1, 0.1, 0), 2)
+    texts = [store.chunks([r])[r].text for r, _ in hits]
+    assert texts == ["x", "z"]
+    assert hits[0][1] == pytest.approx(float(vec(1, 0.1, 0) @ vec(1, 0, 0)), abs=1e-5)
+
+
+def test_vector_path_is_described(store):
+    path = store.vector_path()
+    if store.vec_loaded:
+        assert path.startswith("sqlite-vec") and store.driver.name in path
+    else:
+        assert path.startswith("numpy brute-force")
+
+
+def test_replacing_a_file_replaces_its_chunks_everywhere(store):
+    store.apply([file_write("a.md", ["old text here"], [vec(1, 0)])])
+    store.apply([file_write("a.md", ["new words now"], [vec(0, 1)])])
+    assert store.keyword_search(keyword_query("old"), 5) == []
+    assert len(store.keyword_search(keyword_query("new"), 5)) == 1
+    hits = store.vector_search(vec(1, 0), 5)
+    assert len(hits) == 1 and store.chunks([hits[0][0]])[hits[0][0]].text == "new words now"
+    store.apply([], removes=["a.md"])
+    assert store.counts()["chunks"] == 0 and store.file_records() == {}
+    assert store.vector_search(vec(1, 0), 5) == []
+
+
+def test_source_filter(store):
+    store.apply([file_write("a.md", ["shared word"], [vec(1, 0)]),
+                 file_write("s.jsonl", ["shared word"], [vec(1, 0)], source="sessions")])
+    assert len(store.keyword_search(keyword_query("shared"), 5)) == 2
+    only = store.keyword_search(keyword_query("shared"), 5, sources=["sessions"])
+    assert [store.chunks([r])[r].source for r, _ in only] == ["sessions"]
+    only = store.vector_search(vec(1, 0), 5, sources=["memory"])
+    assert [store.chunks([r])[r].source for r, _ in only] == ["memory"]
+
+
+def test_embedding_cache_roundtrip_and_prune(store):
+    key = CacheKey("p", "m", "k")
+    store.cache_put(key, {"h1": vec(1, 0), "h2": vec(0, 1)})
+    got = store.cache_get(key, ["h1", "h2", "h3"])
+    assert set(got) == {"h1", "h2"} and np.allclose(got["h1"], vec(1, 0))
+    assert store.cache_get(CacheKey("p", "m", "other"), ["h1"]) == {}
+    assert store.cache_prune(1) == 1
+    assert len(store.cache_get(key, ["h1", "h2"])) == 1
+
+
+def test_migrations_are_named_and_recorded(store):
+    names = [r[0] for r in store.conn.execute("SELECT name FROM schema_migrations")]
+    assert names == ["0001_base"]
+    # reopening does not re-run them
+    path = store.path
+    store.close()
+    again = SQLiteStore(path)
+    assert [r[0] for r in again.conn.execute("SELECT name FROM schema_migrations")] == ["0001_base"]
+    again.close()
+
+
+def test_wal_mode(store):
+    assert store.conn.one("PRAGMA journal_mode")[0].lower() == "wal"
+
+
+def test_corrupt_index_file_is_moved_aside_and_recreated(tmp_path):
+    path = tmp_path / "index.sqlite"
+    path.write_bytes(b"this is not a database" * 100)
+    s = SQLiteStore(str(path))
+    assert s.recovered and os.path.exists(s.recovered)
+    assert s.counts()["chunks"] == 0
+    s.close()
+
+
+def test_a_newer_schema_is_treated_as_foreign_and_rebuilt(tmp_path):
+    path = str(tmp_path / "index.sqlite")
+    s = SQLiteStore(path)
+    s.conn.execute("INSERT INTO schema_migrations VALUES ('9999_future', 0)")
+    s.close()
+    s = SQLiteStore(path)
+    assert s.recovered
+    s.close()
+
+
+def test_vectors_written_without_sqlite_vec_are_repaired_when_it_loads(tmp_path, monkeypatch):
+    if not _available("pysqlite3"):
+        pytest.skip("needs a sqlite module that can load sqlite-vec")
+    path = str(tmp_path / "index.sqlite")
+    monkeypatch.setenv("MNEMOCLAW_SQLITE_DRIVER", "pysqlite3")
+    s = SQLiteStore(path)
+    if not s.vec_loaded:
+        pytest.skip("sqlite-vec not loadable here")
+    s.apply([file_write("a.md", ["a"], [vec(1, 0)])])
+    s.close()
+    monkeypatch.setenv("MNEMOCLAW_SQLITE_DRIVER", "sqlite3")  # this one cannot load extensions here
+    plain = SQLiteStore(path, vector_enabled=False)
+    plain.apply([file_write("b.md", ["b"], [vec(0, 1)])])
+    assert [plain.chunks([r])[r].text for r, _ in plain.vector_search(vec(0, 1), 1)] == ["b"]  # numpy path
+    plain.close()
+    monkeypatch.setenv("MNEMOCLAW_SQLITE_DRIVER", "pysqlite3")
+    s = SQLiteStore(path)
+    assert s.vec_loaded and s.meta().get("vec_stale") == "0"
+    assert [s.chunks([r])[r].text for r, _ in s.vector_search(vec(0, 1), 1)] == ["b"]  # via sqlite-vec
+    s.close()
+
+
+def test_disk_full_is_reported_and_the_index_keeps_serving(tmp_path):
+    path = str(tmp_path / "index.sqlite")
+    s = SQLiteStore(path)
+    s.apply([file_write("a.md", ["kept note"])])
+    s.conn.execute("PRAGMA max_page_count = %d" % s.conn.one("PRAGMA page_count")[0])
+    with pytest.raises(StoreError, match="disk full"):
+        s.apply([file_write("b.md", ["x " * 5000 + str(i) for i in range(50)])])
+    assert len(s.keyword_search(keyword_query("kept"), 5)) == 1
+    s.close()
