@@ -75,16 +75,30 @@ class _Ctx:
 
 
 def _run(fn):
-    """Turn library errors into one clean line (exit 1); keep tracebacks for real bugs."""
+    """Per-command location options, and library errors as one clean line (exit 1).
+
+    ``--workspace``, ``--state-dir`` and ``--config`` are accepted before the command
+    (``mnemoclaw --workspace DIR index``) and after it (``mnemoclaw index --workspace DIR``).
+    Tracebacks are kept for real bugs.
+    """
     import functools
 
     @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: Any, workspace_: str | None = None, state_dir_: str | None = None,
+                config_: str | None = None, **kwargs: Any) -> Any:
+        obj = click.get_current_context().find_object(_Ctx)
+        if obj is not None:
+            obj.workspace = workspace_ or obj.workspace
+            obj.state_dir = state_dir_ or obj.state_dir
+            obj.config = config_ or obj.config
         try:
             return fn(*args, **kwargs)
         except MnemoclawError as exc:
             raise click.ClickException(str(exc)) from None
 
+    wrapper = click.option("--config", "config_", metavar="FILE", help="Config file (same as the global option).")(wrapper)
+    wrapper = click.option("--state-dir", "state_dir_", metavar="DIR", help="State directory (same as the global option).")(wrapper)
+    wrapper = click.option("--workspace", "-w", "workspace_", metavar="DIR", help="Workspace (same as the global option).")(wrapper)
     return wrapper
 
 

@@ -1,0 +1,92 @@
+"""Retrieval quality on the shared benchmark sets, every mode, one command.
+
+    python benchmarks/quality.py [--bench ../shared/bench] [--out bench-results/quality.json]
+                                 [--sets locomo,zh,xl,scifact,cmrc,workspace] [--modes keyword,vector,hybrid]
+
+Runs `mnemoclaw eval` (the real indexer and searcher, default configuration, the
+default local embedder) on each set and prints a Markdown table; the JSON holds every
+figure. Scratch indexes go to --work-dir (default bench-results/work) so a second run
+only re-searches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+from mnemoclaw.eval.runner import EvalOptions, evaluate
+
+# name -> (directory, scope field, queries directory, headline metric)
+SETS = {
+    "locomo": ("locomo/turns", "conv", None, "recall@5"),
+    "zh": ("xquad/zh-sentence", None, None, "recall@5"),
+    "xl": ("xquad/en-paragraph", None, "xquad/zh-paragraph", "recall@5"),
+    "scifact": ("scifact/beir-test", None, None, "ndcg@10"),
+    "cmrc": ("cmrc2018/dev-paragraph", None, None, "recall@1"),
+    "workspace": ("locomo/markdown", "conv", "locomo/turns", "recall@5"),
+}
+LABELS = {
+    "locomo": "locomo/turns (scoped by conv)",
+    "zh": "xquad/zh-sentence",
+    "xl": "zh queries -> xquad/en-paragraph",
+    "scifact": "scifact/beir-test",
+    "cmrc": "cmrc2018/dev-paragraph",
+    "workspace": "LoCoMo workspace mode (400/80 chunks)",
+}
+
+
+def default_bench() -> str:
+    here = os.path.dirname(os.path.abspath(__file__))
+    for candidate in (os.environ.get("MNEMOCLAW_BENCH_DIR"), os.path.join(here, "..", "..", "shared", "bench"),
+                      "/work/shared/bench"):
+        if candidate and os.path.isfile(os.path.join(candidate, "README.md")):
+            return os.path.abspath(candidate)
+    sys.exit("benchmark data not found: pass --bench DIR or set MNEMOCLAW_BENCH_DIR")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bench", default=None)
+    ap.add_argument("--sets", default=",".join(SETS))
+    ap.add_argument("--modes", default="keyword,vector,hybrid")
+    ap.add_argument("--work-dir", default="bench-results/work")
+    ap.add_argument("--out", default="bench-results/quality.json")
+    args = ap.parse_args()
+    bench = args.bench or default_bench()
+    results: dict[str, dict] = {}
+    for name in args.sets.split(","):
+        directory, scope, queries, metric = SETS[name]
+        for mode in args.modes.split(","):
+            t = time.monotonic()
+            # keyword runs share the embedded index: mode only changes how it is searched
+            opts = EvalOptions(mode=mode, scope_field=scope, queries_dir=os.path.join(bench, queries) if queries else None,
+                               work_dir=os.path.join(args.work_dir, name))
+            r = evaluate(os.path.join(bench, directory), opts)
+            r["wall_seconds"] = round(time.monotonic() - t, 1)
+            results[f"{name}/{mode}"] = r
+            print(f"{name:9} {mode:7} {metric} {r[metric]:.4f}  recall@5 {r['recall@5']:.4f}  "
+                  f"p50 {r['latency_ms_p50']} ms  ({r['wall_seconds']} s)", file=sys.stderr, flush=True)
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as fh:
+        json.dump(results, fh, indent=2)
+    modes = args.modes.split(",")
+    print("| set | metric | " + " | ".join(modes) + " | hybrid p50 / p95 ms |")
+    print("|---|---|" + "---|" * len(modes) + "---|")
+    for name in args.sets.split(","):
+        metric = SETS[name][3]
+        cells = [f"{results[f'{name}/{m}'][metric]:.3f}" for m in modes]
+        h = results.get(f"{name}/hybrid", {})
+        lat = f"{h.get('latency_ms_p50', '-')} / {h.get('latency_ms_p95', '-')}"
+        print(f"| {LABELS[name]} | {metric} | " + " | ".join(cells) + f" | {lat} |")
+    if "workspace" in args.sets.split(",") and "workspace/hybrid" in results:
+        w = results["workspace/hybrid"]
+        print(f"\nworkspace mode (hybrid): recall@5 {w['recall@5']:.3f}, hit@5 {w['hit@5']:.3f}, "
+              f"multi-hop recall@5 {w['by_category'].get('1', {}).get('recall@5', 0):.3f}, "
+              f"average returned chunk {w['avg_chunk_chars@5']} chars")
+
+
+if __name__ == "__main__":
+    main()

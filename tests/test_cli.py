@@ -1,0 +1,140 @@
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+from conftest import REPO, write
+
+from mnemoclaw.cli import cli
+
+COMMANDS = sorted(cli.commands)
+
+
+def run(*args, env=None, input=None):
+    # keyword-only keeps these fast; the demo test below uses the real local model
+    base = {"MNEMOCLAW_PROVIDER": "none"}
+    result = CliRunner().invoke(cli, list(args), env={**base, **(env or {})}, input=input, catch_exceptions=False)
+    return result
+
+
+@pytest.fixture
+def dirs(tmp_path):
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    return ["--workspace", str(ws), "--state-dir", str(state)], ws, state
+
+
+def test_every_command_has_help_and_is_in_the_readme():
+    readme = (REPO / "README.md").read_text()
+    for name in COMMANDS:
+        r = run(name, "--help")
+        assert r.exit_code == 0 and "Usage:" in r.output, name
+        assert re.search(rf"mnemoclaw( [-\w]+ \S+)* {name}\b", readme), f"README does not show `mnemoclaw {name}`"
+
+
+def test_init_index_search_get_status(dirs):
+    flags, ws, state = dirs
+    r = run(*flags, "init")
+    assert r.exit_code == 0, r.output
+    assert (ws / "AGENTS.md").exists() and (ws / "MEMORY.md").exists() and (ws / "memory").is_dir()
+    assert "memory_search" in (ws / "AGENTS.md").read_text()
+    assert (state / "config.json5").exists()
+    assert "created" in run(*flags, "init").output or "nothing changed" in run(*flags, "init").output
+
+    write(ws / "memory" / "2026-11-28.md", "# 2026-11-28\n\n- 团队聚餐定在周六晚上。\n- Deploy key PR-4821 rotated.\n")
+    r = run(*flags, "index")
+    assert r.exit_code == 0, r.output
+    assert "1 added" in r.output or "2 added" in r.output
+    r = run(*flags, "index", "--json")
+    report = json.loads(r.output)
+    assert report["unchanged"] == 2 and report["failed"] == []
+
+    r = run(*flags, "search", "聚餐", "--json")
+    out = json.loads(r.output)
+    assert out["results"][0]["path"] == "memory/2026-11-28.md"
+    assert out["results"][0]["citation"].startswith("memory/2026-11-28.md#L")
+    r = run(*flags, "search", "PR-4821", "-n", "1")
+    assert r.exit_code == 0 and "memory/2026-11-28.md#L" in r.output
+
+    r = run(*flags, "get", "memory/2026-11-28.md", "--from", "3", "--lines", "1")
+    assert r.output.strip() == "- 团队聚餐定在周六晚上。"
+    r = run(*flags, "get", "../etc/passwd.md")
+    assert r.exit_code == 1 and "climbs out of the workspace" in r.output
+
+    st = json.loads(run(*flags, "status", "--json").output)
+    assert st["files"] == 2 and st["dirty"] is False and st["provider"] == "none"
+    human = run(*flags, "status").output
+    assert "vector search" in human and "fts tokenizer" in human
+
+
+def test_config_and_state_dir_from_the_environment(tmp_path):
+    ws = tmp_path / "ws"
+    write(ws / "MEMORY.md", "- prefers oolong tea")
+    cfg = tmp_path / "conf.json5"
+    cfg.write_text('{agents: {defaults: {workspace: "%s"}}}' % ws)
+    env = {"MNEMOCLAW_STATE_DIR": str(tmp_path / "st"), "MNEMOCLAW_CONFIG": str(cfg)}
+    assert run("index", env=env).exit_code == 0
+    assert (tmp_path / "st" / "memory" / "main.sqlite").exists()
+    assert "MEMORY.md" in run("search", "oolong", env=env).output
+
+
+def test_bad_config_is_one_clear_line_not_a_traceback(tmp_path):
+    cfg = tmp_path / "bad.json5"
+    cfg.write_text("{agents: {defaults: {memorySearch: {provider: 'openia'}}}}")
+    r = run("--config", str(cfg), "--state-dir", str(tmp_path), "status")
+    assert r.exit_code == 1
+    assert "agents.defaults.memorySearch.provider" in r.output and "Traceback" not in r.output
+
+
+def test_empty_workspace_message(dirs):
+    flags, ws, _ = dirs
+    ws.mkdir()
+    r = run(*flags, "index")
+    assert r.exit_code == 0 and "No memory files yet" in r.output
+
+
+def test_skipped_files_exit_3_with_reasons(dirs):
+    flags, ws, _ = dirs
+    write(ws / "memory" / "ok.md", "fine")
+    (ws / "memory" / "bad.md").write_bytes(b"\xff\xfe\x00\x00binary")
+    r = run(*flags, "index")
+    assert r.exit_code == 3 and "memory/bad.md" in r.output and "binary" in r.output
+
+
+def test_eval_prints_the_documented_json_keys(tmp_path):
+    beir = tmp_path / "beir"
+    beir.mkdir()
+    docs = [("d1", "The cat sat on the mat", "a"), ("d2", "Dogs chase cats", "a"), ("d3", "猫在垫子上", "b")]
+    (beir / "corpus.jsonl").write_text("\n".join(json.dumps({"_id": i, "title": "", "text": t, "metadata": {"g": g}})
+                                               for i, t, g in docs))
+    (beir / "queries.jsonl").write_text("\n".join([
+        json.dumps({"_id": "q1", "text": "which mat did the cat sit on", "metadata": {"g": "a", "category": 1}}),
+        json.dumps({"_id": "q2", "text": "猫", "metadata": {"g": "b", "category": 2}}),
+    ]))
+    (beir / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td3\t1\n")
+    r = run("eval", str(beir), "--scope-field", "g", "--mode", "keyword", "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    for key in ("queries", "recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10", "latency_ms_p50",
+                "latency_ms_p95", "by_category"):
+        assert key in out
+    assert out["queries"] == 2 and out["recall@1"] == 1.0
+    assert set(out["by_category"]) == {"1", "2"}
+
+
+def test_the_real_entry_point_and_the_demo(tmp_path):
+    """The installed command, the real default embedder: what `make demo` runs."""
+    exe = os.path.join(os.path.dirname(sys.executable), "mnemoclaw")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMOCLAW_")}
+    p = subprocess.run([exe, "demo"], capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    out = p.stdout
+    assert "local/use-multilingual-v3" in out
+    sections = out.split("\n[")[1:]
+    assert len(sections) == 4
+    expected = ["memory/2026-11-26.md", "memory/2026-11-24.md", "memory/2026-11-28.md", "memory/2026-11-24.md"]
+    for section, path in zip(sections, expected):
+        first = [ln for ln in section.splitlines() if ln.startswith("1. ")][0]
+        assert first.startswith(f"1. {path}#L"), section
