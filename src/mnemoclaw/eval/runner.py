@@ -86,10 +86,9 @@ class _Session:
         else:
             self._tmp = tempfile.TemporaryDirectory(prefix="mnemoclaw-eval-")
             self.root = self._tmp.name
-        overrides = dict(options.overrides)
-        if options.mode == "keyword":
-            overrides.setdefault("provider", "none")
-        self.overrides = overrides
+        # every mode searches the same index (mode only changes how it is searched),
+        # so comparing modes costs one embedding pass
+        self.overrides = dict(options.overrides)
         self.provider: EmbeddingProvider | None | object = None
         self._provider_ready = False
         self.index_seconds = 0.0

@@ -91,8 +91,10 @@ def cjk_grams(run: str) -> list[str]:
 
 
 _TOKEN = re.compile(rf"[{_CJK_CLASS}]+|(?:(?![{_CJK_CLASS}])[^\W_])+")
-_STEMS: dict[str, str] = {}
-_STEM_CACHE_MAX = 500_000
+# raw word -> index term; the same words recur across chunks, and stemming is the
+# slowest step of indexing
+_TERMS: dict[str, str] = {}
+_TERM_CACHE_MAX = 500_000
 _stemmer = None
 
 
@@ -106,29 +108,42 @@ def _fold(word: str) -> str:
 
 
 def stem(word: str) -> str:
-    """Porter stem of a folded word, memoised (the same words recur across chunks)."""
-    out = _STEMS.get(word)
-    if out is None:
-        global _stemmer
-        if _stemmer is None:
-            import snowballstemmer
+    """Porter stem of a folded word (PyStemmer's C implementation when installed)."""
+    global _stemmer
+    if _stemmer is None:
+        import snowballstemmer
 
-            _stemmer = snowballstemmer.stemmer("porter")
-        if len(_STEMS) >= _STEM_CACHE_MAX:
-            _STEMS.clear()
-        out = _STEMS[word] = _stemmer.stemWord(word) if word.isascii() and not word.isdigit() else word
-    return out
+        _stemmer = snowballstemmer.stemmer("porter")
+    return _stemmer.stemWord(word) if word.isascii() and not word.isdigit() else word
+
+
+def _term(word: str) -> str:
+    if len(_TERMS) >= _TERM_CACHE_MAX:
+        _TERMS.clear()
+    term = _TERMS[word] = stem(_fold(word))
+    return term
+
+
+_WORDISH = re.compile(r"[^\W_]+")
 
 
 def analyze(text: str) -> list[str]:
     """Index terms of ``text``: stemmed words and CJK grams, in reading order."""
     out: list[str] = []
-    for m in _TOKEN.finditer(text):
-        tok = m.group()
-        if _CJK_CHAR.match(tok):
-            out.extend(cjk_grams(tok))
-        else:
-            out.append(stem(_fold(tok)))
+    append = out.append
+    terms = _TERMS
+    for tok in _WORDISH.findall(text):
+        term = terms.get(tok)
+        if term is not None:
+            append(term)
+        elif tok.isascii() or not _CJK_CHAR.search(tok):
+            append(_term(tok))
+        else:  # CJK, possibly glued to letters or digits: "NFL黑豹", "2010年"
+            for piece in _TOKEN.findall(tok):
+                if _CJK_CHAR.match(piece):
+                    out.extend(cjk_grams(piece))
+                else:
+                    append(terms.get(piece) or _term(piece))
     return out
 
 
@@ -170,7 +185,7 @@ def keyword_query(query: str) -> KeywordQuery:
                 terms.extend(cjk_grams(tok))
                 continue
             folded = _fold(tok)
-            term = stem(folded)
+            term = _TERMS.get(tok) or _term(tok)
             words.append(term)
             (dropped if folded in STOP_WORDS else terms).append(term)
         if len(words) > 1 and not CJK_RUN.search(piece):

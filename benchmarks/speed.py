@@ -1,0 +1,279 @@
+"""Speed and memory of indexing and search, on this machine, with the project's own code.
+
+    python benchmarks/speed.py [--sections keyword,embed,resync,search,cold] [--scale 10000,100000]
+                               [--work-dir bench-results/speed] [--out bench-results/speed.json]
+
+Sections:
+  keyword  keyword-only indexing of the LoCoMo Markdown folders (chunks/s)
+  embed    the default embedder alone vs a full index with it (chunks/s, ratio)
+  resync   re-sync of an unchanged 10 000-file workspace, then with one file changed
+  search   hybrid search latency in a warm process (p50/p95) and peak RSS, at each --scale
+           (synthetic workspaces made from the benchmark texts; the first run embeds them,
+           later runs reuse the index in --work-dir)
+  cold     `mnemoclaw search` from the shell: interpreter start, model load, query (p50)
+
+Benchmark data is read from ../shared/bench (or MNEMOCLAW_BENCH_DIR) and never copied
+into the repository; scratch workspaces live under --work-dir.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from mnemoclaw.api import Memory
+from mnemoclaw.config import load_settings
+from mnemoclaw.embeddings.base import cpu_count
+from mnemoclaw.eval.metrics import percentile
+from mnemoclaw.index.indexer import EMBED_BATCH
+from mnemoclaw.markdown.chunker import chunk_markdown
+
+
+def bench_dir() -> Path:
+    here = Path(__file__).resolve().parent
+    for c in (os.environ.get("MNEMOCLAW_BENCH_DIR"), here.parent.parent / "shared" / "bench", "/work/shared/bench"):
+        if c and Path(c, "README.md").exists():
+            return Path(c)
+    sys.exit("benchmark data not found: set MNEMOCLAW_BENCH_DIR")
+
+
+def open_memory(ws: Path, state: Path, **overrides) -> Memory:
+    return Memory(load_settings(workspace=ws, state_dir=state, config={}, overrides=overrides or None, env={}))
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def copy_locomo(bench: Path, ws: Path) -> None:
+    if ws.exists():
+        shutil.rmtree(ws)
+    for conv in sorted((bench / "locomo" / "markdown").iterdir()):
+        shutil.copytree(conv, ws / "memory" / conv.name)
+
+
+def section_keyword(bench: Path, work: Path) -> dict:
+    ws = work / "locomo-ws"
+    copy_locomo(bench, ws)
+    runs = []
+    for _ in range(3):
+        state = work / "kw-state"
+        shutil.rmtree(state, ignore_errors=True)
+        with open_memory(ws, state, provider="none") as mem:
+            t = time.perf_counter()
+            report = mem.sync()
+            runs.append((time.perf_counter() - t, report.chunks_total, report.added))
+    secs, chunks, files = min(runs)
+    out = {"files": files, "chunks": chunks, "seconds": round(secs, 3), "chunks_per_s": round(chunks / secs)}
+    log(f"keyword-only indexing of LoCoMo: {out}")
+    return out
+
+
+def section_embed(bench: Path, work: Path) -> dict:
+    ws = work / "locomo-ws"
+    if not ws.exists():
+        copy_locomo(bench, ws)
+    texts = []
+    for path in sorted(ws.rglob("*.md")):
+        texts.extend(c.text for c in chunk_markdown(path.read_text("utf-8")))
+    texts = list(dict.fromkeys(texts))
+    state = work / "embed-state"
+    shutil.rmtree(state, ignore_errors=True)
+    mem = open_memory(ws, state)
+    mem.provider.warm()  # model load is not part of either figure
+    t = time.perf_counter()
+    for i in range(0, len(texts), EMBED_BATCH):
+        mem.provider.embed(texts[i : i + EMBED_BATCH])
+    raw = len(texts) / (time.perf_counter() - t)
+    t = time.perf_counter()
+    report = mem.sync()
+    secs = time.perf_counter() - t
+    mem.close()
+    indexed = report.chunks_embedded / secs
+    out = {"chunks": len(texts), "embedder_chunks_per_s": round(raw, 1), "index_chunks_per_s": round(indexed, 1),
+           "ratio": round(indexed / raw, 3), "threads": cpu_count()}
+    log(f"default embedder vs indexing: {out}")
+    return out
+
+
+def _sentences(bench: Path) -> list[str]:
+    """Sentences from the benchmark texts, English and Chinese, for synthetic notes."""
+    out = []
+    for rel in ("locomo/turns/corpus.jsonl", "scifact/beir-test/corpus.jsonl", "xquad/zh-sentence/corpus.jsonl",
+                "cmrc2018/dev-paragraph/corpus.jsonl"):
+        with open(bench / rel, encoding="utf-8") as fh:
+            for line in fh:
+                text = json.loads(line)["text"]
+                out.extend(s.strip() for s in text.replace("。", "。\n").replace(". ", ".\n").split("\n") if len(s.strip()) > 20)
+    return out
+
+
+def make_workspace(bench: Path, ws: Path, files: int, notes_per_file: int, seed: int = 7) -> None:
+    """Daily-log-like files: '# date', then notes of 2-6 sentences as list items."""
+    marker = ws / ".complete"
+    if marker.exists():
+        return
+    shutil.rmtree(ws, ignore_errors=True)
+    rng = random.Random(seed)
+    pool = _sentences(bench)
+    for i in range(files):
+        day = f"20{20 + i % 7}-{1 + i % 12:02d}-{1 + i % 28:02d}"
+        lines = [f"# {day} ({i})", ""]
+        for n in range(notes_per_file):
+            lines.append(f"- note {i}.{n}: " + " ".join(rng.choice(pool) for _ in range(rng.randint(2, 6))))
+        path = ws / "memory" / f"{i // 1000:03d}" / f"{day}-{i}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    marker.write_text("ok")
+
+
+def section_resync(bench: Path, work: Path) -> dict:
+    ws = work / "ws-10k-files"
+    make_workspace(bench, ws, files=10_000, notes_per_file=1)
+    state = work / "ws-10k-files-state"
+    with open_memory(ws, state) as mem:
+        t = time.perf_counter()
+        first = mem.sync()
+        first_s = time.perf_counter() - t
+    times = []
+    for _ in range(5):
+        with open_memory(ws, state) as mem:
+            t = time.perf_counter()
+            r = mem.sync()
+            times.append(time.perf_counter() - t)
+            assert r.unchanged == 10_000 and r.chunks_embedded == 0, r
+    target = next(iter(sorted((ws / "memory").rglob("*.md"))))
+    changed = []
+    for n in range(3):
+        with target.open("a", encoding="utf-8") as fh:
+            fh.write(f"- appended note {time.time()} number {n}\n")
+        with open_memory(ws, state) as mem:
+            mem.provider.warm()
+            t = time.perf_counter()
+            r = mem.sync()
+            changed.append(time.perf_counter() - t)
+            assert r.changed == 1 and r.chunks_embedded >= 1, r
+    out = {"files": 10_000, "first_index_s": round(first_s, 1), "first_chunks": first.chunks_total,
+           "unchanged_resync_s_median": round(statistics.median(times), 3),
+           "one_changed_resync_s_median": round(statistics.median(changed), 3)}
+    log(f"re-sync: {out}")
+    return out
+
+
+def _queries(bench: Path, n: int) -> list[str]:
+    qs = []
+    for rel in ("locomo/turns/queries.jsonl", "scifact/beir-test/queries.jsonl", "xquad/zh-sentence/queries.jsonl"):
+        with open(bench / rel, encoding="utf-8") as fh:
+            qs.extend(json.loads(line)["text"] for line in fh)
+    random.Random(3).shuffle(qs)
+    return qs[:n]
+
+
+def section_search(bench: Path, work: Path, scale: int) -> dict:
+    # ~5 chunks a file: 40 notes of 2-6 sentences
+    files = max(1, scale // 5)
+    ws = work / f"ws-{scale}"
+    make_workspace(bench, ws, files=files, notes_per_file=40, seed=scale)
+    state = work / f"ws-{scale}-state"
+    with open_memory(ws, state) as mem:
+        t = time.perf_counter()
+        last = [0.0]
+
+        def progress(done: int, total: int) -> None:
+            if time.monotonic() - last[0] > 30:
+                last[0] = time.monotonic()
+                log(f"  indexing {done}/{total} files")
+
+        report = mem.sync(progress=progress)
+        index_s = time.perf_counter() - t
+        chunks = mem.store.counts()["chunks"]
+        queries = _queries(bench, 300)
+        for q in queries[:20]:
+            mem.memory_search(q)  # warm caches
+        lat, lat_nosync = [], []
+        for q in queries:
+            t = time.perf_counter()
+            mem.memory_search(q)
+            lat.append((time.perf_counter() - t) * 1000)
+        mem.settings.memory_search["sync"]["onSearch"] = False
+        for q in queries:
+            t = time.perf_counter()
+            mem.memory_search(q + " ")  # not the cached query vector
+            lat_nosync.append((time.perf_counter() - t) * 1000)
+        vector_path = mem.store.vector_path()
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out = {"chunks": chunks, "files": files, "index_s": round(index_s, 1), "embedded": report.chunks_embedded,
+           "p50_ms": round(percentile(lat, 50), 1), "p95_ms": round(percentile(lat, 95), 1),
+           "p50_ms_no_dirty_check": round(percentile(lat_nosync, 50), 1),
+           "p95_ms_no_dirty_check": round(percentile(lat_nosync, 95), 1),
+           "peak_rss_mb": round(rss), "vector_path": vector_path}
+    log(f"search at {scale}: {out}")
+    return out
+
+
+def section_cold(bench: Path, work: Path) -> dict:
+    ws = work / "locomo-ws"
+    if not ws.exists():
+        copy_locomo(bench, ws)
+    state = work / "cold-state"
+    exe = str(Path(sys.executable).with_name("mnemoclaw"))
+    base = [exe, "--workspace", str(ws), "--state-dir", str(state)]
+    subprocess.run(base + ["index"], check=True, capture_output=True)
+    subprocess.run(base + ["search", "warm the model cache"], check=True, capture_output=True)
+    times = []
+    for q in _queries(bench, 7):
+        t = time.perf_counter()
+        subprocess.run(base + ["search", q], check=True, capture_output=True)
+        times.append(time.perf_counter() - t)
+    out = {"runs": len(times), "p50_s": round(statistics.median(times), 3), "max_s": round(max(times), 3)}
+    log(f"cold CLI search: {out}")
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sections", default="keyword,embed,resync,search,cold")
+    ap.add_argument("--scale", default="10000,100000")
+    ap.add_argument("--work-dir", default="bench-results/speed")
+    ap.add_argument("--out", default="bench-results/speed.json")
+    args = ap.parse_args()
+    bench = bench_dir()
+    work = Path(args.work_dir).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    results: dict = {"cores": cpu_count(), "python": sys.version.split()[0]}
+    if os.path.exists(args.out):
+        with open(args.out) as fh:
+            results.update(json.load(fh))
+    for name in args.sections.split(","):
+        if name == "search":
+            for scale in (int(s) for s in args.scale.split(",")):
+                # one process per scale, so peak RSS is that scale's alone
+                cmd = [sys.executable, __file__, "--sections", "search-one", "--scale", str(scale),
+                       "--work-dir", str(work), "--out", args.out]
+                subprocess.run(cmd, check=True)
+                with open(args.out) as fh:
+                    results.update(json.load(fh))
+            continue
+        if name == "search-one":
+            scale = int(args.scale)
+            results[f"search_{scale}"] = section_search(bench, work, scale)
+        else:
+            results[name] = globals()[f"section_{name}"](bench, work)
+        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+        with open(args.out, "w") as fh:
+            json.dump(results, fh, indent=2)
+    if "search-one" not in args.sections:
+        print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
