@@ -28,11 +28,11 @@ RRF_K = 60
 # others use the fixed weights that measured best for them (docs/quality.md).
 DEFAULT_WEIGHTS = {"weighted": (0.7, 0.3), "zscore": (0.3, 0.7), "minmax": (0.3, 0.7), "rrf": (0.3, 0.7)}
 # Adaptive vector weight: how far the best vector match stands above the mean of
-# the vector candidates (cosine units), times 2, clamped to [0.1, 0.5]. A small
+# the vector candidates (cosine units), times 2.2, clamped to [0.1, 0.5]. A small
 # multilingual embedder is sharp on some queries (translations, paraphrases) and
 # flat on others (chit-chat turns); trusting it only when it is sharp measured
 # better than any fixed weight across LoCoMo, XQuAD zh and zh->en, CMRC and SciFact.
-ADAPTIVE_SLOPE, ADAPTIVE_MIN, ADAPTIVE_MAX = 2.0, 0.1, 0.5
+ADAPTIVE_SLOPE, ADAPTIVE_MIN, ADAPTIVE_MAX = 2.2, 0.1, 0.5
 
 
 def adaptive_vector_weight(vector: dict[int, float]) -> float:
