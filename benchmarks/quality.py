@@ -54,6 +54,7 @@ def main() -> None:
     ap.add_argument("--modes", default="keyword,vector,hybrid")
     ap.add_argument("--work-dir", default="bench-results/work")
     ap.add_argument("--out", default="bench-results/quality.json")
+    ap.add_argument("--fusion", default=None, help="query.hybrid.fusion to compare (default: the configured one)")
     args = ap.parse_args()
     bench = args.bench or default_bench()
     results: dict[str, dict] = {}
@@ -62,8 +63,9 @@ def main() -> None:
         for mode in args.modes.split(","):
             t = time.monotonic()
             # keyword runs share the embedded index: mode only changes how it is searched
+            overrides = {"query": {"hybrid": {"fusion": args.fusion}}} if args.fusion else {}
             opts = EvalOptions(mode=mode, scope_field=scope, queries_dir=os.path.join(bench, queries) if queries else None,
-                               work_dir=os.path.join(args.work_dir, name))
+                               work_dir=os.path.join(args.work_dir, name), overrides=overrides)
             r = evaluate(os.path.join(bench, directory), opts)
             r["wall_seconds"] = round(time.monotonic() - t, 1)
             results[f"{name}/{mode}"] = r

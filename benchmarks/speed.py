@@ -179,10 +179,10 @@ def _queries(bench: Path, n: int) -> list[str]:
 
 
 def section_search(bench: Path, work: Path, scale: int) -> dict:
-    # ~5 chunks a file: 40 notes of 2-6 sentences
+    # ~5 chunks a file: 18 notes of 2-6 sentences
     files = max(1, scale // 5)
     ws = work / f"ws-{scale}"
-    make_workspace(bench, ws, files=files, notes_per_file=40, seed=scale)
+    make_workspace(bench, ws, files=files, notes_per_file=18, seed=scale)
     state = work / f"ws-{scale}-state"
     with open_memory(ws, state) as mem:
         t = time.perf_counter()
