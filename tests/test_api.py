@@ -126,3 +126,30 @@ def test_status_reports_what_a_user_needs(mem):
         assert key in st
     assert st["files"] == 3 and st["dirty"] is False
     assert "CJK" in st["ftsTokenizer"]
+
+
+def test_memory_get_through_a_linked_workspace_and_extra_path(tmp_path, make_memory):
+    real = tmp_path / "real"
+    write(real / "memory" / "a.md", "in memory")
+    write(real / "notes" / "n.md", "a note")
+    os.symlink(real, tmp_path / "link")
+    m = make_memory(tmp_path / "link", overrides={"extraPaths": ["notes"]})
+    m.sync()
+    paths = {r["path"] for r in m.memory_search("note", minScore=0)["results"]}
+    assert "notes/n.md" in paths
+    assert m.get("notes/n.md")["text"] == "a note"
+    assert m.get(str(tmp_path / "link" / "memory" / "a.md"))["text"] == "in memory"
+
+
+def test_memory_get_refuses_a_fifo_without_hanging(mem, workspace):
+    os.mkfifo(workspace / "memory" / "pipe.md")
+    with pytest.raises(PathDeniedError, match="not a regular file"):
+        mem.get("memory/pipe.md")
+
+
+def test_tools_never_raise_on_bad_arguments(mem):
+    assert mem.memory_search("x", maxResults="many")["disabled"]
+    assert mem.memory_search("x", minScore=float("nan"))["disabled"]
+    assert mem.memory_search(None)["disabled"]
+    assert "error" in mem.memory_get("MEMORY.md", lines="ten")
+    assert "error" in mem.memory_get("\udcff.md")

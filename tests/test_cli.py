@@ -69,6 +69,14 @@ def test_init_index_search_get_status(dirs):
     assert "vector search" in human and "fts tokenizer" in human
 
 
+def test_init_creates_the_config_file_it_is_pointed_at(tmp_path):
+    cfg = tmp_path / "conf" / "mine.json5"
+    r = run("init", "--workspace", str(tmp_path / "ws"), "--config", str(cfg))
+    assert r.exit_code == 0, r.output
+    assert cfg.exists() and str(tmp_path / "ws") in cfg.read_text()
+    assert run("--config", str(cfg), "--state-dir", str(tmp_path / "st"), "index").exit_code == 0
+
+
 def test_config_and_state_dir_from_the_environment(tmp_path):
     ws = tmp_path / "ws"
     write(ws / "MEMORY.md", "- prefers oolong tea")

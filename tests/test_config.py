@@ -57,7 +57,10 @@ def test_bad_value_names_the_key_and_the_allowed_values(tmp_path):
 
 
 @pytest.mark.parametrize("block,fragment", [
-    ({"query": {"maxResults": "ten"}}, "query.maxResults must be a number"),
+    ({"query": {"maxResults": "ten"}}, "query.maxResults must be a finite number"),
+    ({"query": {"minScore": float("nan")}}, "query.minScore must be a finite number"),
+    ({"chunking": {"tokens": float("inf")}}, "chunking.tokens must be a finite number"),
+    ({"extraPaths": [""]}, "extraPaths must be a list of non-empty strings"),
     ({"query": {"minScore": 1.5}}, "query.minScore must be >= 0.0 and <= 1.0"),
     ({"chunking": {"tokens": 100, "overlap": 100}}, "overlap must be smaller"),
     ({"sources": ["memory", "email"]}, "'email' is not one of memory, sessions"),

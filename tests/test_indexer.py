@@ -181,3 +181,39 @@ def test_killed_mid_index_leaves_a_consistent_index(workspace, tmp_path, tokens,
     assert r.failed == [] and mem.store.counts()["files"] == 300
     dup = mem.store.conn.one("SELECT count(*) - count(DISTINCT id) FROM chunks")[0]
     assert dup == 0
+
+
+def test_a_long_repeated_line_does_not_break_indexing(workspace, make_memory):
+    write(workspace / "memory" / "rule.md", "-" * 8000 + "\n" + "哈" * 5000 + "\n- a real note about tea")
+    write(workspace / "memory" / "other.md", "- another note")
+    mem = make_memory(workspace)
+    r = mem.sync()
+    assert r.failed == [] and r.added == 2
+    assert mem.status()["dirty"] is False
+    assert mem.memory_search("tea")["results"][0]["path"] == "memory/rule.md"
+
+
+def test_an_unreadable_file_does_not_make_every_search_resync(workspace, make_memory):
+    write(workspace / "memory" / "ok.md", "- fine")
+    (workspace / "memory" / "bad.md").write_bytes(b"\xff\xfe bad bytes")
+    mem = make_memory(workspace)
+    assert len(mem.sync().failed) == 1
+    assert mem.indexer.is_dirty() is False
+    (workspace / "memory" / "bad.md").write_text("- fixed now", "utf-8")
+    assert mem.indexer.is_dirty() is True
+
+
+def test_an_interrupted_first_sync_then_a_new_model_rebuilds(workspace, make_memory):
+    for i in range(300):
+        write(workspace / "memory" / f"n{i:03d}.md", f"- note {i}")
+    flaky = HashEmbedder()
+    flaky.fail_after = 256  # the first batch lands, the second fails
+    with pytest.raises(ProviderError):
+        make_memory(workspace, provider=flaky).sync()
+    other = HashEmbedder()
+    other.model = "hash-64-other"
+    mem = make_memory(workspace, provider=other)
+    r = mem.sync()
+    assert r.full_rebuild
+    models = mem.store.conn.execute("SELECT DISTINCT model FROM chunks")
+    assert models == [("hash-64-other",)]

@@ -18,7 +18,9 @@ needs_bench = pytest.mark.skipif(BENCH is None, reason="benchmark data not found
 # (set, scope, queries, metric, floor for hybrid)
 CASES = [
     ("locomo/turns", "conv", None, "recall@5", 0.56),
-    ("xquad/zh-sentence", None, None, "recall@5", 0.925),
+    # measured 0.930 (the target); the floor leaves room for one tie that a newer
+    # numpy could order differently
+    ("xquad/zh-sentence", None, None, "recall@5", 0.928),
     ("xquad/en-paragraph", None, "xquad/zh-paragraph", "recall@5", 0.90),
     ("scifact/beir-test", None, None, "ndcg@10", 0.68),
     ("cmrc2018/dev-paragraph", None, None, "recall@1", 0.97),
@@ -50,7 +52,7 @@ def test_locomo_workspace_mode(work):
     r = evaluate(str(BENCH / "locomo" / "markdown"), opts)
     print({k: r[k] for k in ("recall@5", "hit@5", "avg_chunk_chars@5")}, r["by_category"]["1"])
     assert r["avg_chunk_chars@5"] <= 1500
-    # measured 0.865 / 0.916 / 0.558 (docs/quality.md); the targets 0.88 / 0.92 / 0.60 are open work
-    assert r["recall@5"] >= 0.86
-    assert r["hit@5"] >= 0.91
-    assert r["by_category"]["1"]["recall@5"] >= 0.55
+    # measured 0.862 / 0.912 / 0.553 (docs/quality.md); the targets 0.88 / 0.92 / 0.60 are open work
+    assert r["recall@5"] >= 0.855
+    assert r["hit@5"] >= 0.905
+    assert r["by_category"]["1"]["recall@5"] >= 0.545

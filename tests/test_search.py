@@ -3,6 +3,7 @@ import math
 import pytest
 from conftest import write
 
+from mnemoclaw.errors import MnemoclawError
 from mnemoclaw.search.fusion import adaptive_vector_weight, bm25_to_unit, date_of, decay_factor, fuse, mmr
 
 
@@ -107,5 +108,7 @@ def test_search_modes(workspace, make_memory):
     mem.sync()
     for mode in ("keyword", "vector", "hybrid"):
         assert mem.search("espresso", mode=mode, min_score=0)[0].path == "memory/a.md"
-    with pytest.raises(ValueError):
+    with pytest.raises(MnemoclawError, match="unknown search mode 'fuzzy'"):
         mem.search("x", mode="fuzzy")
+    out = mem.memory_search("x", mode="fuzzy")
+    assert out["disabled"] and "fuzzy" in out["error"]

@@ -134,14 +134,34 @@ def test_corrupt_index_file_is_moved_aside_and_recreated(tmp_path):
     s.close()
 
 
-def test_a_newer_schema_is_treated_as_foreign_and_rebuilt(tmp_path):
+def test_an_index_from_a_newer_version_is_refused_and_left_alone(tmp_path):
     path = str(tmp_path / "index.sqlite")
     s = SQLiteStore(path)
     s.conn.execute("INSERT INTO schema_migrations VALUES ('9999_future', 0)")
     s.close()
-    s = SQLiteStore(path)
-    assert s.recovered
-    s.close()
+    with pytest.raises(StoreError, match="newer mnemoclaw.*upgrade"):
+        SQLiteStore(path)
+    assert os.path.exists(path) and not [p for p in os.listdir(tmp_path) if "corrupt" in p]
+
+
+def test_a_long_lived_process_repairs_vectors_a_plain_process_left_stale(tmp_path, monkeypatch):
+    if not _available("pysqlite3"):
+        pytest.skip("needs a sqlite module that can load sqlite-vec")
+    path = str(tmp_path / "index.sqlite")
+    monkeypatch.setenv("MNEMOCLAW_SQLITE_DRIVER", "pysqlite3")
+    with_vec = SQLiteStore(path)
+    if not with_vec.vec_loaded:
+        pytest.skip("sqlite-vec not loadable here")
+    with_vec.apply([file_write("a.md", ["a"], [vec(1, 0)]), file_write("b.md", ["b"], [vec(0, 1)])])
+    monkeypatch.setenv("MNEMOCLAW_SQLITE_DRIVER", "sqlite3")
+    plain = SQLiteStore(path, vector_enabled=False)
+    plain.apply([], removes=["b.md"])  # frees the highest rowid, leaves chunks_vec behind
+    plain.close()
+    # the long-lived process reuses that rowid: its write must not collide
+    with_vec.apply([file_write("c.md", ["c"], [vec(1, 1)])])
+    texts = [with_vec.chunks([r])[r].text for r, _ in with_vec.vector_search(vec(0, 1), 3)]
+    assert "b" not in texts and set(texts) == {"a", "c"}
+    with_vec.close()
 
 
 def test_vectors_written_without_sqlite_vec_are_repaired_when_it_loads(tmp_path, monkeypatch):

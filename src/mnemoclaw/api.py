@@ -21,7 +21,7 @@ from typing import Any
 
 from .config import Settings, load_settings
 from .embeddings.base import EmbeddingProvider, create_provider
-from .errors import MnemoclawError, PathDeniedError, ProviderError, WorkspaceError
+from .errors import LockTimeoutError, MnemoclawError, PathDeniedError, ProviderError, WorkspaceError
 from .index.indexer import Indexer, IndexSpec, Progress
 from .search.searcher import QueryOptions, Searcher
 from .store.sqlite import SQLiteStore
@@ -137,7 +137,12 @@ class Memory:
 
     def _sync_if_dirty(self) -> None:
         if self.settings.memory_search["sync"]["onSearch"] and self.indexer.is_dirty():
-            self.sync()
+            try:
+                # another process holding the write lock is already bringing the index up
+                # to date (perhaps a long rebuild): search the last good index instead of waiting
+                self.sync(lock_timeout=0)
+            except LockTimeoutError:
+                log.info("index busy in another process; searching the last committed state")
 
     # -- search -----------------------------------------------------------------------
     def search(
@@ -166,8 +171,12 @@ class Memory:
     ) -> dict[str, Any]:
         """The ``memory_search`` tool: never raises; failures come back with an ``action``."""
         try:
-            hits = self.search(query, max_results=maxResults, min_score=minScore, mode=mode)
-        except MnemoclawError as exc:
+            if not isinstance(query, str):
+                raise MnemoclawError(f"query must be a string, got {type(query).__name__}")
+            max_results = None if maxResults is None else _as_int("maxResults", maxResults, 1, 1000)
+            min_score = None if minScore is None else _as_float("minScore", minScore, 0.0, 1.0)
+            hits = self.search(query, max_results=max_results, min_score=min_score, mode=mode)
+        except (MnemoclawError, ValueError, OSError) as exc:
             return {
                 "results": [],
                 "disabled": True,
@@ -209,11 +218,13 @@ class Memory:
 
     def memory_get(self, path: str, from_: int | None = None, lines: int | None = None, **kw: Any) -> dict[str, Any]:
         """The ``memory_get`` tool (``from`` is a keyword in Python, so ``from_`` or ``from=``)."""
-        start = kw.get("from", from_)
         try:
-            return self.get(path, start, lines)
-        except PathDeniedError as exc:
-            return {"path": path, "text": "", "error": str(exc)}
+            start = kw.get("from", from_)
+            start = None if start is None else _as_int("from", start, 1, 10**9)
+            count = None if lines is None else _as_int("lines", lines, 0, 10**9)
+            return self.get(path, start, count)
+        except (MnemoclawError, ValueError, OSError) as exc:
+            return {"path": path if isinstance(path, str) else "", "text": "", "error": str(exc)}
 
     # -- status -----------------------------------------------------------------------
     def status(self, *, check_dirty: bool = True) -> dict[str, Any]:
@@ -252,7 +263,29 @@ class Memory:
         return out
 
 
-def _action_for(exc: MnemoclawError) -> str:
+def _as_int(name: str, value: Any, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise MnemoclawError(f"{name} must be a whole number, got {value!r}")
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise MnemoclawError(f"{name} must be a whole number, got {value!r}") from None
+    if not lo <= number <= hi:
+        raise MnemoclawError(f"{name} must be between {lo} and {hi}, got {value!r}")
+    return number
+
+
+def _as_float(name: str, value: Any, lo: float, hi: float) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise MnemoclawError(f"{name} must be a number, got {value!r}") from None
+    if isinstance(value, bool) or not lo <= number <= hi:  # NaN fails this too
+        raise MnemoclawError(f"{name} must be between {lo} and {hi}, got {value!r}")
+    return number
+
+
+def _action_for(exc: Exception) -> str:
     if isinstance(exc, WorkspaceError):
         return "run `mnemoclaw init` to create the workspace, then `mnemoclaw index`"
     if isinstance(exc, ProviderError):

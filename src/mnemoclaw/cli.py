@@ -130,9 +130,14 @@ def cli(ctx: click.Context, workspace, state_dir, config_path, agent, verbose) -
 @_run
 def init(obj: _Ctx) -> None:
     """Create the workspace (MEMORY.md, memory/, AGENTS.md with the memory protocol) and a config file."""
-    from .config import ENV_CONFIG
+    from .config import ENV_CONFIG, load_settings
 
-    settings = obj.settings()
+    config_file = obj.config or os.environ.get(ENV_CONFIG)
+    if config_file and not Path(config_file).expanduser().exists():
+        # init is what creates it: start from the defaults
+        settings = load_settings(workspace=obj.workspace, state_dir=obj.state_dir, config={}, agent_id=obj.agent)
+    else:
+        settings = obj.settings()
     ws = settings.workspace
     created = []
     (ws / "memory").mkdir(parents=True, exist_ok=True)
@@ -141,7 +146,7 @@ def init(obj: _Ctx) -> None:
         if not target.exists():
             target.write_text(resources.files("mnemoclaw.templates").joinpath(name).read_text("utf-8"), "utf-8")
             created.append(str(target))
-    cfg = Path(obj.config or os.environ.get(ENV_CONFIG) or settings.state_dir / "config.json5")
+    cfg = Path(config_file).expanduser() if config_file else settings.state_dir / "config.json5"
     if not cfg.exists():
         cfg.parent.mkdir(parents=True, exist_ok=True)
         text = resources.files("mnemoclaw.templates").joinpath("config.json5").read_text("utf-8")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import difflib
 import logging
+import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -172,8 +173,8 @@ def _check_leaf(path: str, spec: F, value: Any) -> Any:
             raise ConfigError(f"{path} must be true or false, got {value!r}")
         return value
     if kind in ("int", "float"):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{path} must be a number, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ConfigError(f"{path} must be a finite number, got {value!r}")
         if kind == "int" and float(value) != int(value):
             raise ConfigError(f"{path} must be a whole number, got {value!r}")
         if (spec.lo is not None and value < spec.lo) or (spec.hi is not None and value > spec.hi):
@@ -190,8 +191,8 @@ def _check_leaf(path: str, spec: F, value: Any) -> Any:
             raise ConfigError(f"{path} must be one of {', '.join(spec.choices)}; got {value!r}")
         return value
     if kind == "list[str]":
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"{path} must be a list of strings, got {value!r}")
+        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+            raise ConfigError(f"{path} must be a list of non-empty strings, got {value!r}")
         if spec.choices:
             bad = [v for v in value if v not in spec.choices]
             if bad:

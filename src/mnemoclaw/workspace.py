@@ -7,7 +7,9 @@ outside those places. Each refusal says which rule it hit.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +43,7 @@ def resolve_memory_path(raw: str, workspace: Path, extra_paths: list[Path]) -> R
     text = raw.strip()
     if "\x00" in text:
         raise PathDeniedError("path contains a NUL byte")
+    ws_given = Path(os.path.normpath(os.path.abspath(os.path.expanduser(str(workspace)))))
     ws = Path(os.path.realpath(workspace))
     expanded = Path(os.path.expanduser(text))
     candidate = expanded if expanded.is_absolute() else ws / expanded
@@ -49,35 +52,41 @@ def resolve_memory_path(raw: str, workspace: Path, extra_paths: list[Path]) -> R
     if not normal.name.lower().endswith(".md"):
         raise PathDeniedError(f"{text!r} is not a Markdown file; {ALLOWED_HINT}")
 
-    roots: list[tuple[Path, bool]] = []  # (root, is_single_file)
-    for extra in extra_paths:
-        real_extra = Path(os.path.normpath(os.path.expanduser(str(extra))))
-        if real_extra.exists() and real_extra.is_symlink():
-            continue
-        roots.append((real_extra, real_extra.suffix.lower() == ".md" and not real_extra.is_dir()))
-
-    def inside(root: Path) -> bool:
+    def under(path: Path, root: Path) -> bool:
         try:
-            normal.relative_to(root)
+            path.relative_to(root)
             return True
         except ValueError:
             return False
 
+    # A root may be configured through a link above it (/tmp -> /private/tmp): paths
+    # are accepted in either spelling and checked in the real one. Links at or below
+    # a root are never followed.
+    if under(normal, ws_given) and not under(normal, ws):
+        normal = ws / normal.relative_to(ws_given)
+    roots: list[tuple[Path, bool]] = []  # (real root, is a single file)
+    for extra in extra_paths:
+        given = Path(os.path.normpath(os.path.abspath(os.path.expanduser(str(extra)))))
+        if given.is_symlink():
+            continue
+        real = Path(os.path.realpath(given))
+        single = given.suffix.lower() == ".md" and not given.is_dir()
+        if not under(normal, real) and (normal == given or under(normal, given)):
+            normal = real / normal.relative_to(given) if not single else real
+        roots.append((real, single))
+
     base: Path | None = None
-    if inside(ws):
-        rel = normal.relative_to(ws)
-        parts = rel.parts
-        if len(parts) == 1 and parts[0] in ROOT_FILES:
-            base = ws
-        elif len(parts) >= 2 and parts[0] == "memory":
+    if under(normal, ws):
+        parts = normal.relative_to(ws).parts
+        if (len(parts) == 1 and parts[0] in ROOT_FILES) or (len(parts) >= 2 and parts[0] == "memory"):
             base = ws
     if base is None:
         for root, single in roots:
-            if (single and normal == root) or (not single and inside(root)):
+            if (single and normal == root) or (not single and under(normal, root)):
                 base = root.parent if single else root
                 break
     if base is None:
-        if not inside(ws):
+        if not under(normal, ws):
             escape = ".." in Path(text).parts
             why = "climbs out of the workspace with '..'" if escape else "is outside the workspace"
             raise PathDeniedError(f"{text!r} {why}; {ALLOWED_HINT}")
@@ -87,19 +96,35 @@ def resolve_memory_path(raw: str, workspace: Path, extra_paths: list[Path]) -> R
     link = _links_on_the_way(base, normal)
     if link is not None:
         raise PathDeniedError(f"{text!r} goes through the symbolic link {link}; memory files are never read through links")
-    rel_display = normal.relative_to(ws).as_posix() if inside(ws) else str(normal)
-    return ResolvedPath(rel_display, normal)
+    display = normal.relative_to(ws).as_posix() if under(normal, ws) else str(normal)
+    return ResolvedPath(display, normal)
+
+
+MAX_READ_BYTES = 32 * 1024 * 1024
 
 
 def read_lines(path: Path, from_line: int | None, lines: int | None) -> str:
     """Lines ``from_line`` (1-based) .. ``from_line + lines - 1``; empty text past the end or if missing."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
+        # O_NOFOLLOW: a file swapped for a link after the checks is refused, not followed;
+        # O_NONBLOCK: a FIFO does not hang the reader
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         return ""
-    except IsADirectoryError:
-        raise PathDeniedError(f"{path} is a directory, not a memory file") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise PathDeniedError(f"{path} is a symbolic link; memory files are never read through links") from None
+        if exc.errno == errno.EISDIR:
+            raise PathDeniedError(f"{path} is a directory, not a memory file") from None
+        raise PathDeniedError(f"cannot read {path}: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise PathDeniedError(f"{path} is not a regular file")
+        data = fh.read(MAX_READ_BYTES + 1)
+    text = data[:MAX_READ_BYTES].decode("utf-8", errors="replace")
+    if len(data) > MAX_READ_BYTES:
+        text += "\n[truncated: file larger than 32 MiB]"
     if from_line is None and lines is None:
         return text
     start = max(1, from_line or 1)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -22,10 +23,10 @@ ROOT_FILES = ("MEMORY.md", "memory.md")
 
 def display_path(abspath: str, workspace: str) -> str:
     """Workspace-relative POSIX path for files inside the workspace, else the absolute path."""
-    rel = os.path.relpath(abspath, workspace)
-    if rel == os.pardir or rel.startswith(os.pardir + os.sep):
-        return abspath
-    return rel.replace(os.sep, "/")
+    prefix = workspace.rstrip(os.sep) + os.sep
+    if abspath.startswith(prefix):
+        return abspath[len(prefix):].replace(os.sep, "/")
+    return abspath
 
 
 def _walk_markdown(root: str) -> Iterator[os.DirEntry[str]]:
@@ -54,47 +55,57 @@ def _walk_markdown(root: str) -> Iterator[os.DirEntry[str]]:
 
 
 def discover(workspace: Path, extra_paths: Iterable[Path] = ()) -> list[SourceFile]:
-    """List memory files with their stat, de-duplicated by real path."""
+    """List memory files with their stat, de-duplicated by real path.
+
+    Links are never followed, so below a root whose real path is known every entry's
+    path is already real: ``realpath`` runs once per root, not once per file (it costs
+    a system call per path component, which dominated a 20 000-file scan).
+    """
     ws = os.path.realpath(workspace)
     seen: set[str] = set()
     out: list[SourceFile] = []
 
-    def add(abspath: str, st: os.stat_result) -> None:
-        real = os.path.realpath(abspath)
+    def add(real: str, st: os.stat_result) -> None:
         if real in seen:
             return
         seen.add(real)
         out.append(SourceFile(display_path(real, ws), real, "memory", st.st_mtime_ns, st.st_size))
 
+    try:
+        top_names = set(os.listdir(ws))
+    except OSError:
+        top_names = set()
     for name in ROOT_FILES:
+        # on a case-insensitive disk both names open the same file: keep the real spelling once
+        if name not in top_names:
+            continue
         p = os.path.join(ws, name)
         try:
             st = os.lstat(p)
         except OSError:
             continue
-        # on a case-insensitive disk both names open the same file: keep the real spelling once
-        if os.path.isfile(p) and not os.path.islink(p) and name in os.listdir(ws):
+        if stat.S_ISREG(st.st_mode):
             add(p, st)
 
     roots = [os.path.join(ws, "memory")]
-    for extra in extra_paths:
-        roots.append(str(extra))
-    for root in roots:
+    roots.extend(str(extra) for extra in extra_paths)
+    for i, root in enumerate(roots):
         try:
             st = os.lstat(root)
         except OSError:
-            if root != roots[0]:
+            if i:
                 log.debug("extra path %s does not exist; ignored", root)
             continue
-        if os.path.islink(root):
+        if stat.S_ISLNK(st.st_mode):
             log.info("skipping %s: symbolic links are not followed", root)
             continue
-        if os.path.isdir(root):
-            for entry in _walk_markdown(root):
+        real_root = os.path.realpath(root)
+        if stat.S_ISDIR(st.st_mode):
+            for entry in _walk_markdown(real_root):
                 try:
                     add(entry.path, entry.stat(follow_symlinks=False))
                 except OSError:
                     continue
         elif root.lower().endswith(".md"):
-            add(root, st)
+            add(real_root, st)
     return out

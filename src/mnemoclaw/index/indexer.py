@@ -105,6 +105,7 @@ class Indexer:
         self.spec = spec
         self.model = provider.model if provider else KEYWORD_ONLY_MODEL
         self.fingerprint, self.fingerprint_text = spec.fingerprint(provider)
+        self.failed: dict[str, tuple[int, int]] = {}  # path -> (mtime_ns, size) that failed to read
 
     # -- inspection ---------------------------------------------------------------
     def discover(self) -> list[SourceFile]:
@@ -123,7 +124,9 @@ class Indexer:
     def is_dirty(self) -> bool:
         if self.needs_rebuild() or self.store.meta().get("fingerprint") is None:
             return True
-        return not plan_sync(self.discover(), self.store.file_records()).is_noop
+        plan = plan_sync(self.discover(), self.store.file_records())
+        pending = [f for f in plan.new + plan.suspect if self.failed.get(f.path) != (f.mtime_ns, f.size)]
+        return bool(pending or plan.removed)
 
     # -- sync ---------------------------------------------------------------------
     def sync(self, *, full: bool = False, progress: Progress | None = None, lock_timeout: float | None = None) -> IndexReport:
@@ -151,13 +154,15 @@ class Indexer:
     def _rebuild(self, progress: Progress | None, reason: str) -> IndexReport:
         build_path = f"{self.store.path}.rebuild-{os.getpid()}.tmp"
         _unlink_db(build_path)
-        build = SQLiteStore(build_path, choice=self.store.choice, durable=False)
+        build: SQLiteStore | None = None
         try:
+            build = SQLiteStore(build_path, choice=self.store.choice, durable=False)
             report = self._sync_into(build, self.store, full=True, progress=progress)
             build.close()
             self.store.replace_from(build_path)
         except BaseException:
-            build.close()
+            if build is not None:
+                build.close()
             _unlink_db(build_path)
             raise
         _unlink_db(build_path)
@@ -167,6 +172,9 @@ class Indexer:
 
     def _sync_into(self, target: SQLiteStore, cache_source: SQLiteStore, *, full: bool, progress: Progress | None) -> IndexReport:
         report = IndexReport()
+        # the fingerprint goes in before the first batch: if this sync is cut short and
+        # the settings change before the next one, that one must rebuild, not mix
+        target.set_meta({"fingerprint": self.fingerprint, "fingerprint_text": self.fingerprint_text})
         disk = self.discover()
         indexed = target.file_records()
         plan = plan_sync(disk, indexed, full=full)
@@ -209,8 +217,6 @@ class Indexer:
         flush()
         # files that failed to read keep their old chunks, but vanish from "unchanged"
         target.set_meta({
-            "fingerprint": self.fingerprint,
-            "fingerprint_text": self.fingerprint_text,
             "model": self.model,
             "provider": self.provider.id if self.provider else "none",
             "last_sync": str(time.time()),
@@ -225,12 +231,13 @@ class Indexer:
         for f in files:
             try:
                 text = read_markdown(f.abspath, f.size)
-            except ValueError as exc:
-                report.failed.append((f.path, str(exc)))
+            except (ValueError, OSError) as exc:
+                reason = str(exc) if isinstance(exc, ValueError) else (exc.strerror or str(exc))
+                report.failed.append((f.path, reason))
+                # remembered, so an unreadable file does not make every search re-sync
+                self.failed[f.path] = (f.mtime_ns, f.size)
                 continue
-            except OSError as exc:
-                report.failed.append((f.path, exc.strerror or str(exc)))
-                continue
+            self.failed.pop(f.path, None)
             fhash = text_hash(text)
             old = indexed.get(f.path)
             if old is not None and old.hash == fhash and old.source == f.source:
@@ -239,11 +246,14 @@ class Indexer:
             chunks = chunk_markdown(text, self.spec.chunk_tokens, self.spec.chunk_overlap)
             if limit and limit < self.spec.chunk_tokens:
                 chunks = _split_for_limit(chunks, limit)
-            rows = [
-                ChunkRow(chunk_id(f.source, f.path, c.start_line, c.end_line, c.hash, self.model),
-                         f.path, f.source, c.start_line, c.end_line, c.hash, self.model, c.text)
-                for c in chunks
-            ]
+            rows = []
+            seen_ids: set[str] = set()
+            for c in chunks:
+                cid = chunk_id(f.source, f.path, c.start_line, c.end_line, c.hash, self.model)
+                if cid in seen_ids:  # identical slices of one over-long line: nothing to add
+                    continue
+                seen_ids.add(cid)
+                rows.append(ChunkRow(cid, f.path, f.source, c.start_line, c.end_line, c.hash, self.model, c.text))
             yield f, _Prepared(f, FileRecord(f.path, f.source, fhash, f.mtime_ns, f.size), rows)
 
     def _write(self, target: SQLiteStore, cache_source: SQLiteStore, batch: list[_Prepared], removes: list[str],

@@ -15,6 +15,7 @@ A candidate missing from one side gets that side's lowest observed value.
 
 from __future__ import annotations
 
+import datetime
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -149,7 +150,9 @@ def date_of(path: str) -> tuple[int, int, int] | None:
     if not m:
         return None
     y, mo, d = (int(x) for x in m.groups())
-    if not (1 <= mo <= 12 and 1 <= d <= 31):
+    try:
+        datetime.date(y, mo, d)
+    except ValueError:  # memory/2026-02-30.md is not a date
         return None
     return y, mo, d
 

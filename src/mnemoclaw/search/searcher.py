@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..embeddings.base import EmbeddingProvider
+from ..errors import MnemoclawError
 from ..store.sqlite import SQLiteStore
 from ..text.tokenize import keyword_query
 from ..types import Hit
@@ -108,7 +109,7 @@ class Searcher:
         floor = o.min_score if min_score is None else min_score
         mode = mode or self.default_mode()
         if mode not in MODES:
-            raise ValueError(f"unknown search mode {mode!r}; expected one of {', '.join(MODES)}")
+            raise MnemoclawError(f"unknown search mode {mode!r}; expected one of {', '.join(MODES)}")
         if mode != "keyword" and self.provider is None:
             mode = "keyword"
         query = query.strip()

@@ -168,13 +168,16 @@ def choose_driver(vector_enabled: bool = True, extension_path: str | None = None
         if not drv.can_load_extensions:
             reasons.append(f"{name} cannot load extensions")
             continue
+        conn = None
         try:
             conn = drv.connect(":memory:")
             drv.load_extension(conn, vec)
-            conn.close()
         except Exception as exc:  # any failure here just means: try the next module
             reasons.append(f"{name}: {exc}")
             continue
+        finally:
+            if conn is not None:
+                conn.close()
         return DriverChoice(drv, vec, f"sqlite-vec via {name}")
     if fallback is None:
         raise RuntimeError(f"No usable SQLite module ({'; '.join(reasons)})")

@@ -123,13 +123,15 @@ class SQLiteStore:
         self._np_cache: tuple[Any, ...] | None = None
         self._stats_cache: tuple[Any, ...] | None = None
         self._df_cache: dict[str, int] = {}
+        self._files_cache: tuple[Any, ...] | None = None
         self._own_writes = 0
         parent = os.path.dirname(os.path.abspath(path))
         os.makedirs(parent, exist_ok=True)
         try:
             self._open(durable)
         except IndexCorruptError as exc:
-            self._quarantine(str(exc))
+            with self.write_lock(timeout=60):
+                self._quarantine(str(exc))
             self._open(durable)
 
     # -- opening ----------------------------------------------------------------
@@ -144,7 +146,10 @@ class SQLiteStore:
                 except self.driver.error as exc:
                     log.warning("could not load sqlite-vec (%s); using numpy vectors", exc)
             if durable:
-                self.conn.execute("PRAGMA journal_mode=WAL")
+                mode = self.conn.one("PRAGMA journal_mode=WAL")
+                if mode and str(mode[0]).lower() != "wal":
+                    log.warning("index %s could not use WAL (journal mode %s): readers may wait for writers",
+                                self.path, mode[0])
                 self.conn.execute("PRAGMA synchronous=NORMAL")
             else:  # a throw-away build database: speed over durability
                 self.conn.execute("PRAGMA journal_mode=OFF")
@@ -154,10 +159,13 @@ class SQLiteStore:
             self._migrate()
             self._repair_vectors()
         except self.driver.error as exc:
+            self._close_quietly()
             if self.driver.is_corrupt(exc):
-                self._close_quietly()
                 raise IndexCorruptError(f"index file {self.path} is damaged: {exc}") from exc
             raise StoreError(f"cannot open index {self.path}: {exc}") from exc
+        except BaseException:
+            self._close_quietly()
+            raise
 
     def _close_quietly(self) -> None:
         try:
@@ -168,7 +176,7 @@ class SQLiteStore:
     def _quarantine(self, why: str) -> None:
         """Move a damaged index aside (kept for inspection) and start a fresh one."""
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        aside = f"{self.path}.corrupt-{stamp}"
+        aside = f"{self.path}.corrupt-{stamp}-{os.getpid()}"
         for suffix in ("", "-wal", "-shm"):
             if os.path.exists(self.path + suffix):
                 os.replace(self.path + suffix, aside + suffix)
@@ -182,8 +190,9 @@ class SQLiteStore:
         done = {r[0] for r in self.conn.execute("SELECT name FROM schema_migrations")}
         known = {name for name, _ in MIGRATIONS}
         if done - known:
-            raise IndexCorruptError(
-                f"index {self.path} was written by a newer mnemoclaw (migrations {sorted(done - known)})"
+            raise StoreError(
+                f"index {self.path} was written by a newer mnemoclaw (schema {sorted(done - known)[-1]}); "
+                "upgrade mnemoclaw, or delete the index file to rebuild it from the Markdown"
             )
         pending = [(n, sql) for n, sql in MIGRATIONS if n not in done]
         if not pending:
@@ -205,13 +214,14 @@ class SQLiteStore:
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield
+            self.conn.execute("COMMIT")
         except BaseException:
             # some errors (disk full, I/O) already rolled the transaction back
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
             raise
-        self.conn.execute("COMMIT")
-        self._own_writes += 1
+        finally:
+            self._own_writes += 1
 
     @contextmanager
     def write_lock(self, timeout: float | None = None) -> Iterator[None]:
@@ -254,25 +264,33 @@ class SQLiteStore:
             (dims * 4,),
         )
 
+    def _vec_stale(self) -> bool:
+        stale = self.conn.one("SELECT value FROM meta WHERE key='vec_stale'")
+        return bool(stale) and stale[0] == "1"
+
+    def _rebuild_vec_table(self) -> None:
+        """Recreate chunks_vec from the vectors stored with the chunks (inside a transaction)."""
+        dims = self.conn.one("SELECT value FROM meta WHERE key='vector_dims'")
+        self.conn.execute("DROP TABLE IF EXISTS chunks_vec")
+        self.conn.execute("DELETE FROM meta WHERE key='vector_dims'")
+        if dims:
+            self._ensure_vec_table(int(dims[0]))
+        self._set_meta({"vec_stale": "0"})
+
     def _repair_vectors(self) -> None:
         """A process without sqlite-vec may have written chunks; bring chunks_vec back in step."""
-        if not self.vec_loaded:
-            return
-        stale = self.conn.one("SELECT value FROM meta WHERE key='vec_stale'")
-        if not stale or stale[0] != "1":
-            return
-        dims = self.conn.one("SELECT value FROM meta WHERE key='vector_dims'")
-        with self.transaction():
-            self.conn.execute("DROP TABLE IF EXISTS chunks_vec")
-            self.conn.execute("DELETE FROM meta WHERE key='vector_dims'")
-            if dims:
-                self._ensure_vec_table(int(dims[0]))
-            self._set_meta({"vec_stale": "0"})
+        if self.vec_loaded and self._vec_stale():
+            with self.transaction():
+                self._rebuild_vec_table()
 
     # -- files and chunks -------------------------------------------------------
     def file_records(self) -> dict[str, FileRecord]:
-        rows = self.conn.execute("SELECT path, source, hash, mtime_ns, size FROM files")
-        return {r[0]: FileRecord(*r) for r in rows}
+        """What the index holds per file (cached until the index changes; do not mutate)."""
+        version = self._version()
+        if self._files_cache is None or self._files_cache[0] != version:
+            rows = self.conn.execute("SELECT path, source, hash, mtime_ns, size FROM files")
+            self._files_cache = (version, {r[0]: FileRecord(*r) for r in rows})
+        return self._files_cache[1]
 
     def _delete_paths(self, paths: Sequence[str]) -> None:
         has_vec = self.vec_loaded and self._vec_table_exists()
@@ -319,6 +337,9 @@ class SQLiteStore:
                         )
                         fts_rows.append((next_id, doc))
                         next_id += 1
+                if self.vec_loaded and self._vec_stale():
+                    # a process without sqlite-vec wrote since this one opened the index
+                    self._rebuild_vec_table()
                 if dims is not None:
                     # before the new rows go in: creating the table back-fills existing chunks
                     self._ensure_vec_table(dims)
@@ -561,7 +582,8 @@ class SQLiteStore:
         except self.driver.error as exc:
             raise self._translate(exc, "swap the rebuilt index into") from exc
         finally:
-            self.conn.execute("DETACH DATABASE build")
+            if not self.conn.in_transaction:
+                self.conn.execute("DETACH DATABASE build")
         self.checkpoint()
 
     def checkpoint(self) -> None:
