@@ -153,3 +153,24 @@ def test_tools_never_raise_on_bad_arguments(mem):
     assert mem.memory_search(None)["disabled"]
     assert "error" in mem.memory_get("MEMORY.md", lines="ten")
     assert "error" in mem.memory_get("\udcff.md")
+
+
+def test_an_index_damaged_inside_is_rebuilt_from_the_markdown(workspace, make_memory):
+    for i in range(60):
+        write(workspace / "memory" / f"2026-01-{i:02d}.md", f"- note {i} about the kettle " + "text " * 200)
+    mem = make_memory(workspace)
+    mem.sync()
+    path = mem.store.path
+    mem.store.checkpoint()
+    mem.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    mem.close()
+    size = os.path.getsize(path)
+    with open(path, "r+b") as fh:  # keep the header, wreck the pages after it
+        fh.seek(4096 * 3)
+        fh.write(os.urandom(size - 4096 * 3))
+    again = make_memory(workspace)
+    out = again.memory_search("kettle")
+    assert "disabled" not in out, out
+    assert out["results"] and out["results"][0]["path"].startswith("memory/2026-01-")
+    assert [p for p in os.listdir(os.path.dirname(path)) if ".corrupt-" in p]
+    assert again.status()["files"] == 60

@@ -21,7 +21,7 @@ from typing import Any
 
 from .config import Settings, load_settings
 from .embeddings.base import EmbeddingProvider, create_provider
-from .errors import LockTimeoutError, MnemoclawError, PathDeniedError, ProviderError, WorkspaceError
+from .errors import IndexCorruptError, LockTimeoutError, MnemoclawError, PathDeniedError, ProviderError, WorkspaceError
 from .index.indexer import Indexer, IndexSpec, Progress
 from .search.searcher import QueryOptions, Searcher
 from .store.sqlite import SQLiteStore
@@ -131,7 +131,12 @@ class Memory:
 
     # -- indexing -------------------------------------------------------------------
     def sync(self, *, full: bool = False, progress: Progress | None = None, lock_timeout: float | None = None) -> IndexReport:
-        report = self.indexer.sync(full=full, progress=progress, lock_timeout=lock_timeout)
+        try:
+            report = self.indexer.sync(full=full, progress=progress, lock_timeout=lock_timeout)
+        except IndexCorruptError as exc:
+            # the index is a cache of the Markdown: set the damaged file aside and rebuild
+            self.store.recover(str(exc))
+            report = self.indexer.sync(full=False, progress=progress, lock_timeout=lock_timeout)
         self._last_report = report
         return report
 
@@ -159,9 +164,14 @@ class Memory:
         if sync:
             self._sync_if_dirty()
         sources = self.settings.memory_search["sources"]
-        outcome = self.searcher.search(query, max_results=max_results, min_score=min_score, mode=mode,
-                                       sources=sources if len(sources) > 1 else None)
-        return outcome.hits
+        kwargs = dict(max_results=max_results, min_score=min_score, mode=mode,
+                      sources=sources if len(sources) > 1 else None)
+        try:
+            return self.searcher.search(query, **kwargs).hits
+        except IndexCorruptError as exc:
+            self.store.recover(str(exc))
+            self.sync()
+            return self.searcher.search(query, **kwargs).hits
 
     def _citations_on(self) -> bool:
         return self.settings.memory["citations"] != "off"

@@ -127,12 +127,22 @@ class SQLiteStore:
         self._own_writes = 0
         parent = os.path.dirname(os.path.abspath(path))
         os.makedirs(parent, exist_ok=True)
+        self._durable = durable
         try:
             self._open(durable)
         except IndexCorruptError as exc:
             with self.write_lock(timeout=60):
                 self._quarantine(str(exc))
             self._open(durable)
+
+    def recover(self, why: str) -> None:
+        """Damage found after opening: move the file aside and start an empty index."""
+        self._close_quietly()
+        self._np_cache = self._stats_cache = self._files_cache = None
+        self._df_cache = {}
+        with self.write_lock(timeout=60):
+            self._quarantine(why)
+        self._open(self._durable)
 
     # -- opening ----------------------------------------------------------------
     def _open(self, durable: bool) -> None:
