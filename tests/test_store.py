@@ -195,3 +195,41 @@ def test_disk_full_is_reported_and_the_index_keeps_serving(tmp_path):
         s.apply([file_write("b.md", ["x " * 5000 + str(i) for i in range(50)])])
     assert len(s.keyword_search(keyword_query("kept"), 5)) == 1
     s.close()
+
+
+def test_warm_in_memory_vectors_follow_every_change(store):
+    store.apply([file_write("a.md", ["a"], [vec(1, 0, 0)]), file_write("b.md", ["b"], [vec(0, 1, 0)])])
+    cold = store.vector_search(vec(1, 0.2, 0), 2)
+    for _ in range(5):  # past the warm-up: now served from memory
+        warm = store.vector_search(vec(1, 0.2, 0), 2)
+    assert [r for r, _ in warm] == [r for r, _ in cold]
+    assert [s for _, s in warm] == pytest.approx([s for _, s in cold], abs=1e-5)
+    store.apply([file_write("c.md", ["c"], [vec(1, 0.2, 0)])], removes=["a.md"])
+    hits = store.vector_search(vec(1, 0.2, 0), 3)
+    assert [store.chunks([r])[r].text for r, _ in hits] == ["c", "b"]
+
+
+def test_dense_vectors_refresh_in_place_matches_a_fresh_load():
+    from mnemoclaw.store.dense import DenseVectors
+
+    rng = np.random.default_rng(0)
+    table = {i: rng.normal(size=16).astype(np.float32) for i in range(1, 9001)}
+
+    def refresh(d, version):
+        d.refresh(version, lambda: sorted(table), lambda ids: [(i, "memory", table[i].tobytes()) for i in ids])
+
+    dense = DenseVectors()
+    refresh(dense, 1)
+    for i in list(table)[::2]:  # drop half, add some
+        del table[i]
+    for i in range(20000, 25000):
+        table[i] = rng.normal(size=16).astype(np.float32)
+    refresh(dense, 2)
+    fresh = DenseVectors()
+    refresh(fresh, 3)
+    q = rng.normal(size=16).astype(np.float32)
+    assert sorted(dense.ids.tolist()) == sorted(table)
+    assert dense.search(q, 20) == pytest.approx(fresh.search(q, 20))
+    mat = np.stack([table[i] / np.linalg.norm(table[i]) for i in sorted(table)])
+    best = np.array(sorted(table))[np.argsort(-(mat @ (q / np.linalg.norm(q))))[:20]]
+    assert [i for i, _ in dense.search(q, 20)] == best.tolist()

@@ -20,6 +20,7 @@ from ..search import bm25
 from ..text.tokenize import KeywordQuery, fts_document
 from ..types import FileRecord, StoredChunk
 from .base import CacheKey, FileWrite, from_blob, to_blob
+from .dense import DenseVectors
 from .driver import Connection, DriverChoice, choose_driver
 from .lock import file_lock
 
@@ -92,6 +93,10 @@ def _fts_match(query: KeywordQuery) -> str:
     return " OR ".join(parts)
 
 
+# sqlite-vec serves the first vector searches of a process; after that an in-memory
+# copy of the vectors does (store/dense.py). A one-shot CLI search never loads it.
+WARM_AFTER = 3
+
 # How many FTS5 candidates, per result asked for, BM25 re-ranks (measured: 1, 2 and 4
 # gave the same quality within 0.001; 4 doubled keyword latency on long CJK chunks).
 RESCORE_DEPTH = 2
@@ -120,7 +125,8 @@ class SQLiteStore:
         self.driver = self.choice.driver
         self.busy_timeout_ms = busy_timeout_ms
         self.recovered: str | None = None  # set when a damaged index was moved aside
-        self._np_cache: tuple[Any, ...] | None = None
+        self._dense = DenseVectors()
+        self._vector_searches = 0
         self._stats_cache: tuple[Any, ...] | None = None
         self._df_cache: dict[str, int] = {}
         self._files_cache: tuple[Any, ...] | None = None
@@ -138,7 +144,8 @@ class SQLiteStore:
     def recover(self, why: str) -> None:
         """Damage found after opening: move the file aside and start an empty index."""
         self._close_quietly()
-        self._np_cache = self._stats_cache = self._files_cache = None
+        self._stats_cache = self._files_cache = None
+        self._dense = DenseVectors()
         self._df_cache = {}
         with self.write_lock(timeout=60):
             self._quarantine(why)
@@ -472,12 +479,24 @@ class SQLiteStore:
         if limit <= 0:
             return []
         q = np.asarray(vector, dtype=np.float32)
+        self._vector_searches += 1
         try:
-            if self.vec_loaded and self._vec_ready(len(q)):
+            # sqlite-vec answers a cold process without loading every vector; from the
+            # WARM_AFTER-th search on, an in-memory copy is faster
+            if self.vec_loaded and self._vector_searches < WARM_AFTER and self._dense.version is None \
+                    and self._vec_ready(len(q)):
                 return self._vec0_search(q, limit, sources)
-            return self._numpy_search(q, limit, sources)
+            self._dense.refresh(self._version(), self._vector_ids, self._vector_rows)
+            return self._dense.search(q, limit, sources)
         except self.driver.error as exc:
             raise self._translate(exc, "search") from exc
+
+    def _vector_ids(self) -> list[int]:
+        return [r[0] for r in self.conn.execute("SELECT rowid FROM chunks WHERE embedding IS NOT NULL")]
+
+    def _vector_rows(self, rowids: Sequence[int]) -> list[tuple[int, str, bytes]]:
+        marks = ",".join("?" * len(rowids))
+        return self.conn.execute(f"SELECT rowid, source, embedding FROM chunks WHERE rowid IN ({marks})", rowids)
 
     def _vec_ready(self, dims: int) -> bool:
         meta = dict(self.conn.execute("SELECT key, value FROM meta WHERE key IN ('vector_dims', 'vec_stale')"))
@@ -494,35 +513,6 @@ class SQLiteStore:
             keep = {rid for rid, c in self.chunks([h[0] for h in hits]).items() if c.source in sources}
             hits = [h for h in hits if h[0] in keep]
         return hits[:limit]
-
-    def _numpy_matrix(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        version = self._version()
-        if self._np_cache is None or self._np_cache[0] != version:
-            rows = self.conn.execute("SELECT rowid, source, embedding FROM chunks WHERE embedding IS NOT NULL")
-            dims = max((len(r[2]) for r in rows), default=0) // 4
-            rows = [r for r in rows if len(r[2]) == dims * 4]
-            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            srcs = np.array([r[1] for r in rows], dtype=object)
-            mat = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), dims) if rows \
-                else np.zeros((0, 0), dtype=np.float32)
-            norms = np.linalg.norm(mat, axis=1) if rows else np.zeros(0, dtype=np.float32)
-            norms[norms == 0] = 1.0
-            self._np_cache = (version, ids, srcs, mat / norms[:, None] if rows else mat)
-        _, ids, srcs, mat = self._np_cache
-        return ids, srcs, mat
-
-    def _numpy_search(self, q: np.ndarray, limit: int, sources: Sequence[str] | None) -> list[tuple[int, float]]:
-        ids, srcs, mat = self._numpy_matrix()
-        if not len(ids) or mat.shape[1] != len(q):
-            return []
-        norm = float(np.linalg.norm(q)) or 1.0
-        sims = mat @ (q / norm)
-        if sources:
-            sims = np.where(np.isin(srcs, list(sources)), sims, -np.inf)
-        k = min(limit, len(sims))
-        top = np.argpartition(-sims, k - 1)[:k]
-        top = top[np.argsort(-sims[top])]
-        return [(int(ids[i]), float(sims[i])) for i in top if np.isfinite(sims[i])]
 
     # -- embedding cache --------------------------------------------------------
     def cache_get(self, key: CacheKey, hashes: Iterable[str]) -> dict[str, np.ndarray]:
@@ -606,7 +596,8 @@ class SQLiteStore:
     def vector_path(self) -> str:
         if self.vec_loaded:
             vec_version = self.conn.one("SELECT vec_version()")[0]
-            return f"sqlite-vec {vec_version} via {self.driver.name} (SQLite {self.driver.sqlite_version})"
+            return (f"sqlite-vec {vec_version} via {self.driver.name} (SQLite {self.driver.sqlite_version}); "
+                    f"in-memory numpy copy from the {WARM_AFTER}rd search of a process")
         return f"numpy brute-force ({self.choice.note})"
 
     def describe(self) -> dict[str, str]:
@@ -618,5 +609,5 @@ class SQLiteStore:
         }
 
     def close(self) -> None:
-        self._np_cache = None
+        self._dense = DenseVectors()
         self._close_quietly()
