@@ -25,6 +25,7 @@ from .errors import IndexCorruptError, LockTimeoutError, MnemoclawError, PathDen
 from .index.indexer import Indexer, IndexSpec, Progress
 from .search.searcher import QueryOptions, Searcher
 from .store.sqlite import SQLiteStore
+from .text.tokenize import TOKENIZER_ID
 from .types import Hit, IndexReport
 from .workspace import read_lines, resolve_memory_path
 
@@ -257,7 +258,7 @@ class Memory:
             "fusion": self.searcher.options.fusion,
             "sqlite": desc["driver"],
             "vectorSearch": desc["vector"],
-            "ftsTokenizer": f"{desc['ftsTokenizer']} + CJK unigrams/bigrams",
+            "ftsTokenizer": f"{TOKENIZER_ID}, in FTS5 {desc['ftsTokenizer']}; BM25 k1 1.2 b 0.4",
             "sources": self.settings.memory_search["sources"],
             "extraPaths": [str(p) for p in self.settings.extra_paths()],
             "fingerprint": meta.get("fingerprint"),
