@@ -1,12 +1,10 @@
 import os
-import sqlite3
 
 import numpy as np
 import pytest
 
 from mnemoclaw.errors import StoreError
 from mnemoclaw.store.base import CacheKey, FileWrite
-from mnemoclaw.store.driver import choose_driver
 from mnemoclaw.store.sqlite import SQLiteStore
 from mnemoclaw.text.tokenize import keyword_query
 from mnemoclaw.types import ChunkRow, FileRecord

@@ -25,7 +25,7 @@ from .errors import IndexCorruptError, LockTimeoutError, MnemoclawError, PathDen
 from .index.indexer import Indexer, IndexSpec, Progress
 from .search.searcher import QueryOptions, Searcher
 from .store.sqlite import SQLiteStore
-from .text.tokenize import TOKENIZER_ID
+from .text.tokenize import TOKENIZER_ID, keyword_query
 from .types import Hit, IndexReport
 from .workspace import read_lines, resolve_memory_path
 
@@ -57,8 +57,6 @@ def make_snippet(text: str, query: str, limit: int = SNIPPET_MAX_CHARS) -> str:
     """At most ``limit`` characters of a chunk, centred on the query's first match if it is long."""
     if len(text) <= limit:
         return text
-    from .text.tokenize import keyword_query
-
     lowered = text.lower()
     pos = -1
     for term in keyword_query(query).terms:
@@ -103,7 +101,6 @@ class Memory:
         self.indexer = Indexer(self.store, self.provider, spec)
         self.searcher = Searcher(self.store, self.provider, QueryOptions.from_config(ms["query"]), clock)
         self.clock = clock
-        self._last_report: IndexReport | None = None
 
     @classmethod
     def open(
@@ -138,7 +135,6 @@ class Memory:
             # the index is a cache of the Markdown: set the damaged file aside and rebuild
             self.store.recover(str(exc))
             report = self.indexer.sync(full=False, progress=progress, lock_timeout=lock_timeout)
-        self._last_report = report
         return report
 
     def _sync_if_dirty(self) -> None:

@@ -13,6 +13,7 @@ returned chunk's line range contains one of its evidence ids, e.g. ``(D1:3)``.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import re
 import tempfile
@@ -279,29 +280,7 @@ def _evaluate_workspaces(root: str, subdirs: list[str], options: EvalOptions, pr
                     hits = mem.search(q.text, max_results=10, min_score=options.min_score, mode=options.mode, sync=False)
                     ms = (time.perf_counter() - t) * 1000
                     chunk_chars.extend(len(h.text) for h in hits[:5])
-                    covered_at: list[set[str]] = []
-                    seen: set[str] = set()
-                    first_hit = 0
-                    gains = []
-                    for rank, h in enumerate(hits, 1):
-                        path = os.path.realpath(h.path) if os.path.isabs(h.path) else h.path
-                        inside = {e for e, (p, ln) in evidence.items() if p == path and h.start_line <= ln <= h.end_line}
-                        if inside and not first_hit:
-                            first_hit = rank
-                        gains.append(1 if inside - seen else 0)
-                        seen |= inside
-                        covered_at.append(set(seen))
-                    n = len(evidence)
-
-                    def covered(k: int) -> set[str]:
-                        return covered_at[min(k, len(covered_at)) - 1] if covered_at else set()
-
-                    scores = {f"recall@{k}": len(covered(k)) / n for k in K_VALUES}
-                    scores.update({f"hit@{k}": float(bool(covered(k))) for k in K_VALUES})
-                    scores["mrr@10"] = 1.0 / first_hit if first_hit else 0.0
-                    dcg = sum(g / _log2(i + 1) for i, g in enumerate(gains[:10], 1))
-                    ideal = sum(1 / _log2(i + 1) for i in range(1, min(n, 10) + 1))
-                    scores["ndcg@10"] = dcg / ideal
+                    scores = _score_evidence(hits, evidence)
                     results.append(_QueryResult(q.metadata.get("category"), scores, ms))
             finally:
                 mem.close()
@@ -317,7 +296,29 @@ def _evaluate_workspaces(root: str, subdirs: list[str], options: EvalOptions, pr
     return out
 
 
-def _log2(x: float) -> float:
-    import math
+def _score_evidence(hits: list, evidence: dict[str, tuple[str, int]]) -> dict[str, float]:
+    """Metrics for one query: a chunk counts for the evidence ids its line range holds."""
+    seen: set[str] = set()
+    covered_at: list[int] = []  # evidence ids covered by the first k chunks
+    gains: list[int] = []
+    first_hit = 0
+    for rank, h in enumerate(hits, 1):
+        path = os.path.realpath(h.path) if os.path.isabs(h.path) else h.path
+        inside = {e for e, (p, ln) in evidence.items() if p == path and h.start_line <= ln <= h.end_line}
+        if inside and not first_hit:
+            first_hit = rank
+        gains.append(1 if inside - seen else 0)
+        seen |= inside
+        covered_at.append(len(seen))
+    n = len(evidence)
 
-    return math.log2(x)
+    def covered(k: int) -> int:
+        return covered_at[min(k, len(covered_at)) - 1] if covered_at else 0
+
+    scores = {f"recall@{k}": covered(k) / n for k in K_VALUES}
+    scores.update({f"hit@{k}": float(covered(k) > 0) for k in K_VALUES})
+    scores["mrr@10"] = 1.0 / first_hit if first_hit and first_hit <= 10 else 0.0
+    dcg = sum(g / math.log2(i + 1) for i, g in enumerate(gains[:10], 1))
+    ideal = sum(1 / math.log2(i + 1) for i in range(1, min(n, 10) + 1))
+    scores["ndcg@10"] = dcg / ideal
+    return scores
