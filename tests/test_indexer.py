@@ -217,3 +217,17 @@ def test_an_interrupted_first_sync_then_a_new_model_rebuilds(workspace, make_mem
     assert r.full_rebuild
     models = mem.store.conn.execute("SELECT DISTINCT model FROM chunks")
     assert models == [("hash-64-other",)]
+
+
+def test_a_rebuild_keeps_what_it_cannot_read(workspace, make_memory):
+    write(workspace / "MEMORY.md", "- the spare key is under the blue flowerpot")
+    write(workspace / "memory" / "other.md", "- unrelated")
+    mem = make_memory(workspace)
+    mem.sync()
+    mem.close()
+    (workspace / "MEMORY.md").write_bytes(b"\xff\xfe now not UTF-8")  # damaged on disk
+    rebuilt = make_memory(workspace, overrides={"chunking": {"tokens": 200, "overlap": 20}})
+    r = rebuilt.sync()
+    assert r.full_rebuild and [p for p, _ in r.failed] == ["MEMORY.md"]
+    hits = rebuilt.search("spare key flowerpot", sync=False)
+    assert hits and hits[0].path == "MEMORY.md"

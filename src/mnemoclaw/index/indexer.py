@@ -158,6 +158,7 @@ class Indexer:
         try:
             build = SQLiteStore(build_path, choice=self.store.choice, durable=False)
             report = self._sync_into(build, self.store, full=True, progress=progress)
+            self._keep_unreadable(build, report)
             build.close()
             self.store.replace_from(build_path)
         except BaseException:
@@ -169,6 +170,20 @@ class Indexer:
         report.full_rebuild = True
         report.reason = reason
         return report
+
+    def _keep_unreadable(self, build: SQLiteStore, report: IndexReport) -> None:
+        """A file that cannot be read now keeps what the old index had for it.
+
+        Its vectors are kept only if they come from the model being built; otherwise the
+        chunks stay searchable by keyword until the file can be read again.
+        """
+        for path, _ in report.failed:
+            old = self.store.file_chunks(path)
+            if old is None or not old.chunks:
+                continue
+            vectors = [v if (self.provider and row.model == self.model) else None
+                       for row, v in zip(old.chunks, old.vectors)]
+            build.apply([FileWrite(old.record, old.chunks, vectors)])
 
     def _sync_into(self, target: SQLiteStore, cache_source: SQLiteStore, *, full: bool, progress: Progress | None) -> IndexReport:
         report = IndexReport()

@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import IndexCorruptError, StoreError
 from ..search import bm25
 from ..text.tokenize import KeywordQuery, fts_document
-from ..types import FileRecord, StoredChunk
+from ..types import ChunkRow, FileRecord, StoredChunk
 from .base import CacheKey, FileWrite, from_blob, to_blob
 from .dense import DenseVectors
 from .driver import Connection, DriverChoice, choose_driver
@@ -380,6 +380,20 @@ class SQLiteStore:
         if self.driver.is_busy(exc):
             return StoreError(f"index {self.path} is locked by another process ({exc}); try again")
         return StoreError(f"could not {doing} index {self.path}: {exc}")
+
+    def file_chunks(self, path: str) -> FileWrite | None:
+        """Everything indexed for one file, in the shape ``apply`` takes (None if not indexed)."""
+        rec = self.file_records().get(path)
+        if rec is None:
+            return None
+        rows = self.conn.execute(
+            "SELECT id, path, source, start_line, end_line, hash, model, text, embedding FROM chunks "
+            "WHERE path = ? ORDER BY start_line, rowid",
+            (path,),
+        )
+        chunks = [ChunkRow(*r[:8]) for r in rows]
+        vectors = [None if r[8] is None else from_blob(r[8]) for r in rows]
+        return FileWrite(rec, chunks, vectors)
 
     def vectors_for_hashes(self, hashes: Iterable[str], model: str) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
