@@ -61,6 +61,14 @@ def copy_locomo(bench: Path, ws: Path) -> None:
         shutil.copytree(conv, ws / "memory" / conv.name)
 
 
+def locomo_workspace(bench: Path, work: Path) -> Path:
+    """The LoCoMo Markdown folders as one workspace's memory/ (copied once into the work dir)."""
+    ws = work / "locomo-ws"
+    if not ws.exists():
+        copy_locomo(bench, ws)
+    return ws
+
+
 def section_keyword(bench: Path, work: Path) -> dict:
     ws = work / "locomo-ws"
     copy_locomo(bench, ws)
@@ -82,9 +90,7 @@ def section_keyword(bench: Path, work: Path) -> dict:
 
 
 def section_embed(bench: Path, work: Path) -> dict:
-    ws = work / "locomo-ws"
-    if not ws.exists():
-        copy_locomo(bench, ws)
+    ws = locomo_workspace(bench, work)
     texts = []
     for path in sorted(ws.rglob("*.md")):
         texts.extend(c.text for c in chunk_markdown(path.read_text("utf-8")))
@@ -224,9 +230,7 @@ def section_search(bench: Path, work: Path, scale: int) -> dict:
 
 
 def section_cold(bench: Path, work: Path) -> dict:
-    ws = work / "locomo-ws"
-    if not ws.exists():
-        copy_locomo(bench, ws)
+    ws = locomo_workspace(bench, work)
     state = work / "cold-state"
     exe = str(Path(sys.executable).with_name("mnemoclaw"))
     base = [exe, "--workspace", str(ws), "--state-dir", str(state)]
