@@ -142,14 +142,21 @@ def test_an_index_from_a_newer_version_is_refused_and_left_alone(tmp_path):
     assert os.path.exists(path) and not [p for p in os.listdir(tmp_path) if "corrupt" in p]
 
 
-def test_a_long_lived_process_repairs_vectors_a_plain_process_left_stale(tmp_path, monkeypatch):
+def _vec_store(path, monkeypatch):
+    """A store with sqlite-vec loaded (through pysqlite3), or skip."""
     if not _available("pysqlite3"):
         pytest.skip("needs a sqlite module that can load sqlite-vec")
-    path = str(tmp_path / "index.sqlite")
     monkeypatch.setenv("MNEMOCLAW_SQLITE_DRIVER", "pysqlite3")
-    with_vec = SQLiteStore(path)
-    if not with_vec.vec_loaded:
+    s = SQLiteStore(path)
+    if not s.vec_loaded:
+        s.close()
         pytest.skip("sqlite-vec not loadable here")
+    return s
+
+
+def test_a_long_lived_process_repairs_vectors_a_plain_process_left_stale(tmp_path, monkeypatch):
+    path = str(tmp_path / "index.sqlite")
+    with_vec = _vec_store(path, monkeypatch)
     with_vec.apply([file_write("a.md", ["a"], [vec(1, 0)]), file_write("b.md", ["b"], [vec(0, 1)])])
     monkeypatch.setenv("MNEMOCLAW_SQLITE_DRIVER", "sqlite3")
     plain = SQLiteStore(path, vector_enabled=False)
@@ -163,13 +170,8 @@ def test_a_long_lived_process_repairs_vectors_a_plain_process_left_stale(tmp_pat
 
 
 def test_vectors_written_without_sqlite_vec_are_repaired_when_it_loads(tmp_path, monkeypatch):
-    if not _available("pysqlite3"):
-        pytest.skip("needs a sqlite module that can load sqlite-vec")
     path = str(tmp_path / "index.sqlite")
-    monkeypatch.setenv("MNEMOCLAW_SQLITE_DRIVER", "pysqlite3")
-    s = SQLiteStore(path)
-    if not s.vec_loaded:
-        pytest.skip("sqlite-vec not loadable here")
+    s = _vec_store(path, monkeypatch)
     s.apply([file_write("a.md", ["a"], [vec(1, 0)])])
     s.close()
     monkeypatch.setenv("MNEMOCLAW_SQLITE_DRIVER", "sqlite3")  # this one cannot load extensions here

@@ -111,9 +111,9 @@ class Indexer:
     def discover(self) -> list[SourceFile]:
         return discover(Path(self.spec.workspace), [Path(p) for p in self.spec.extra_paths])
 
-    def needs_rebuild(self) -> str:
+    def needs_rebuild(self, meta: dict[str, str] | None = None) -> str:
         """Why a full rebuild is due ("" if not)."""
-        meta = self.store.meta()
+        meta = self.store.meta() if meta is None else meta
         have = meta.get("fingerprint")
         if have is None:
             return ""
@@ -122,7 +122,8 @@ class Indexer:
         return ""
 
     def is_dirty(self) -> bool:
-        if self.needs_rebuild() or self.store.meta().get("fingerprint") is None:
+        meta = self.store.meta()  # read once: this runs before every search
+        if meta.get("fingerprint") is None or self.needs_rebuild(meta):
             return True
         plan = plan_sync(self.discover(), self.store.file_records())
         pending = [f for f in plan.new + plan.suspect if self.failed.get(f.path) != (f.mtime_ns, f.size)]

@@ -52,6 +52,8 @@ class Store(Protocol):
     def file_records(self) -> dict[str, FileRecord]: ...
     def apply(self, writes: Sequence[FileWrite], removes: Iterable[str], touches: Iterable[FileRecord]) -> None:
         """Apply one batch atomically: readers see all of it or none of it."""
+    def file_chunks(self, path: str) -> FileWrite | None:
+        """Everything indexed for one file, in the shape ``apply`` takes."""
     def vectors_for_hashes(self, hashes: Iterable[str], model: str) -> dict[str, np.ndarray]:
         """Vectors of chunks already indexed with ``model``, by chunk text hash."""
     def chunks(self, rowids: Sequence[int]) -> dict[int, StoredChunk]: ...
