@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -22,7 +23,9 @@ from typing import Any
 from .config import Settings, load_settings
 from .embeddings.base import EmbeddingProvider, create_provider
 from .errors import IndexCorruptError, LockTimeoutError, MnemoclawError, PathDeniedError, ProviderError, WorkspaceError
+from .index.background import BackgroundSync
 from .index.indexer import Indexer, IndexSpec, Progress
+from .index.watcher import Watcher
 from .search.searcher import QueryOptions, Searcher
 from .store.sqlite import SQLiteStore
 from .text.tokenize import TOKENIZER_ID, keyword_query
@@ -32,6 +35,11 @@ from .workspace import read_lines, resolve_memory_path
 log = logging.getLogger(__name__)
 
 SNIPPET_MAX_CHARS = 700
+# A search that finds changed files indexes this many (newest first) before answering;
+# the rest is left to the background writer, so a large change never stalls a search.
+INLINE_SYNC_FILES = 64
+# How long a search waits for another writer before it answers from the last commit.
+SEARCH_LOCK_WAIT = 0.2
 _AUTO = object()
 
 
@@ -78,7 +86,10 @@ class Memory:
         store: SQLiteStore | None = None,
         provider: EmbeddingProvider | None | object = _AUTO,
         clock: Callable[[], float] = time.time,
+        background: bool = True,
     ):
+        """``background=False`` (a short-lived process): work a search leaves over is not
+        started in a thread but done by the next sync."""
         self.settings = settings
         ms = settings.memory_search
         self.provider: EmbeddingProvider | None = (
@@ -89,18 +100,30 @@ class Memory:
             store = SQLiteStore(str(settings.index_path), vector_enabled=vec["enabled"],
                                 extension_path=vec["extensionPath"])
         self.store = store
+        sources = settings.index_sources()
         spec = IndexSpec(
             workspace=str(settings.workspace),
             extra_paths=tuple(str(p) for p in settings.extra_paths()),
-            sources=tuple(ms["sources"]),
+            sources=sources,
             chunk_tokens=ms["chunking"]["tokens"],
             chunk_overlap=ms["chunking"]["overlap"],
             cache_enabled=ms["cache"]["enabled"],
             cache_max_entries=ms["cache"]["maxEntries"],
+            sessions_dir=str(settings.sessions_dir) if "sessions" in sources else None,
+            session_delta_bytes=ms["sync"]["sessions"]["deltaBytes"],
+            session_delta_messages=ms["sync"]["sessions"]["deltaMessages"],
         )
         self.indexer = Indexer(self.store, self.provider, spec)
         self.searcher = Searcher(self.store, self.provider, QueryOptions.from_config(ms["query"]), clock)
         self.clock = clock
+        self._background: BackgroundSync | None = None
+        self._watcher: Watcher | None = None
+        self._interval_stop: threading.Event | None = None
+        self.sync_error: str | None = None  # why the last search-triggered sync failed
+        self.allow_background = background
+        # called with (report, reasons) after each background sync
+        self.sync_listeners: list[Callable[[IndexReport, set[str]], None]] = []
+        self.indexer.remove_stale_builds()
 
     @classmethod
     def open(
@@ -113,10 +136,11 @@ class Memory:
         overrides: dict[str, Any] | None = None,
         provider: EmbeddingProvider | None | object = _AUTO,
         clock: Callable[[], float] = time.time,
+        background: bool = True,
     ) -> "Memory":
         settings = load_settings(workspace=workspace, state_dir=state_dir, config=config,
                                  agent_id=agent_id, overrides=overrides)
-        return cls(settings, provider=provider, clock=clock)
+        return cls(settings, provider=provider, clock=clock, background=background)
 
     def __enter__(self) -> "Memory":
         return self
@@ -125,26 +149,122 @@ class Memory:
         self.close()
 
     def close(self) -> None:
+        self.stop_background()
         self.store.close()
 
     # -- indexing -------------------------------------------------------------------
-    def sync(self, *, full: bool = False, progress: Progress | None = None, lock_timeout: float | None = None) -> IndexReport:
+    def sync(self, *, full: bool = False, progress: Progress | None = None, lock_timeout: float | None = None,
+             sources: tuple[str, ...] | None = None, limit: int | None = None) -> IndexReport:
+        kwargs = dict(full=full, progress=progress, lock_timeout=lock_timeout, sources=sources, limit=limit)
         try:
-            report = self.indexer.sync(full=full, progress=progress, lock_timeout=lock_timeout)
+            report = self.indexer.sync(**kwargs)  # type: ignore[arg-type]
         except IndexCorruptError as exc:
             # the index is a cache of the Markdown: set the damaged file aside and rebuild
             self.store.recover(str(exc))
-            report = self.indexer.sync(full=False, progress=progress, lock_timeout=lock_timeout)
+            report = self.indexer.sync(**{**kwargs, "full": False})  # type: ignore[arg-type]
         return report
 
     def _sync_if_dirty(self) -> None:
-        if self.settings.memory_search["sync"]["onSearch"] and self.indexer.is_dirty():
+        """Before a search: index what changed, so a note written a moment ago is found.
+
+        Memory files are synced inline, newest first and at most ``INLINE_SYNC_FILES``
+        of them; anything bigger (the rest of a large change, a rebuild after a settings
+        change, transcripts) goes to the background writer while the search answers
+        from the last committed index.
+        """
+        if not self.settings.memory_search["sync"]["onSearch"]:
+            return
+        if "sessions" in self.indexer.spec.sources and self.indexer.is_dirty(("sessions",)):
+            self.request_sync("sessions")
+        if not self.indexer.is_dirty(("memory",)):
+            return
+        if self.indexer.needs_rebuild() and self.store.counts()["files"]:
+            self.request_sync("rebuild")
+            return
+        try:
+            report = self.sync(lock_timeout=SEARCH_LOCK_WAIT, sources=("memory",), limit=INLINE_SYNC_FILES)
+            self.sync_error = None
+            if report.deferred:
+                self.request_sync("search")
+        except LockTimeoutError:
+            # another writer (perhaps a long rebuild) is bringing the index up to date
+            log.info("index busy in another process; searching the last committed state")
+        except WorkspaceError:
+            raise
+        except (MnemoclawError, OSError) as exc:
+            # disk full, provider down, ...: answer from the last good index and say so
+            self.sync_error = str(exc)
+            log.warning("could not update the index before searching: %s", exc)
+
+    # -- keeping fresh ---------------------------------------------------------------
+    @property
+    def background(self) -> BackgroundSync:
+        """The writer thread (started on first request), with its own connection."""
+        if self._background is None:
+            self._background = BackgroundSync(
+                lambda: Memory(self.settings, provider=self.provider, clock=self.clock, background=False),
+                on_report=self._sync_done,
+            )
+        return self._background
+
+    def request_sync(self, reason: str) -> None:
+        """Sync soon in the background writer; returns at once."""
+        if self.allow_background:
+            self.background.request(reason)
+
+    def _sync_done(self, report: IndexReport, reasons: set[str]) -> None:
+        for listener in list(self.sync_listeners):
             try:
-                # another process holding the write lock is already bringing the index up
-                # to date (perhaps a long rebuild): search the last good index instead of waiting
-                self.sync(lock_timeout=0)
-            except LockTimeoutError:
-                log.info("index busy in another process; searching the last committed state")
+                listener(report, reasons)
+            except Exception as exc:
+                log.warning("sync listener failed: %s", exc)
+
+    def start_session(self) -> None:
+        """Call when an agent session starts: syncs in the background (``sync.onSessionStart``)."""
+        if self.settings.memory_search["sync"]["onSessionStart"]:
+            self.request_sync("session-start")
+
+    def watch(self, *, debounce_ms: int | None = None, polling: bool | None = None) -> Watcher:
+        """Watch the memory files; changes are synced in the background after the debounce."""
+        if self._watcher is None:
+            sync = self.settings.memory_search["sync"]
+            self._watcher = Watcher(
+                str(self.settings.workspace),
+                [str(p) for p in self.settings.extra_paths()],
+                lambda paths: self.request_sync("watch"),
+                sessions_dir=self.indexer.spec.sessions_dir,
+                debounce_ms=sync["watchDebounceMs"] if debounce_ms is None else debounce_ms,
+                polling=polling,
+            ).start()
+        return self._watcher
+
+    def start_background(self, *, watch: bool | None = None) -> "Memory":
+        """Everything a long-running process wants: session-start sync, watcher, interval sync."""
+        sync = self.settings.memory_search["sync"]
+        self.start_session()
+        if sync["watch"] if watch is None else watch:
+            self.watch()
+        minutes = sync["intervalMinutes"]
+        if minutes and self._interval_stop is None:
+            stop = self._interval_stop = threading.Event()
+
+            def tick() -> None:
+                while not stop.wait(minutes * 60):
+                    self.request_sync("interval")
+
+            threading.Thread(target=tick, name="mnemoclaw-interval", daemon=True).start()
+        return self
+
+    def stop_background(self) -> None:
+        if self._watcher is not None:
+            self._watcher.stop()
+            self._watcher = None
+        if self._interval_stop is not None:
+            self._interval_stop.set()
+            self._interval_stop = None
+        if self._background is not None:
+            self._background.close()
+            self._background = None
 
     # -- search -----------------------------------------------------------------------
     def search(
@@ -160,7 +280,7 @@ class Memory:
             raise MnemoclawError("memory search is disabled (agents.defaults.memorySearch.enabled is false)")
         if sync:
             self._sync_if_dirty()
-        sources = self.settings.memory_search["sources"]
+        sources = self.indexer.spec.sources
         kwargs = dict(max_results=max_results, min_score=min_score, mode=mode,
                       sources=sources if len(sources) > 1 else None)
         try:
@@ -206,13 +326,16 @@ class Memory:
                 item["citation"] = cite
                 item["snippet"] += f"\n\nSource: {cite}"
             results.append(item)
-        return {
+        out = {
             "results": results,
             "provider": self.provider.id if self.provider else "none",
             "model": self.provider.model if self.provider else None,
             "fallback": False,
             "mode": mode or self.searcher.default_mode(),
         }
+        if self.sync_error:
+            out["warning"] = f"the index could not be updated ({self.sync_error}); results may miss recent notes"
+        return out
 
     # -- reading ----------------------------------------------------------------------
     def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, Any]:
@@ -255,12 +378,19 @@ class Memory:
             "sqlite": desc["driver"],
             "vectorSearch": desc["vector"],
             "ftsTokenizer": f"{TOKENIZER_ID}, in FTS5 {desc['ftsTokenizer']}; BM25 k1 1.2 b 0.4",
-            "sources": self.settings.memory_search["sources"],
+            "sources": list(self.indexer.spec.sources),
             "extraPaths": [str(p) for p in self.settings.extra_paths()],
             "fingerprint": meta.get("fingerprint"),
             "fingerprintCurrent": self.indexer.fingerprint,
             "lastSync": float(meta["last_sync"]) if "last_sync" in meta else None,
             "warnings": list(self.settings.warnings),
+        }
+        bg = self._background
+        out["background"] = {
+            "watching": self._watcher.mode if self._watcher else "off",
+            "syncs": bg.syncs if bg else 0,
+            "busy": bg.busy if bg else False,
+            "lastError": (bg.last_error if bg else None) or self.sync_error,
         }
         if check_dirty and out["workspaceExists"]:
             rebuild = self.indexer.needs_rebuild()

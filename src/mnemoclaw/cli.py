@@ -68,10 +68,11 @@ class _Ctx:
         return load_settings(workspace=self.workspace, state_dir=self.state_dir, config=self.config,
                              agent_id=self.agent, overrides=overrides or None)
 
-    def memory(self, **overrides: Any):
+    def memory(self, *, background: bool = False, **overrides: Any):
         from .api import Memory
 
-        return Memory(self.settings(**overrides))
+        # a command's process ends with the command: no background writer unless it lives on
+        return Memory(self.settings(**overrides), background=background)
 
 
 def _run(fn):
@@ -176,13 +177,32 @@ def _print_report(report, workspace: Path) -> None:
                    f"{workspace / 'memory' / 'YYYY-MM-DD.md'} (`mnemoclaw init` creates them).")
 
 
-def _index(obj: _Ctx, full: bool, as_json: bool) -> None:
+def _sync_waiting(mem, full: bool, wait: bool, progress=None):
+    """Sync; if another process is writing, say so and wait for it (or skip: ``None``)."""
+    from .errors import LockTimeoutError
+    from .store.lock import lock_holder
+
+    try:
+        return mem.sync(full=full, progress=progress, lock_timeout=0)
+    except LockTimeoutError:
+        holder = lock_holder(mem.store.path + ".lock")
+        who = f"process {holder}" if holder else "another process"
+        if not wait:
+            click.echo(f"Skipped: {who} is updating the index {mem.store.path} right now.", err=True)
+            return None
+        click.echo(f"Waiting for {who}, which is updating the index {mem.store.path}… (Ctrl-C to stop)", err=True)
+        return mem.sync(full=full, progress=progress, lock_timeout=None)
+
+
+def _index(obj: _Ctx, full: bool, as_json: bool, wait: bool = True) -> None:
     with obj.memory() as mem:
         bar = Progress("indexing")
         try:
-            report = mem.sync(full=full, progress=bar)
+            report = _sync_waiting(mem, full, wait, bar)
         finally:
             bar.finish()
+        if report is None:
+            return
         if as_json:
             _emit_json(report.as_dict())
         else:
@@ -194,24 +214,72 @@ def _index(obj: _Ctx, full: bool, as_json: bool) -> None:
 @cli.command()
 @click.option("--full", is_flag=True, help="Rebuild everything (into a new database, swapped in when done).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--wait/--no-wait", default=True, help="If another process is writing the index: wait for it "
+              "(default), or skip with a message.")
 @click.pass_obj
 @_run
-def index(obj: _Ctx, full: bool, as_json: bool) -> None:
+def index(obj: _Ctx, full: bool, as_json: bool, wait: bool) -> None:
     """Bring the index up to date with the Markdown files (incremental; --full rebuilds).
 
     Exit status 3 means some files were skipped; the report says which and why.
     """
-    _index(obj, full, as_json)
+    _index(obj, full, as_json, wait)
 
 
 @cli.command("sync")
 @click.option("--full", is_flag=True, help="Rebuild everything (into a new database, swapped in when done).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--wait/--no-wait", default=True, help="Wait for another writer (default) or skip.")
 @click.pass_obj
 @_run
-def sync_cmd(obj: _Ctx, full: bool, as_json: bool) -> None:
+def sync_cmd(obj: _Ctx, full: bool, as_json: bool, wait: bool) -> None:
     """Same as `index`."""
-    _index(obj, full, as_json)
+    _index(obj, full, as_json, wait)
+
+
+@cli.command()
+@click.option("--debounce-ms", type=click.IntRange(0), help="Quiet time before a sync (default sync.watchDebounceMs, 1500).")
+@click.option("--poll", is_flag=True, help="Poll instead of native notifications (network or container filesystems).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON line per sync.")
+@click.pass_obj
+@_run
+def watch(obj: _Ctx, debounce_ms, poll: bool, as_json: bool) -> None:
+    """Keep the index fresh: sync now, then after every burst of changes, until Ctrl-C."""
+    import threading
+
+    with obj.memory(background=True) as mem:
+        bar = Progress("indexing")
+        try:
+            report = _sync_waiting(mem, False, True, bar)
+        finally:
+            bar.finish()
+        if report is not None and not as_json:
+            _print_report(report, mem.settings.workspace)
+
+        def show(report, reasons) -> None:
+            if as_json:
+                _emit_json({"event": "sync", "reasons": sorted(reasons), **report.as_dict()})
+                return
+            r = report
+            stamp = time.strftime("%H:%M:%S")
+            click.echo(f"{stamp} synced ({', '.join(sorted(reasons))}): {r.added} added, {r.changed} changed, "
+                       f"{r.removed} removed, {len(r.failed)} failed, {r.chunks_embedded} embedded, {r.seconds:.2f}s")
+            for path, why in r.failed:
+                click.echo(f"  failed: {path}: {why}")
+
+        mem.sync_listeners.append(show)
+        watcher = mem.watch(debounce_ms=debounce_ms, polling=True if poll else None)
+        mem.start_background(watch=True)
+        if not as_json:
+            where = ", ".join(f"{t.path}{'/**' if t.recursive else ''}" for t in watcher.targets)
+            click.echo(f"Watching {where} ({watcher.mode}, debounce {watcher.debounce * 1000:.0f} ms). Ctrl-C stops.",
+                       err=True)
+        stop = threading.Event()
+        try:
+            while not stop.wait(1.0):
+                pass
+        except KeyboardInterrupt:
+            click.echo("Stopped.", err=True)
 
 
 # -- search / get -------------------------------------------------------------------------

@@ -272,6 +272,17 @@ class Settings:
             return Path(os.path.expanduser(p)).resolve()
         return self.state_dir / "memory" / f"{self.agent_id}.sqlite"
 
+    @property
+    def sessions_dir(self) -> Path:
+        return self.state_dir / "agents" / self.agent_id / "sessions"
+
+    def index_sources(self) -> tuple[str, ...]:
+        """The sources actually indexed: transcripts need ``experimental.sessionMemory`` too."""
+        sources = self.memory_search["sources"]
+        if "sessions" in sources and not self.memory_search["experimental"]["sessionMemory"]:
+            sources = [s for s in sources if s != "sessions"]
+        return tuple(dict.fromkeys(sources)) or ("memory",)
+
     def extra_paths(self) -> list[Path]:
         out = []
         for raw in self.memory_search["extraPaths"]:
@@ -368,6 +379,9 @@ def load_settings(
             "agents.defaults.memorySearch.chunking.overlap must be smaller than chunking.tokens "
             f"(got overlap {ms['chunking']['overlap']}, tokens {ms['chunking']['tokens']})"
         )
+    if "sessions" in ms["sources"] and not ms["experimental"]["sessionMemory"]:
+        warn("memorySearch.sources lists \"sessions\" but experimental.sessionMemory is false: "
+             "transcripts are not indexed until it is set to true")
     mem = merge_validated(MEMORY, defaults(MEMORY), raw.get("memory"), "memory", warn, _PASSTHROUGH_MEMORY_KEYS)
 
     ws_raw = workspace or env.get(ENV_WORKSPACE) or entry.get("workspace") or agent_defaults.get("workspace")

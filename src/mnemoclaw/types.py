@@ -88,6 +88,7 @@ class IndexReport:
     full_rebuild: bool = False
     reason: str = ""
     seconds: float = 0.0
+    deferred: int = 0  # changed files left for a later (background) sync
 
     @property
     def degraded(self) -> bool:
@@ -106,4 +107,5 @@ class IndexReport:
             "fullRebuild": self.full_rebuild,
             "reason": self.reason,
             "seconds": round(self.seconds, 3),
+            "deferred": self.deferred,
         }

@@ -109,3 +109,29 @@ def discover(workspace: Path, extra_paths: Iterable[Path] = ()) -> list[SourceFi
         elif root.lower().endswith(".md"):
             add(real_root, st)
     return out
+
+
+SESSIONS_PREFIX = "sessions/"
+
+
+def discover_sessions(directory: Path) -> list[SourceFile]:
+    """Session transcripts (``*.jsonl``) directly in ``directory``; links are not followed."""
+    out = []
+    try:
+        with os.scandir(directory) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError:
+        return out
+    real = os.path.realpath(directory)
+    for entry in entries:
+        if not entry.name.endswith(".jsonl"):
+            continue
+        try:
+            if entry.is_symlink() or not entry.is_file(follow_symlinks=False):
+                continue
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        out.append(SourceFile(SESSIONS_PREFIX + entry.name, os.path.join(real, entry.name), "sessions",
+                              st.st_mtime_ns, st.st_size))
+    return out

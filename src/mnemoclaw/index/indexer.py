@@ -25,14 +25,15 @@ from pathlib import Path
 import numpy as np
 
 from ..embeddings.base import EmbeddingProvider
-from ..errors import ProviderError, WorkspaceError
+from ..errors import LockTimeoutError, ProviderError, WorkspaceError
 from ..markdown.chunker import chunk_markdown, text_hash
+from ..sessions.transcript import parse_transcript
 from ..store.base import CacheKey, FileWrite
 from ..store.sqlite import SQLiteStore
 from ..text.tokenize import TOKENIZER_ID, estimate_tokens
 from ..types import Chunk, ChunkRow, FileRecord, IndexReport, SourceFile
-from .discovery import discover
-from .planning import plan_sync
+from .discovery import discover, discover_sessions
+from .planning import SyncPlan, plan_sync
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +44,9 @@ MAX_FILE_BYTES = 32 * 1024 * 1024
 EMBED_BATCH = 256  # texts per provider call
 WRITE_BATCH_FILES = 200  # files per transaction when nothing needs embedding
 SCHEMA_FINGERPRINT = 1
+# A transcript that grew by less than the delta thresholds is indexed anyway once it
+# has been quiet this long, so the end of a short session becomes searchable too.
+SESSION_IDLE_SECONDS = 60.0
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,9 @@ class IndexSpec:
     chunk_overlap: int
     cache_enabled: bool = True
     cache_max_entries: int | None = None
+    sessions_dir: str | None = None
+    session_delta_bytes: int = 100_000
+    session_delta_messages: int = 50
 
     def fingerprint(self, provider: EmbeddingProvider | None) -> tuple[str, str]:
         data = {
@@ -84,7 +91,7 @@ def chunk_id(source: str, path: str, start: int, end: int, chash: str, model: st
 
 
 def read_markdown(path: str, size: int) -> str:
-    """Read a memory file as UTF-8 text; raise ValueError with a reason a user can act on."""
+    """Read a memory file (or a transcript) as UTF-8 text; raise ValueError with a reason a user can act on."""
     if size > MAX_FILE_BYTES:
         raise ValueError(f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
     with open(path, "rb") as fh:
@@ -108,8 +115,14 @@ class Indexer:
         self.failed: dict[str, tuple[int, int]] = {}  # path -> (mtime_ns, size) that failed to read
 
     # -- inspection ---------------------------------------------------------------
-    def discover(self) -> list[SourceFile]:
-        return discover(Path(self.spec.workspace), [Path(p) for p in self.spec.extra_paths])
+    def discover(self, sources: Sequence[str] | None = None) -> list[SourceFile]:
+        want = self.spec.sources if sources is None else sources
+        out: list[SourceFile] = []
+        if "memory" in want:
+            out += discover(Path(self.spec.workspace), [Path(p) for p in self.spec.extra_paths])
+        if "sessions" in want and self.spec.sessions_dir:
+            out += discover_sessions(Path(self.spec.sessions_dir))
+        return out
 
     def needs_rebuild(self, meta: dict[str, str] | None = None) -> str:
         """Why a full rebuild is due ("" if not)."""
@@ -121,16 +134,53 @@ class Indexer:
             return f"index settings changed ({_diff_fingerprints(meta.get('fingerprint_text', '{}'), self.fingerprint_text)})"
         return ""
 
-    def is_dirty(self) -> bool:
+    def plan(self, indexed: dict[str, FileRecord], sources: Sequence[str] | None = None,
+             full: bool = False) -> tuple[SyncPlan, dict[str, FileRecord]]:
+        """What a sync of ``sources`` would do, against the records of those sources only."""
+        sources = tuple(self.spec.sources if sources is None else sources)
+        mine = {p: r for p, r in indexed.items() if r.source in sources}
+        plan = plan_sync(self.discover(sources), mine, full=full)
+        if not full and "sessions" in sources:
+            waiting = [f for f in plan.suspect if self._transcript_waits(f, mine.get(f.path))]
+            if waiting:
+                plan.suspect = [f for f in plan.suspect if f not in waiting]
+                plan.unchanged += waiting
+        return plan, mine
+
+    def _transcript_waits(self, f: SourceFile, old: FileRecord | None) -> bool:
+        """A transcript that grew a little since it was indexed waits for more (or for quiet)."""
+        if f.source != "sessions" or old is None or f.size <= old.size:
+            return False
+        grown = f.size - old.size
+        if grown >= self.spec.session_delta_bytes:
+            return False
+        if time.time() - f.mtime_ns / 1e9 >= SESSION_IDLE_SECONDS:
+            return False
+        try:
+            with open(f.abspath, "rb") as fh:
+                fh.seek(old.size)
+                new_lines = fh.read(grown).count(b"\n")
+        except OSError:
+            return False
+        return new_lines < self.spec.session_delta_messages
+
+    def is_dirty(self, sources: Sequence[str] | None = None) -> bool:
         meta = self.store.meta()  # read once: this runs before every search
         if meta.get("fingerprint") is None or self.needs_rebuild(meta):
             return True
-        plan = plan_sync(self.discover(), self.store.file_records())
+        plan, _ = self.plan(self.store.file_records(), sources)
         pending = [f for f in plan.new + plan.suspect if self.failed.get(f.path) != (f.mtime_ns, f.size)]
         return bool(pending or plan.removed)
 
     # -- sync ---------------------------------------------------------------------
-    def sync(self, *, full: bool = False, progress: Progress | None = None, lock_timeout: float | None = None) -> IndexReport:
+    def sync(self, *, full: bool = False, progress: Progress | None = None, lock_timeout: float | None = None,
+             sources: Sequence[str] | None = None, limit: int | None = None) -> IndexReport:
+        """Bring the index up to date with the files.
+
+        ``sources`` restricts an incremental sync to some sources; ``limit`` processes at
+        most that many changed files, newest first, and reports the rest as ``deferred``.
+        A full rebuild always covers everything.
+        """
         started = time.monotonic()
         ws = Path(self.spec.workspace)
         if not ws.is_dir():
@@ -145,12 +195,21 @@ class Indexer:
             if (full or reason) and has_files:
                 report = self._rebuild(progress, reason or "full rebuild requested")
             else:
-                report = self._sync_into(self.store, self.store, full=full, progress=progress)
+                report = self._sync_into(self.store, self.store, full=full, progress=progress,
+                                         sources=sources, limit=limit)
                 report.reason = reason
             if self.spec.cache_enabled and self.spec.cache_max_entries:
                 self.store.cache_prune(self.spec.cache_max_entries)
         report.seconds = time.monotonic() - started
         return report
+
+    def remove_stale_builds(self) -> None:
+        """Delete rebuild databases a crashed process left behind, unless a writer is busy."""
+        try:
+            with self.store.write_lock(0):
+                _remove_stale_builds(self.store.path)
+        except (LockTimeoutError, OSError):
+            pass
 
     def _rebuild(self, progress: Progress | None, reason: str) -> IndexReport:
         build_path = f"{self.store.path}.rebuild-{os.getpid()}.tmp"
@@ -186,17 +245,20 @@ class Indexer:
                        for row, v in zip(old.chunks, old.vectors)]
             build.apply([FileWrite(old.record, old.chunks, vectors)])
 
-    def _sync_into(self, target: SQLiteStore, cache_source: SQLiteStore, *, full: bool, progress: Progress | None) -> IndexReport:
+    def _sync_into(self, target: SQLiteStore, cache_source: SQLiteStore, *, full: bool, progress: Progress | None,
+                   sources: Sequence[str] | None = None, limit: int | None = None) -> IndexReport:
         report = IndexReport()
         # the fingerprint goes in before the first batch: if this sync is cut short and
         # the settings change before the next one, that one must rebuild, not mix
         target.set_meta({"fingerprint": self.fingerprint, "fingerprint_text": self.fingerprint_text})
-        disk = self.discover()
-        indexed = target.file_records()
-        plan = plan_sync(disk, indexed, full=full)
+        plan, indexed = self.plan(target.file_records(), sources, full=full)
         report.unchanged = len(plan.unchanged)
         report.removed = len(plan.removed)
         todo = plan.new + plan.suspect
+        if limit is not None and len(todo) > limit:
+            todo.sort(key=lambda f: f.mtime_ns, reverse=True)  # what was written last is wanted first
+            report.deferred = len(todo) - limit
+            todo = todo[:limit]
         total = len(todo)
         done = 0
         if progress:
@@ -238,7 +300,7 @@ class Indexer:
             "last_sync": str(time.time()),
         })
         report.chunks_total = target.counts()["chunks"]
-        if not disk and not indexed:
+        if not indexed and not plan.new:
             log.info("workspace %s has no memory files yet", self.spec.workspace)
         return report
 
@@ -259,9 +321,13 @@ class Indexer:
             if old is not None and old.hash == fhash and old.source == f.source:
                 yield f, None
                 continue
-            chunks = chunk_markdown(text, self.spec.chunk_tokens, self.spec.chunk_overlap)
+            transcript = parse_transcript(text) if f.source == "sessions" else None
+            chunks = chunk_markdown(transcript.text if transcript else text, self.spec.chunk_tokens, self.spec.chunk_overlap)
             if limit and limit < self.spec.chunk_tokens:
                 chunks = _split_for_limit(chunks, limit)
+            if transcript:  # rendered lines -> the JSONL lines they came from
+                lines = transcript.source_lines
+                chunks = [Chunk(lines[c.start_line - 1], lines[c.end_line - 1], c.text, c.hash) for c in chunks]
             rows = []
             seen_ids: set[str] = set()
             for c in chunks:

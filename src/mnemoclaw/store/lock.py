@@ -20,6 +20,15 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 
+def lock_holder(path: str) -> int | None:
+    """The pid that last took the lock at ``path`` (it may have finished since)."""
+    try:
+        with open(path, "rb") as fh:
+            return int(fh.read(32).strip() or 0) or None
+    except (OSError, ValueError):
+        return None
+
+
 @contextmanager
 def file_lock(path: str, timeout: float | None = None, what: str = "the index") -> Iterator[None]:
     """Hold an exclusive lock on ``path``; wait up to ``timeout`` seconds (None: forever)."""
