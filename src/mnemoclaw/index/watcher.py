@@ -108,7 +108,11 @@ class Watcher:
 
     # -- what to watch ------------------------------------------------------------
     def _compute_targets(self) -> list[Target]:
-        out = [Target(self.workspace, False, "root")] if os.path.isdir(self.workspace) else []
+        out = []
+        if os.path.isdir(self.workspace):
+            out.append(Target(self.workspace, False, "root"))
+        else:
+            out += _pending(self.workspace)
         trees = [os.path.join(self.workspace, "memory")] + self.extra_paths
         for p in trees:
             if os.path.islink(p):
@@ -117,6 +121,8 @@ class Watcher:
                 out.append(Target(os.path.realpath(p), True, "tree"))
             elif p.lower().endswith(".md") and os.path.isdir(os.path.dirname(p)):
                 out.append(Target(os.path.realpath(os.path.dirname(p)), False, "file", file=os.path.realpath(p)))
+            elif not os.path.exists(p) and p not in trees[:1]:
+                out += _pending(p)  # not there yet: watch for it to appear
         if self.sessions_dir and os.path.isdir(self.sessions_dir):
             out.append(Target(self.sessions_dir, False, "sessions"))
         return out
@@ -181,6 +187,8 @@ class Watcher:
                 if path == t.file:
                     return True
                 continue
+            if t.kind == "pending":
+                continue  # see the end: anything on the way to a missing path re-arms
             if t.kind in ("root", "sessions"):
                 if os.path.dirname(path) != t.path:
                     continue
@@ -203,8 +211,8 @@ class Watcher:
                     return True
                 # a folder renamed or removed under the tree takes its notes with it
                 return "." not in name and (not os.path.exists(path) or os.path.isdir(path))
-        # an extra folder that did not exist when the watch started
-        if any(path == p or p.startswith(path + os.sep) for p in self.extra_paths):
+        # a folder that did not exist when the watch started (or something on the way to it)
+        if any(path == p or p.startswith(path + os.sep) for p in [self.workspace, *self.extra_paths]):
             return "rearm"
         return False
 
@@ -249,6 +257,14 @@ class Watcher:
                 self.on_change(paths)
             except Exception as exc:
                 log.warning("sync after file changes failed: %s", exc)
+
+
+def _pending(path: str) -> list[Target]:
+    """Watch the nearest existing folder above a path that does not exist yet."""
+    parent = os.path.dirname(path)
+    while parent and not os.path.isdir(parent) and parent != os.path.dirname(parent):
+        parent = os.path.dirname(parent)
+    return [Target(os.path.realpath(parent), False, "pending")] if os.path.isdir(parent) else []
 
 
 def _env_polling() -> bool:

@@ -1,0 +1,200 @@
+"""Freshness in one process: the watcher, the background writer, search-side syncs."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+from conftest import HashEmbedder, write
+
+from mnemoclaw.api import INLINE_SYNC_FILES
+
+
+def _wait(cond, timeout=15.0, step=0.02):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(step)
+    return False
+
+
+def _paths(mem, query):
+    return [h.path for h in mem.search(query, sync=False, mode="keyword")]
+
+
+def test_a_note_written_then_searched_at_once_is_found(workspace, make_memory):
+    write(workspace / "memory" / "old.md", "- nothing to see")
+    mem = make_memory(workspace)
+    mem.sync()
+    mem.watch(debounce_ms=60_000)  # the watcher will not sync in time: the search must
+    write(workspace / "memory" / "2026-03-01.md", "- the courier code is QX-5521")
+    out = mem.memory_search("courier code QX-5521")
+    assert out["results"] and out["results"][0]["path"] == "memory/2026-03-01.md"
+
+
+def test_the_watcher_syncs_after_the_debounce(workspace, make_memory):
+    mem = make_memory(workspace)
+    mem.sync()
+    watcher = mem.watch(debounce_ms=200)
+    time.sleep(0.2)
+    write(workspace / "memory" / "2026-03-02.md", "- the zebra prefers apples")
+    assert _wait(lambda: _paths(mem, "zebra")), "the watcher never synced the new note"
+    assert mem.background.wait_idle(10)
+    assert watcher.flushes >= 1 and mem.background.syncs >= 1
+
+    (workspace / "memory" / "2026-03-02.md").rename(workspace / "memory" / "renamed.md")
+    assert _wait(lambda: _paths(mem, "zebra") == ["memory/renamed.md"])
+    (workspace / "memory" / "renamed.md").unlink()
+    assert _wait(lambda: _paths(mem, "zebra") == [])
+
+
+def test_a_burst_of_1000_writes_makes_a_bounded_number_of_syncs(workspace, make_memory):
+    """Bound: one flush per quiet period, and at most one per max-wait (4 x debounce) of
+    uninterrupted writing; a 1 000-file burst written in well under the max wait gives
+    at most 2 flushes (the burst, plus one if events straddle a flush) and so at most 2 syncs."""
+    mem = make_memory(workspace, provider=None)
+    mem.sync()
+    watcher = mem.watch(debounce_ms=500)
+    time.sleep(0.2)
+    started = time.monotonic()
+    for i in range(1000):
+        write(workspace / "memory" / f"b{i:04d}.md", f"- burst note {i}")
+    burst = time.monotonic() - started
+    assert burst < 2.0, f"writing the burst took {burst:.1f}s; the bound below assumes less than the max wait"
+    assert _wait(lambda: mem.store.counts()["files"] == 1000, timeout=30)
+    time.sleep(0.8)  # anything still pending would flush within one debounce
+    assert mem.background.wait_idle(30)
+    assert 1 <= watcher.flushes <= 2, watcher.flushes
+    assert 1 <= mem.background.syncs <= 2, mem.background.syncs
+
+
+def test_the_watcher_ignores_what_is_not_memory(workspace, make_memory):
+    mem = make_memory(workspace)
+    mem.sync()
+    watcher = mem.watch(debounce_ms=100)
+    time.sleep(0.2)
+    write(workspace / "memory" / "data.json", "{}")
+    write(workspace / "memory" / ".2026-03-01.md.swp", "editor swap file")
+    write(workspace / "memory" / "node_modules" / "pkg" / "README.md", "- not a note")
+    write(workspace / "memory" / ".git" / "HEAD.md", "ref")
+    write(workspace / "notes.md", "- outside the memory paths")
+    time.sleep(0.8)
+    assert watcher.flushes == 0 and watcher.events == 0
+
+
+def test_folders_created_after_the_watch_started_are_watched(tmp_path, make_memory):
+    ws = tmp_path / "fresh"
+    ws.mkdir()
+    extra = tmp_path / "later-notes"
+    mem = make_memory(ws, overrides={"extraPaths": [str(extra)]})
+    mem.watch(debounce_ms=100)
+    time.sleep(0.2)
+    write(ws / "memory" / "deep" / "er" / "n.md", "- the heron nests by the lake")
+    assert _wait(lambda: _paths(mem, "heron") == ["memory/deep/er/n.md"])
+    write(extra / "x.md", "- the otter lives upstream")
+    assert _wait(lambda: _paths(mem, "otter") == [str(extra.resolve() / "x.md")])
+    write(ws / "MEMORY.md", "- the kestrel hovers")
+    assert _wait(lambda: _paths(mem, "kestrel") == ["MEMORY.md"])
+
+
+def test_polling_mode(workspace, make_memory):
+    mem = make_memory(workspace)
+    mem.sync()
+    watcher = mem.watch(debounce_ms=100, polling=True)
+    assert watcher.mode == "polling"
+    time.sleep(0.7)
+    write(workspace / "memory" / "p.md", "- the polled pelican")
+    assert _wait(lambda: _paths(mem, "pelican"), timeout=10)
+
+
+def test_a_large_change_does_not_stall_a_search(workspace, make_memory):
+    n = INLINE_SYNC_FILES * 3
+    mem = make_memory(workspace)
+    write(workspace / "memory" / "a.md", "- seed")
+    mem.sync()
+    for i in range(n):
+        write(workspace / "memory" / f"bulk{i:03d}.md", f"- bulk note {i} about walruses")
+    newest = write(workspace / "memory" / "newest.md", "- the walrus password hint is seaweed")
+    os.utime(newest, ns=(time.time_ns() + 10**9, time.time_ns() + 10**9))
+    hits = mem.search("walrus password hint seaweed", mode="keyword")
+    assert hits and hits[0].path == "memory/newest.md"  # the newest change was done inline
+    assert mem.store.counts()["files"] < n + 2  # ... and not everything
+    assert mem.background.wait_idle(30)
+    assert mem.store.counts()["files"] == n + 2  # the rest was done in the background
+
+
+def test_a_settings_change_rebuilds_in_the_background_while_search_serves(workspace, tmp_path, make_memory):
+    for i in range(50):
+        write(workspace / "memory" / f"n{i:02d}.md", f"- note {i} mentions the lighthouse keeper")
+    make_memory(workspace).sync()
+
+    class Slow(HashEmbedder):
+        def embed(self, texts, *, query=False):
+            if not query:
+                time.sleep(0.5)
+            return super().embed(texts, query=query)
+
+    slow = Slow()
+    slow.model = "hash-64-v2"  # a new model: the index must be rebuilt
+    mem = make_memory(workspace, provider=slow)
+    started = time.monotonic()
+    hits = mem.search("lighthouse keeper", mode="keyword")
+    assert time.monotonic() - started < 0.4, "the search waited for the rebuild"
+    assert len(hits) == 6  # served from the old index
+    assert mem.background.wait_idle(30)
+    assert mem.indexer.needs_rebuild() == ""
+    assert mem.store.conn.execute("SELECT DISTINCT model FROM chunks") == [("hash-64-v2",)]
+
+
+def test_session_start_and_interval_sync_in_the_background(workspace, make_memory):
+    mem = make_memory(workspace, overrides={"sync": {"intervalMinutes": 0.005}})  # 0.3 s
+    write(workspace / "memory" / "a.md", "- the first badger")
+    mem.start_background(watch=False)
+    assert _wait(lambda: _paths(mem, "badger"))
+    write(workspace / "memory" / "b.md", "- the second wombat")
+    assert _wait(lambda: _paths(mem, "wombat"), timeout=5)  # no watcher: the interval did it
+    assert mem.status()["background"]["syncs"] >= 2
+
+
+def test_search_while_the_background_writer_works_has_no_errors(workspace, make_memory):
+    mem = make_memory(workspace)
+    for i in range(300):
+        write(workspace / "memory" / f"n{i:03d}.md", f"- note {i} on the migration of cranes")
+    mem.request_sync("test")
+    errors = []
+
+    def searcher():
+        for _ in range(50):
+            try:
+                mem.search("migration cranes", sync=False)
+            except Exception as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+
+    t = threading.Thread(target=searcher)
+    t.start()
+    t.join()
+    assert mem.background.wait_idle(30)
+    assert errors == [] and mem.store.counts()["files"] == 300
+
+
+def test_no_background_thread_in_short_lived_mode(workspace, make_memory):
+    mem = make_memory(workspace, background=False)
+    for i in range(INLINE_SYNC_FILES + 5):
+        write(workspace / "memory" / f"n{i:03d}.md", f"- note {i}")
+    mem.search("note")
+    assert mem._background is None
+    assert mem.store.counts()["files"] == INLINE_SYNC_FILES
+    mem.search("note")  # the next search takes the next slice
+    assert mem.store.counts()["files"] == INLINE_SYNC_FILES + 5
+
+
+@pytest.mark.parametrize("debounce", [0])
+def test_zero_debounce_still_works(workspace, make_memory, debounce):
+    mem = make_memory(workspace)
+    mem.watch(debounce_ms=debounce)
+    time.sleep(0.2)
+    write(workspace / "memory" / "z.md", "- zero debounce zebra")
+    assert _wait(lambda: _paths(mem, "zebra"))
