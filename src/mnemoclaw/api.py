@@ -162,6 +162,7 @@ class Memory:
             # the index is a cache of the Markdown: set the damaged file aside and rebuild
             self.store.recover(str(exc))
             report = self.indexer.sync(**{**kwargs, "full": False})  # type: ignore[arg-type]
+        self.sync_error = None
         return report
 
     def _sync_if_dirty(self) -> None:
@@ -183,7 +184,6 @@ class Memory:
             return
         try:
             report = self.sync(lock_timeout=SEARCH_LOCK_WAIT, sources=("memory",), limit=INLINE_SYNC_FILES)
-            self.sync_error = None
             if report.deferred:
                 self.request_sync("search")
         except LockTimeoutError:
