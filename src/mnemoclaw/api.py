@@ -149,6 +149,7 @@ class Memory:
         self.close()
 
     def close(self) -> None:
+        self.allow_background = False  # a watcher flush racing the close must not restart the writer
         self.stop_background()
         self.store.close()
 
