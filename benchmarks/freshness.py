@@ -30,9 +30,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from speed import _queries, bench_dir, log, make_workspace, open_memory  # noqa: E402
+from speed import _queries, bench_dir, load_results, log, make_workspace, open_memory, save_results  # noqa: E402
 
-from mnemoclaw.embeddings.base import cpu_count  # noqa: E402
 from mnemoclaw.eval.metrics import percentile  # noqa: E402
 
 
@@ -211,15 +210,10 @@ def main() -> None:
     bench = bench_dir()
     work = Path(args.work_dir).resolve()
     work.mkdir(parents=True, exist_ok=True)
-    results: dict = {"cores": cpu_count(), "python": sys.version.split()[0]}
-    if os.path.exists(args.out):
-        with open(args.out) as fh:
-            results.update(json.load(fh))
+    results = load_results(args.out)
     for name in args.sections.split(","):
         results[name] = globals()[f"section_{name}"](bench, work)
-        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        with open(args.out, "w") as fh:
-            json.dump(results, fh, indent=2)
+        save_results(results, args.out)
     print(json.dumps(results, indent=2))
 
 

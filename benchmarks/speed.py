@@ -246,6 +246,21 @@ def section_cold(bench: Path, work: Path) -> dict:
     return out
 
 
+def load_results(out: str) -> dict:
+    """Earlier results in ``out`` (sections not re-run keep their figures)."""
+    results: dict = {"cores": cpu_count(), "python": sys.version.split()[0]}
+    if os.path.exists(out):
+        with open(out) as fh:
+            results.update(json.load(fh))
+    return results
+
+
+def save_results(results: dict, out: str) -> None:
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    with open(out, "w") as fh:
+        json.dump(results, fh, indent=2)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sections", default="keyword,embed,resync,search,cold")
@@ -256,10 +271,7 @@ def main() -> None:
     bench = bench_dir()
     work = Path(args.work_dir).resolve()
     work.mkdir(parents=True, exist_ok=True)
-    results: dict = {"cores": cpu_count(), "python": sys.version.split()[0]}
-    if os.path.exists(args.out):
-        with open(args.out) as fh:
-            results.update(json.load(fh))
+    results = load_results(args.out)
     for name in args.sections.split(","):
         if name == "search":
             for scale in (int(s) for s in args.scale.split(",")):
@@ -275,9 +287,7 @@ def main() -> None:
             results[f"search_{scale}"] = section_search(bench, work, scale)
         else:
             results[name] = globals()[f"section_{name}"](bench, work)
-        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        with open(args.out, "w") as fh:
-            json.dump(results, fh, indent=2)
+        save_results(results, args.out)
     if "search-one" not in args.sections:
         print(json.dumps(results, indent=2))
 
