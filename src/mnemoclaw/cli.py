@@ -445,7 +445,9 @@ def demo(obj: _Ctx, keep: bool) -> None:
     ws.mkdir(parents=True, exist_ok=True)
     written = write_sample_workspace(ws)
     click.echo(f"Sample workspace: {ws} ({len(written)} files written)")
-    settings = load_settings(workspace=ws, state_dir=state, config=obj.config or {}, agent_id=obj.agent)
+    # without a config file the demo stays offline, even where an API key is in the environment
+    settings = load_settings(workspace=ws, state_dir=state, config=obj.config or {}, agent_id=obj.agent,
+                             overrides=None if obj.config else {"provider": "local"})
     with Memory(settings) as mem:
         bar = Progress("indexing")
         t = time.monotonic()

@@ -34,7 +34,14 @@ Factory = Callable[[dict[str, Any]], EmbeddingProvider]
 # name -> "module:factory" (imported lazily, so an unused provider costs nothing at start-up)
 _REGISTRY: dict[str, str | Factory] = {
     "local": "mnemoclaw.embeddings.local:create",
+    "openai": "mnemoclaw.embeddings.openai:create",
+    "gemini": "mnemoclaw.embeddings.gemini:create",
+    "voyage": "mnemoclaw.embeddings.voyage:create",
+    "mistral": "mnemoclaw.embeddings.mistral:create",
+    "ollama": "mnemoclaw.embeddings.ollama:create",
 }
+# The order ``provider: "auto"`` tries remote providers in, by available API key.
+AUTO_REMOTE_ORDER = ("openai", "gemini", "voyage", "mistral")
 
 
 def register_provider(name: str, factory: str | Factory) -> None:

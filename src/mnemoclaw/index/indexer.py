@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from ..embeddings.base import EmbeddingProvider
+from ..embeddings.http import ProviderResponseError
 from ..errors import LockTimeoutError, ProviderError, WorkspaceError
 from ..markdown.chunker import chunk_markdown, text_hash
 from ..sessions.transcript import parse_transcript
@@ -264,6 +265,8 @@ class Indexer:
         if progress:
             progress(0, total)
 
+        per_call = embed_batch_size(self.provider)
+        max_files = max(WRITE_BATCH_FILES, per_call if per_call > EMBED_BATCH else 0)
         touches: list[FileRecord] = []
         batch: list[_Prepared] = []
         pending_texts = 0
@@ -290,7 +293,7 @@ class Indexer:
                 report.added += 1
             batch.append(prepared)
             pending_texts += len(prepared.rows)
-            if pending_texts >= EMBED_BATCH or len(batch) >= WRITE_BATCH_FILES:
+            if pending_texts >= per_call or len(batch) >= max_files:
                 flush()
         flush()
         # files that failed to read keep their old chunks, but vanish from "unchanged"
@@ -343,18 +346,28 @@ class Indexer:
         if not (batch or removes or touches):
             return
         vectors: dict[str, np.ndarray] = {}
+        errors: dict[str, str] = {}
         if self.provider is not None:
-            vectors = self._vectors([r for p in batch for r in p.rows], target, cache_source, report)
+            vectors, errors = self._vectors([r for p in batch for r in p.rows], target, cache_source, report)
         writes = []
         for p in batch:
             vecs = [vectors.get(r.hash) for r in p.rows]
             if self.provider is not None and any(v is None for v in vecs):
-                report.failed.append((p.file.path, "embedding failed"))
-                continue
+                why = next((errors[r.hash] for r in p.rows if r.hash in errors), "embedding failed")
+                report.failed.append((p.file.path, why))
+                self.failed[p.file.path] = (p.file.mtime_ns, p.file.size)
+                continue  # what the index had for this file stays
             writes.append(FileWrite(p.record, p.rows, vecs))
         target.apply(writes, removes, touches)
 
-    def _vectors(self, rows: list[ChunkRow], target: SQLiteStore, cache_source: SQLiteStore, report: IndexReport) -> dict[str, np.ndarray]:
+    def _vectors(self, rows: list[ChunkRow], target: SQLiteStore, cache_source: SQLiteStore,
+                 report: IndexReport) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+        """Vectors by chunk hash: from the index, the cache, or the provider.
+
+        An answer the provider gave but that cannot be used (wrong count or dimension,
+        NaN, another model) fails only the texts it was for; the caller marks their
+        files failed. A provider that cannot be reached at all raises.
+        """
         assert self.provider is not None
         texts = {r.hash: r.text for r in rows}
         found = cache_source.vectors_for_hashes(texts, self.model)
@@ -366,26 +379,41 @@ class Indexer:
         todo = [h for h in texts if h not in found]
         report.chunks_reused += len(texts) - len(todo)
         fresh: dict[str, np.ndarray] = {}
-        for i in range(0, len(todo), EMBED_BATCH):
-            group = todo[i : i + EMBED_BATCH]
+        errors: dict[str, str] = {}
+        dims = target.meta().get("vector_dims") if target.counts()["vectors"] else None
+        size = embed_batch_size(self.provider)
+        for i in range(0, len(todo), size):
+            group = todo[i : i + size]
             try:
                 mat = self.provider.embed([texts[h] for h in group])
+                mat = np.asarray(mat, dtype=np.float32)
+                if mat.ndim != 2 or mat.shape[0] != len(group) or not np.all(np.isfinite(mat)):
+                    raise ProviderResponseError(
+                        f"{self.provider.id}/{self.provider.model} returned {mat.shape[0] if mat.ndim else 0} vectors "
+                        f"for {len(group)} texts or non-finite values")
+                if dims is not None and mat.shape[1] != int(dims):
+                    raise ProviderResponseError(
+                        f"{self.provider.id}/{self.provider.model} returned {mat.shape[1]}-dimensional vectors but the "
+                        f"index holds {dims}-dimensional ones; if the model changed, run `mnemoclaw index --full`")
+            except ProviderResponseError as exc:
+                log.warning("embedding %d texts failed: %s", len(group), exc)
+                errors.update((h, str(exc)) for h in group)
+                continue
             except ProviderError:
                 raise
             except Exception as exc:  # a provider bug must not corrupt the index: report and stop
                 raise ProviderError(f"embedding with {self.provider.id}/{self.provider.model} failed: {exc}") from exc
-            mat = np.asarray(mat, dtype=np.float32)
-            if mat.shape[0] != len(group) or not np.all(np.isfinite(mat)):
-                raise ProviderError(
-                    f"{self.provider.id}/{self.provider.model} returned {mat.shape[0]} vectors for {len(group)} "
-                    "texts or non-finite values; the index was left unchanged"
-                )
             fresh.update(zip(group, mat))
         report.chunks_embedded += len(fresh)
         if fresh and self.spec.cache_enabled:
             target.cache_put(key, fresh)
         found.update(fresh)
-        return found
+        return found, errors
+
+
+def embed_batch_size(provider: EmbeddingProvider | None) -> int:
+    """Texts per provider call: the provider's own preference (large for batch jobs)."""
+    return int(getattr(provider, "embed_batch_size", EMBED_BATCH) or EMBED_BATCH)
 
 
 def _split_for_limit(chunks: list[Chunk], limit: int) -> list[Chunk]:

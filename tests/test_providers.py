@@ -1,0 +1,305 @@
+"""Remote embedding providers against a real HTTP server on 127.0.0.1 that speaks each API."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import write
+from provider_server import KEY, ProviderServer, fake_vector
+
+from mnemoclaw.api import auto_provider, build_provider
+from mnemoclaw.config import load_settings
+from mnemoclaw.embeddings.base import create_provider
+from mnemoclaw.embeddings.http import (
+    ProviderAuthError,
+    ProviderRequestError,
+    ProviderResponseError,
+    ProviderUnavailableError,
+    RetryPolicy,
+)
+from mnemoclaw.embeddings.remote import EmbeddingDataError
+from mnemoclaw.errors import ProviderError, UnknownProviderError
+
+REMOTE = ["openai", "gemini", "voyage", "mistral", "ollama"]
+BATCH = ["openai", "gemini", "voyage"]
+FAST = RetryPolicy(base_s=0.01, cap_s=0.05)  # the real policy's numbers are tested below
+
+
+def make(flavor, srv, *, key=KEY, retry=FAST, timeout_s=5.0, **extra):
+    from mnemoclaw.embeddings import gemini, mistral, ollama, openai, voyage
+
+    cls = {"openai": openai.OpenAIEmbeddings, "gemini": gemini.GeminiEmbeddings, "voyage": voyage.VoyageEmbeddings,
+           "mistral": mistral.MistralEmbeddings, "ollama": ollama.OllamaEmbeddings}[flavor]
+    remote = {"baseUrl": srv.base_url, "apiKey": key, **extra.pop("remote", {})}
+    return cls({"remote": remote, **extra}, retry=retry, timeout_s=timeout_s)
+
+
+def expected(texts, flavor, query=False):
+    if flavor == "ollama":  # nomic-embed gets its task prefix
+        texts = [("search_query: " if query else "search_document: ") + t for t in texts]
+    m = np.asarray([fake_vector(t) for t in texts], dtype=np.float32)
+    return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+
+@pytest.fixture(params=REMOTE)
+def flavor(request):
+    return request.param
+
+
+@pytest.fixture
+def server(flavor):
+    with ProviderServer(flavor) as srv:
+        yield srv
+
+
+def test_success_speaks_the_api(flavor, server):
+    p = make(flavor, server, key=None if flavor == "ollama" else KEY)
+    out = p.embed(["first note", "第二条笔记"])
+    np.testing.assert_allclose(out, expected(["first note", "第二条笔记"], flavor), atol=1e-6)
+    req = server.embedding_requests()[0]
+    if flavor == "gemini":
+        assert req["path"] == "/v1beta/models/gemini-embedding-001:batchEmbedContents"
+        assert req["headers"]["x-goog-api-key"] == KEY
+        assert {r["taskType"] for r in req["body"]["requests"]} == {"RETRIEVAL_DOCUMENT"}
+    elif flavor == "ollama":
+        assert req["path"] == "/api/embed" and req["body"]["model"] == "nomic-embed-text"
+        assert "authorization" not in req["headers"]
+    else:
+        assert req["path"] == "/v1/embeddings"
+        assert req["headers"]["authorization"] == f"Bearer {KEY}"
+        assert req["body"]["model"] == {"openai": "text-embedding-3-small", "voyage": "voyage-4-large",
+                                        "mistral": "mistral-embed"}[flavor]
+    q = p.embed(["a question"], query=True)
+    np.testing.assert_allclose(q, expected(["a question"], flavor, query=True), atol=1e-6)
+    last = server.embedding_requests()[-1]["body"]
+    if flavor == "gemini":
+        assert last["requests"][0]["taskType"] == "RETRIEVAL_QUERY"
+    if flavor == "voyage":
+        assert last["input_type"] == "query"
+
+
+def test_429_then_success(flavor, server):
+    server.script = ["429", "ok"]
+    out = make(flavor, server).embed(["hello"])
+    assert out.shape == (1, 16) and len(server.embedding_requests()) == 2
+
+
+def test_a_500_storm_gives_up_after_three_attempts(flavor, server):
+    server.script = ["500"] * 5
+    with pytest.raises(ProviderUnavailableError, match="failed 3 times.*HTTP 500"):
+        make(flavor, server).embed(["hello"])
+    assert len(server.embedding_requests()) == 3
+
+
+def test_a_bad_key_is_not_retried_and_says_check_your_key(flavor, server):
+    if flavor == "ollama":
+        pytest.skip("Ollama has no keys")
+    with pytest.raises(ProviderAuthError, match="Check your key") as err:
+        make(flavor, server, key="wrong").embed(["hello"])
+    assert "wrong" not in str(err.value)  # a key never appears in a message
+    assert len(server.embedding_requests()) == 1
+
+
+def test_a_400_is_not_retried(flavor, server):
+    server.script = ["400"]
+    with pytest.raises(ProviderRequestError, match="too long"):
+        make(flavor, server).embed(["hello"])
+    assert len(server.embedding_requests()) == 1
+
+
+def test_malformed_json_is_a_clear_error(flavor, server):
+    server.script = ["malformed"]
+    with pytest.raises(ProviderResponseError, match="not JSON"):
+        make(flavor, server).embed(["hello"])
+
+
+def test_a_timeout_is_retried_then_reported(flavor, server):
+    server.script = ["timeout"] * 3
+    server.hang_s = 1.0
+    with pytest.raises(ProviderUnavailableError, match=r"no answer within 0.2s"):
+        make(flavor, server, timeout_s=0.2).embed(["hello"])
+    assert len(server.embedding_requests()) == 3
+
+
+def test_a_timeout_then_an_answer_succeeds(flavor, server):
+    server.script = ["timeout", "ok"]
+    server.hang_s = 0.6
+    assert make(flavor, server, timeout_s=0.2).embed(["hello"]).shape == (1, 16)
+
+
+@pytest.mark.parametrize("action, message", [
+    ("wrong_dims", "dimensional"), ("nan", "NaN"), ("empty", "0 vectors for 2"), ("short", "1 vectors for 2"),
+    ("other_model", "some-other-model"),
+])
+def test_unusable_answers_are_detected(flavor, server, action, message):
+    if action == "other_model" and flavor == "gemini":
+        pytest.skip("Gemini does not echo the model")
+    p = make(flavor, server)
+    if action == "wrong_dims":
+        p.embed(["one", "two"])  # 16 dimensions first, then 17
+    server.script = [action]
+    with pytest.raises(EmbeddingDataError, match=message):
+        p.embed(["one", "two"])
+
+
+@pytest.mark.parametrize("flavor", BATCH)
+def test_a_batch_job_that_completes(flavor, server):
+    texts = [f"backfill note {i}" for i in range(150)]
+    p = make(flavor, server, remote={"batch": {"enabled": True, "pollIntervalMs": 10}})
+    out = p.embed(texts)
+    np.testing.assert_allclose(out, expected(texts, flavor), atol=1e-6)
+    assert server.embedding_requests() == []  # nothing went inline
+    assert len(server.batches) == 1
+    polls = [r for r in server.log if r["method"] == "GET" and "batches" in r["path"]]
+    assert len(polls) >= server.batch_polls
+
+
+@pytest.mark.parametrize("flavor", BATCH)
+def test_a_batch_job_failing_twice_falls_back_to_inline(flavor, server):
+    server.batch_script = ["fail", "fail"]
+    texts = [f"backfill note {i}" for i in range(120)]
+    p = make(flavor, server, remote={"batch": {"enabled": True, "pollIntervalMs": 10}})
+    first = p.embed(texts)  # job 1 fails: this call is embedded inline
+    assert p.batch_active and p.batch_failures == 1
+    second = p.embed(texts)  # job 2 fails: inline from now on
+    assert not p.batch_active and p.batch_failures == 2
+    third = p.embed(texts)
+    assert len(server.batches) == 2  # no third job
+    for out in (first, second, third):
+        np.testing.assert_allclose(out, expected(texts, flavor), atol=1e-6)
+    assert len(server.embedding_requests()) >= 3
+
+
+def test_batches_follow_the_api_limits_with_bounded_concurrency():
+    with ProviderServer("openai") as srv:
+        srv.delay = 0.05
+        p = make("openai", srv)
+        p.max_batch_items = 100
+        texts = [f"note {i}" for i in range(1000)]
+        out = p.embed(texts)
+        assert out.shape == (1000, 16)
+        sizes = [len(r["body"]["input"]) for r in srv.embedding_requests()]
+        assert sizes == [100] * 10
+        assert 1 < srv.max_in_flight <= 4
+        np.testing.assert_allclose(out[-1], expected(["note 999"], "openai")[0], atol=1e-6)
+
+
+def test_the_retry_policy_numbers():
+    policy = RetryPolicy()
+    assert (policy.attempts, policy.base_s, policy.factor, policy.cap_s) == (3, 0.5, 2.0, 8.0)
+    for attempt, base in ((1, 0.5), (2, 1.0), (3, 2.0), (4, 4.0)):
+        for _ in range(50):
+            assert base * 0.8 <= policy.delay(attempt) <= base * 1.2
+    assert policy.delay(10) == 8.0  # capped
+    assert policy.delay(1, retry_after=30) == 8.0  # Retry-After honoured within the cap
+
+
+def test_provider_key_follows_endpoint_model_and_headers_not_the_key():
+    base = {"remote": {"baseUrl": "https://proxy.example/v1", "apiKey": "k1"}}
+    a = create_provider("openai", base).provider_key
+    assert create_provider("openai", {"remote": {**base["remote"], "apiKey": "k2"}}).provider_key == a
+    assert create_provider("openai", {"remote": {**base["remote"], "baseUrl": "https://other/v1"}}).provider_key != a
+    assert create_provider("openai", {**base, "model": "text-embedding-3-large"}).provider_key != a
+    assert create_provider("openai", {"remote": {**base["remote"], "headers": {"X-Org": "b"}}}).provider_key != a
+    assert create_provider("openai", {"remote": {**base["remote"], "headers": {"X-Api-Key": "s"}}}).provider_key == a
+
+
+def test_models_providers_is_a_second_source_and_remote_wins(tmp_path):
+    cfg = {"models": {"providers": {"openai": {"baseUrl": "https://from-models/v1", "apiKey": "m"}}},
+           "agents": {"defaults": {"memorySearch": {"provider": "openai"}}}}
+    s = load_settings(workspace=tmp_path, state_dir=tmp_path, config=cfg, env={})
+    assert build_provider("openai", s).endpoint == "https://from-models/v1"
+    cfg["agents"]["defaults"]["memorySearch"]["remote"] = {"baseUrl": "https://from-remote/v1"}
+    s = load_settings(workspace=tmp_path, state_dir=tmp_path, config=cfg, env={})
+    assert build_provider("openai", s).endpoint == "https://from-remote/v1"
+
+
+def test_a_missing_key_says_where_to_put_it(monkeypatch):
+    monkeypatch.delenv("VOYAGE_API_KEY", raising=False)
+    with pytest.raises(ProviderError, match="VOYAGE_API_KEY"):
+        create_provider("voyage", {})
+
+
+def test_an_unknown_provider_lists_the_available_ones():
+    with pytest.raises(UnknownProviderError, match="gemini, local, mistral, ollama, openai, voyage"):
+        create_provider("cohere", {})
+
+
+@pytest.mark.parametrize("env, want", [
+    ({}, "local"),
+    ({"MISTRAL_API_KEY": "x"}, "mistral"),
+    ({"VOYAGE_API_KEY": "x", "MISTRAL_API_KEY": "x"}, "voyage"),
+    ({"GEMINI_API_KEY": "x", "VOYAGE_API_KEY": "x"}, "gemini"),
+    ({"OPENAI_API_KEY": "x", "GEMINI_API_KEY": "x"}, "openai"),
+])
+def test_auto_follows_the_key_order(monkeypatch, tmp_path, env, want):
+    for name in ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "VOYAGE_API_KEY", "MISTRAL_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    s = load_settings(workspace=tmp_path, state_dir=tmp_path, config={}, env={})
+    assert auto_provider(s) == want
+
+
+def test_auto_prefers_a_configured_local_model(monkeypatch, tmp_path):
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    s = load_settings(workspace=tmp_path, state_dir=tmp_path, env={},
+                      config={"agents": {"defaults": {"memorySearch": {"local": {"modelPath": "/models/e.gguf"}}}}})
+    assert auto_provider(s) == "local"
+
+
+def test_indexing_through_a_remote_provider(workspace, make_memory):
+    write(workspace / "MEMORY.md", "- the office wifi password hint is on the fridge")
+    write(workspace / "memory" / "2026-05-01.md", "- booked the dentist for Tuesday")
+    with ProviderServer("openai") as srv:
+        p = make("openai", srv)
+        mem = make_memory(workspace, provider=p)
+        r = mem.sync()
+        assert r.chunks_embedded == 2 and r.failed == []
+        hits = mem.search("dentist appointment", sync=False, mode="keyword")
+        assert hits[0].path == "memory/2026-05-01.md"
+        assert mem.search("dentist", sync=False, mode="vector")
+
+
+def test_bad_vectors_fail_those_files_and_keep_the_old_index(workspace, make_memory):
+    write(workspace / "MEMORY.md", "- the boat is called Saltmarsh")
+    with ProviderServer("openai") as srv:
+        p = make("openai", srv)
+        mem = make_memory(workspace, provider=p)
+        mem.sync()
+        write(workspace / "MEMORY.md", "- the boat is now called Kestrel")
+        write(workspace / "memory" / "new.md", "- a new note")
+        srv.script = ["nan"]
+        r = mem.sync()
+        assert sorted(p for p, _ in r.failed) == ["MEMORY.md", "memory/new.md"]
+        assert all("NaN" in why for _, why in r.failed)
+        hits = mem.search("boat", sync=False, mode="keyword")
+        assert "Saltmarsh" in hits[0].text  # the old chunk still serves
+        r = mem.sync()  # the server is fine again
+        assert r.failed == [] and "Kestrel" in mem.search("boat", sync=False, mode="keyword")[0].text
+
+
+def test_a_dimension_change_behind_the_endpoint_is_caught(workspace, make_memory):
+    write(workspace / "MEMORY.md", "- first")
+    with ProviderServer("openai") as srv:
+        mem = make_memory(workspace, provider=make("openai", srv))
+        mem.sync()
+        mem.close()
+        srv.dims = 24  # the server now runs another model, under the same name
+        mem = make_memory(workspace, provider=make("openai", srv))
+        write(workspace / "memory" / "n.md", "- second")
+        r = mem.sync()
+        assert [p for p, _ in r.failed] == ["memory/n.md"]
+        assert "24" in r.failed[0][1] and "16" in r.failed[0][1] and "--full" in r.failed[0][1]
+
+
+def test_a_dead_endpoint_keeps_the_index(workspace, make_memory):
+    write(workspace / "MEMORY.md", "- the boat is called Saltmarsh")
+    with ProviderServer("openai") as srv:
+        p = make("openai", srv)
+        mem = make_memory(workspace, provider=p)
+        mem.sync()
+    write(workspace / "memory" / "new.md", "- a new note")  # the server is gone now
+    with pytest.raises(ProviderUnavailableError, match="cannot connect"):
+        mem.sync()
+    assert mem.search("boat Saltmarsh", sync=False, mode="keyword")[0].path == "MEMORY.md"
