@@ -303,3 +303,16 @@ def test_a_dead_endpoint_keeps_the_index(workspace, make_memory):
     with pytest.raises(ProviderUnavailableError, match="cannot connect"):
         mem.sync()
     assert mem.search("boat Saltmarsh", sync=False, mode="keyword")[0].path == "MEMORY.md"
+
+
+def test_status_names_provider_endpoint_and_cache_never_the_key(workspace, make_memory):
+    write(workspace / "MEMORY.md", "- one\n\n" + "x " * 900 + "\n\n- two")
+    with ProviderServer("voyage") as srv:
+        mem = make_memory(workspace, provider=make("voyage", srv))
+        mem.sync()
+        mem.sync(full=True)  # everything comes from the cache
+        st = mem.status()
+        assert st["provider"] == "voyage" and st["model"] == "voyage-4-large"
+        assert st["endpoint"] == srv.base_url
+        assert st["cache"]["entries"] >= 1 and st["cache"]["hitRate"] == 0.5
+        assert KEY not in str(st)

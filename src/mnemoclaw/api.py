@@ -13,6 +13,7 @@ tools and never raise: a failure comes back as data with the next step to take.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import threading
@@ -22,6 +23,7 @@ from typing import Any
 
 from .config import Settings, load_settings
 from .embeddings.base import AUTO_REMOTE_ORDER, EmbeddingProvider, create_provider
+from .embeddings.http import ProviderResponseError
 from .errors import IndexCorruptError, LockTimeoutError, MnemoclawError, PathDeniedError, ProviderError, WorkspaceError
 from .index.background import BackgroundSync
 from .index.indexer import Indexer, IndexSpec, Progress
@@ -127,6 +129,9 @@ class Memory:
         self.provider: EmbeddingProvider | None = (
             resolve_provider(settings) if provider is _AUTO else provider  # type: ignore[assignment]
         )
+        self.primary = self.provider
+        self.fallback: dict[str, Any] | None = None  # set while the fallback provider serves
+        self.use_fallback = provider is _AUTO  # an explicitly given provider is used as is
         if store is None:
             vec = ms["store"]["vector"]
             store = SQLiteStore(str(settings.index_path), vector_enabled=vec["enabled"],
@@ -145,9 +150,9 @@ class Memory:
             session_delta_bytes=ms["sync"]["sessions"]["deltaBytes"],
             session_delta_messages=ms["sync"]["sessions"]["deltaMessages"],
         )
-        self.indexer = Indexer(self.store, self.provider, spec)
-        self.searcher = Searcher(self.store, self.provider, QueryOptions.from_config(ms["query"]), clock)
+        self.spec = spec
         self.clock = clock
+        self._use(self.provider)
         self._background: BackgroundSync | None = None
         self._watcher: Watcher | None = None
         self._interval_stop: threading.Event | None = None
@@ -156,6 +161,90 @@ class Memory:
         # called with (report, reasons) after each background sync
         self.sync_listeners: list[Callable[[IndexReport, set[str]], None]] = []
         self.indexer.remove_stale_builds()
+        if self.use_fallback:
+            self._restore_fallback()
+
+    def _use(self, provider: EmbeddingProvider | None) -> None:
+        self.provider = provider
+        self.indexer = Indexer(self.store, provider, self.spec)
+        self.searcher = Searcher(self.store, provider, QueryOptions.from_config(self.settings.memory_search["query"]),
+                                 self.clock)
+
+    # -- fallback provider --------------------------------------------------------------
+    @property
+    def _fallback_file(self) -> str:
+        return self.store.path + ".fallback.json"
+
+    def _restore_fallback(self) -> None:
+        """An earlier process switched to the fallback: keep using it (no flip-flopping
+        rebuilds); ``try_primary()`` (run by ``mnemoclaw index``) switches back."""
+        try:
+            with open(self._fallback_file, encoding="utf-8") as fh:
+                info = json.load(fh)
+        except (OSError, ValueError):
+            return
+        primary = self.primary.id if self.primary else "none"
+        if info.get("from") != primary or info.get("to") != self.settings.memory_search["fallback"]:
+            return
+        try:
+            self._use(build_provider(info["to"], self.settings))
+            self.fallback = info
+        except ProviderError as exc:
+            log.warning("the fallback provider %s cannot be used either: %s", info["to"], exc)
+
+    def switch_to_fallback(self, exc: Exception) -> bool:
+        """The primary provider failed: use ``memorySearch.fallback`` from now on (once).
+
+        The index is then rebuilt with the fallback provider in a separate database; until
+        it is swapped in, searches use the old index by keyword only (vectors from two
+        models cannot be compared).
+        """
+        name = self.settings.memory_search["fallback"]
+        if not self.use_fallback or self.fallback is not None or name in ("none", "auto") or self.provider is None:
+            return False
+        if name == self.provider.id:
+            return False
+        try:
+            fallback = build_provider(name, self.settings)
+        except ProviderError as err:
+            log.warning("cannot switch to the fallback provider %s: %s", name, err)
+            return False
+        info = {"from": self.provider.id, "to": name, "reason": str(exc), "at": time.time()}
+        log.warning("%s failed (%s); switching to the fallback provider %s: the index is rebuilt with it while "
+                    "the old one keeps serving", self.provider.id, exc, name)
+        if self._background is not None:
+            self._background.close(timeout=0)
+            self._background = None
+        self._use(fallback)
+        self.fallback = info
+        _write_json_atomic(self._fallback_file, info)
+        return True
+
+    def try_primary(self) -> bool:
+        """If the fallback is serving, check whether the primary provider works again and
+        switch back (the next sync rebuilds with it). True if the primary is in use."""
+        if self.fallback is None:
+            return True
+        try:
+            self.primary.embed(["mnemoclaw provider check"], query=True)  # type: ignore[union-attr]
+        except Exception as exc:
+            log.info("the primary provider still fails: %s", exc)
+            return False
+        self._use(self.primary)
+        self.fallback = None
+        try:
+            os.unlink(self._fallback_file)
+        except OSError:
+            pass
+        return True
+
+    def vectors_usable(self) -> bool:
+        """The index's vectors come from the provider in use (else search by keyword only)."""
+        if self.provider is None:
+            return False
+        meta = self.store.meta()
+        have = meta.get("provider_key")
+        return have is None or (have == self.provider.provider_key and meta.get("model") == self.provider.model)
 
     @classmethod
     def open(
@@ -187,10 +276,17 @@ class Memory:
 
     # -- indexing -------------------------------------------------------------------
     def sync(self, *, full: bool = False, progress: Progress | None = None, lock_timeout: float | None = None,
-             sources: tuple[str, ...] | None = None, limit: int | None = None) -> IndexReport:
+             sources: tuple[str, ...] | None = None, limit: int | None = None,
+             fallback_now: bool = True) -> IndexReport:
+        """Index what changed. If the provider fails and a fallback is configured, switch
+        to it and (unless ``fallback_now`` is false) rebuild with it right away."""
         kwargs = dict(full=full, progress=progress, lock_timeout=lock_timeout, sources=sources, limit=limit)
         try:
             report = self.indexer.sync(**kwargs)  # type: ignore[arg-type]
+        except ProviderError as exc:
+            if not fallback_now or isinstance(exc, ProviderResponseError) or not self.switch_to_fallback(exc):
+                raise
+            report = self.indexer.sync(**kwargs)  # type: ignore[arg-type]  (a rebuild with the fallback)
         except IndexCorruptError as exc:
             # the index is a cache of the Markdown: set the damaged file aside and rebuild
             self.store.recover(str(exc))
@@ -216,7 +312,8 @@ class Memory:
             self.request_sync("rebuild")
             return
         try:
-            report = self.sync(lock_timeout=SEARCH_LOCK_WAIT, sources=("memory",), limit=INLINE_SYNC_FILES)
+            report = self.sync(lock_timeout=SEARCH_LOCK_WAIT, sources=("memory",), limit=INLINE_SYNC_FILES,
+                               fallback_now=False)
             if report.deferred:
                 self.request_sync("search")
         except LockTimeoutError:
@@ -224,6 +321,12 @@ class Memory:
             log.info("index busy in another process; searching the last committed state")
         except WorkspaceError:
             raise
+        except ProviderError as exc:
+            if not isinstance(exc, ProviderResponseError) and self.switch_to_fallback(exc):
+                self.request_sync("fallback")
+            else:
+                self.sync_error = str(exc)
+                log.warning("could not update the index before searching: %s", exc)
         except (MnemoclawError, OSError) as exc:
             # disk full, provider down, ...: answer from the last good index and say so
             self.sync_error = str(exc)
@@ -236,7 +339,7 @@ class Memory:
         if self._background is None:
             self._background = BackgroundSync(
                 lambda: Memory(self.settings, provider=self.provider, clock=self.clock, background=False),
-                on_report=self._sync_done,
+                on_report=self._sync_done, on_error=self._background_failed,
             )
         return self._background
 
@@ -244,6 +347,11 @@ class Memory:
         """Sync soon in the background writer; returns at once."""
         if self.allow_background:
             self.background.request(reason)
+
+    def _background_failed(self, exc: Exception) -> None:
+        if isinstance(exc, ProviderError) and not isinstance(exc, ProviderResponseError) \
+                and self.switch_to_fallback(exc):
+            self.request_sync("fallback")
 
     def _sync_done(self, report: IndexReport, reasons: set[str]) -> None:
         for listener in list(self.sync_listeners):
@@ -314,10 +422,19 @@ class Memory:
         if sync:
             self._sync_if_dirty()
         sources = self.indexer.spec.sources
+        if (mode or self.searcher.default_mode()) != "keyword" and not self.vectors_usable():
+            mode = "keyword"  # the index's vectors are from another model (a rebuild is under way)
         kwargs = dict(max_results=max_results, min_score=min_score, mode=mode,
                       sources=sources if len(sources) > 1 else None)
         try:
             return self.searcher.search(query, **kwargs).hits
+        except ProviderError as exc:
+            # the query could not be embedded: answer by keyword, and switch provider if configured
+            if not isinstance(exc, ProviderResponseError) and self.switch_to_fallback(exc):
+                self.request_sync("fallback")
+            else:
+                self.sync_error = f"vector search unavailable: {exc}"
+            return self.searcher.search(query, **{**kwargs, "mode": "keyword"}).hits
         except IndexCorruptError as exc:
             self.store.recover(str(exc))
             self.sync()
@@ -363,7 +480,7 @@ class Memory:
             "results": results,
             "provider": self.provider.id if self.provider else "none",
             "model": self.provider.model if self.provider else None,
-            "fallback": False,
+            "fallback": self.fallback is not None,
             "mode": mode or self.searcher.default_mode(),
         }
         if self.sync_error:
@@ -406,7 +523,10 @@ class Memory:
             "cacheEntries": counts["cacheEntries"],
             "provider": self.provider.id if self.provider else "none",
             "model": self.provider.model if self.provider else None,
-            "mode": self.searcher.default_mode(),
+            "endpoint": getattr(self.provider, "endpoint", None),  # never the key
+            "fallback": self.fallback,
+            "cache": _cache_status(self.settings, meta, counts["cacheEntries"]),
+            "mode": self.searcher.default_mode() if self.vectors_usable() or self.provider is None else "keyword",
             "fusion": self.searcher.options.fusion,
             "sqlite": desc["driver"],
             "vectorSearch": desc["vector"],
@@ -431,6 +551,27 @@ class Memory:
             if rebuild:
                 out["rebuildReason"] = rebuild
         return out
+
+
+def _cache_status(settings: Settings, meta: dict[str, str], entries: int) -> dict[str, Any]:
+    reused = int(meta.get("vectors_reused", 0))
+    embedded = int(meta.get("vectors_embedded", 0))
+    cache = settings.memory_search["cache"]
+    return {
+        "enabled": cache["enabled"],
+        "entries": entries,
+        "maxEntries": cache["maxEntries"],
+        "hitRate": round(reused / (reused + embedded), 3) if reused + embedded else None,
+        "vectorsReused": reused,
+        "vectorsEmbedded": embedded,
+    }
+
+
+def _write_json_atomic(path: str, data: Any) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh)
+    os.replace(tmp, path)
 
 
 def _as_int(name: str, value: Any, lo: int, hi: int) -> int:

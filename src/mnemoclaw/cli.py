@@ -196,6 +196,12 @@ def _sync_waiting(mem, full: bool, wait: bool, progress=None):
 
 def _index(obj: _Ctx, full: bool, as_json: bool, wait: bool = True) -> None:
     with obj.memory() as mem:
+        if mem.fallback is not None:
+            if mem.try_primary():
+                click.echo(f"The primary provider {mem.provider.id} works again; rebuilding with it.", err=True)
+            else:
+                click.echo(f"Still using the fallback provider {mem.fallback['to']}: "
+                           f"{mem.fallback['from']} keeps failing.", err=True)
         bar = Progress("indexing")
         try:
             report = _sync_waiting(mem, full, wait, bar)
@@ -352,15 +358,20 @@ def status(obj: _Ctx, as_json: bool) -> None:
         ("config", st["config"] or "(none; defaults)"),
         ("index", st["index"]),
         ("files / chunks", f"{st['files']} / {st['chunks']} ({st['vectors']} with vectors)"),
-        ("provider / model", f"{st['provider']} / {st['model'] or '-'}"),
+        ("provider / model", f"{st['provider']} / {st['model'] or '-'}"
+                             + (f"  at {st['endpoint']}" if st.get("endpoint") else "")),
         ("search mode", f"{st['mode']} (fusion {st['fusion']})"),
         ("vector search", st["vectorSearch"]),
         ("sqlite", st["sqlite"]),
         ("fts tokenizer", st["ftsTokenizer"]),
-        ("embedding cache", f"{st['cacheEntries']} entries"),
+        ("embedding cache", _cache_line(st["cache"])),
         ("fingerprint", st["fingerprint"] or "(not indexed yet)"),
         ("state", "dirty (run `mnemoclaw index`)" if st.get("dirty") else "clean"),
     ]
+    if st.get("fallback"):
+        fb = st["fallback"]
+        rows.append(("FALLBACK", f"using {fb['to']} because {fb['from']} failed: {fb['reason']} "
+                                  "(`mnemoclaw index` retries the primary)"))
     if st.get("rebuildReason"):
         rows.append(("rebuild due", st["rebuildReason"]))
     for warning in st["warnings"]:
@@ -368,6 +379,16 @@ def status(obj: _Ctx, as_json: bool) -> None:
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
         click.echo(f"{k.ljust(width)}  {v}")
+
+
+def _cache_line(cache: dict[str, Any]) -> str:
+    if not cache["enabled"]:
+        return "off"
+    line = f"{cache['entries']} entries" + (f" (max {cache['maxEntries']})" if cache["maxEntries"] else "")
+    if cache["hitRate"] is not None:
+        line += (f", hit rate {cache['hitRate']:.0%} ({cache['vectorsReused']} vectors reused, "
+                 f"{cache['vectorsEmbedded']} embedded)")
+    return line
 
 
 # -- eval ---------------------------------------------------------------------------------

@@ -27,8 +27,10 @@ class Writer(Protocol):
 
 class BackgroundSync:
     def __init__(self, open_writer: Callable[[], Writer], *, name: str = "mnemoclaw-sync",
-                 on_report: Callable[[IndexReport, set[str]], None] | None = None):
+                 on_report: Callable[[IndexReport, set[str]], None] | None = None,
+                 on_error: Callable[[Exception], None] | None = None):
         self._open_writer = open_writer
+        self._on_error = on_error
         self._name = name
         self._on_report = on_report
         self._cond = threading.Condition()
@@ -115,6 +117,8 @@ class BackgroundSync:
                 # a dead provider or a full disk: the last good index keeps serving
                 self.last_error = str(exc)
                 log.warning("background sync (%s) failed: %s", ", ".join(sorted(reasons)), exc)
+                if self._on_error is not None:
+                    self._on_error(exc)
                 return
         self.syncs += 1
         self.last_report = report

@@ -297,10 +297,15 @@ class Indexer:
                 flush()
         flush()
         # files that failed to read keep their old chunks, but vanish from "unchanged"
+        before = cache_source.meta()
         target.set_meta({
             "model": self.model,
             "provider": self.provider.id if self.provider else "none",
+            "provider_key": self.provider.provider_key if self.provider else "",
             "last_sync": str(time.time()),
+            # lifetime counts behind the cache hit rate in `status`
+            "vectors_reused": str(int(before.get("vectors_reused", 0)) + report.chunks_reused),
+            "vectors_embedded": str(int(before.get("vectors_embedded", 0)) + report.chunks_embedded),
         })
         report.chunks_total = target.counts()["chunks"]
         if not indexed and not plan.new:

@@ -1,0 +1,97 @@
+"""memorySearch.fallback: the primary provider fails, mnemoclaw switches once, rebuilds
+safely, says so, and goes back to the primary when asked and it works again."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from conftest import write
+from provider_server import KEY, ProviderServer
+
+from mnemoclaw.api import Memory
+from mnemoclaw.config import load_settings
+from mnemoclaw.errors import ProviderError
+
+
+@pytest.fixture
+def servers():
+    with ProviderServer("openai") as primary, ProviderServer("ollama") as backup:
+        yield primary, backup
+
+
+def _settings(workspace, tmp_path, primary, backup, fallback="ollama"):
+    cfg = {
+        "models": {"providers": {"openai": {"baseUrl": primary.base_url, "apiKey": KEY},
+                                 "ollama": {"baseUrl": backup.base_url}}},
+        "agents": {"defaults": {"memorySearch": {"provider": "openai", "fallback": fallback}}},
+    }
+    return load_settings(workspace=workspace, state_dir=tmp_path / "state", config=cfg, env={})
+
+
+def test_a_failing_primary_switches_to_the_fallback_once(workspace, tmp_path, servers):
+    primary, backup = servers
+    write(workspace / "MEMORY.md", "- the spare key is under the blue flowerpot")
+    s = _settings(workspace, tmp_path, primary, backup)
+    with Memory(s, background=False) as mem:
+        assert mem.sync().failed == []
+        assert mem.memory_search("spare key")["fallback"] is False
+        primary.script = ["500"] * 20  # the primary goes down for good
+        write(workspace / "memory" / "2026-06-01.md", "- the plumber comes on Friday")
+        r = mem.sync()
+        assert r.full_rebuild and r.failed == []  # rebuilt with the fallback, in a new database
+        assert mem.provider.id == "ollama"
+        out = mem.memory_search("plumber Friday")
+        assert out["fallback"] is True and out["provider"] == "ollama"
+        assert out["results"][0]["path"] == "memory/2026-06-01.md"
+        st = mem.status()
+        assert st["fallback"]["from"] == "openai" and st["fallback"]["to"] == "ollama"
+        assert "HTTP 500" in st["fallback"]["reason"] and st["mode"] == "hybrid"
+        assert backup.embedding_requests()
+
+    # another process: starts on the fallback without knocking on the primary again
+    asked = len(primary.embedding_requests())
+    with Memory(s, background=False) as mem:
+        assert mem.provider.id == "ollama" and mem.fallback is not None
+        assert mem.memory_search("plumber")["results"]
+        assert not mem.indexer.is_dirty()
+    assert len(primary.embedding_requests()) == asked
+
+    # the primary is back: an explicit index goes back to it
+    primary.script = []
+    with Memory(s, background=False) as mem:
+        assert mem.try_primary()
+        r = mem.sync()
+        assert r.full_rebuild and mem.provider.id == "openai"
+        assert mem.memory_search("plumber")["fallback"] is False
+    assert not os.path.exists(mem.store.path + ".fallback.json")
+
+
+def test_a_search_while_the_primary_is_down_still_answers(workspace, tmp_path, servers):
+    primary, backup = servers
+    write(workspace / "MEMORY.md", "- the spare key is under the blue flowerpot")
+    s = _settings(workspace, tmp_path, primary, backup)
+    with Memory(s) as mem:
+        mem.sync()
+        primary.script = ["503"] * 20
+        out = mem.memory_search("where is the spare key")  # the query cannot be embedded by the primary
+        assert out["results"][0]["path"] == "MEMORY.md"  # answered by keyword meanwhile
+        assert out["fallback"] is True
+        assert mem.background.wait_idle(30)
+        assert mem.vectors_usable() and mem.store.meta()["model"] == "nomic-embed-text"
+        assert mem.search("spare key", mode="vector", sync=False)[0].path == "MEMORY.md"
+
+
+def test_without_a_fallback_the_error_is_reported_and_the_index_kept(workspace, tmp_path, servers):
+    primary, backup = servers
+    write(workspace / "MEMORY.md", "- the spare key is under the blue flowerpot")
+    s = _settings(workspace, tmp_path, primary, backup, fallback="none")
+    with Memory(s, background=False) as mem:
+        mem.sync()
+        primary.script = ["500"] * 20
+        write(workspace / "memory" / "n.md", "- new")
+        with pytest.raises(ProviderError, match="failed 3 times"):
+            mem.sync()
+        out = mem.memory_search("spare key")
+        assert out["results"][0]["path"] == "MEMORY.md" and out["fallback"] is False
+        assert "unavailable" in out["warning"] or "could not be updated" in out["warning"]
