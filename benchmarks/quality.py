@@ -2,6 +2,7 @@
 
     python benchmarks/quality.py [--bench ../shared/bench] [--out bench-results/quality.json]
                                  [--sets locomo,zh,xl,scifact,cmrc,workspace] [--modes keyword,vector,hybrid]
+                                 [--model multilingual-e5-small]
 
 Runs `mnemoclaw eval` (the real indexer and searcher, default configuration, the
 default local embedder) on each set and prints a Markdown table; the JSON holds every
@@ -55,6 +56,7 @@ def main() -> None:
     ap.add_argument("--work-dir", default="bench-results/work")
     ap.add_argument("--out", default="bench-results/quality.json")
     ap.add_argument("--fusion", default=None, help="query.hybrid.fusion to compare (default: the configured one)")
+    ap.add_argument("--model", default=None, help="local model to compare (e.g. multilingual-e5-small)")
     args = ap.parse_args()
     bench = args.bench or default_bench()
     results: dict[str, dict] = {}
@@ -63,11 +65,13 @@ def main() -> None:
         for mode in args.modes.split(","):
             t = time.monotonic()
             # keyword runs share the embedded index: mode only changes how it is searched
-            overrides = {"query": {"hybrid": {"fusion": args.fusion}}} if args.fusion else {}
+            overrides: dict = {"query": {"hybrid": {"fusion": args.fusion}}} if args.fusion else {}
+            if args.model:
+                overrides.update(provider="local", model=args.model)
             opts = EvalOptions(mode=mode, scope_field=scope, queries_dir=os.path.join(bench, queries) if queries else None,
                                work_dir=os.path.join(args.work_dir, name), overrides=overrides)
             r = evaluate(os.path.join(bench, directory), opts)
-            r["wall_seconds"] = round(time.monotonic() - t, 1)
+            r["wall_seconds"] = round(time.monotonic() - t, 1)  # includes indexing on the first mode
             results[f"{name}/{mode}"] = r
             print(f"{name:9} {mode:7} {metric} {r[metric]:.4f}  recall@5 {r['recall@5']:.4f}  "
                   f"p50 {r['latency_ms_p50']} ms  ({r['wall_seconds']} s)", file=sys.stderr, flush=True)
