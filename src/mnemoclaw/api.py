@@ -18,6 +18,7 @@ import logging
 import os
 import threading
 import time
+from datetime import datetime
 from collections.abc import Callable
 from typing import Any
 
@@ -32,7 +33,7 @@ from .search.searcher import QueryOptions, Searcher
 from .store.sqlite import SQLiteStore
 from .text.tokenize import TOKENIZER_ID, keyword_query
 from .types import Hit, IndexReport
-from .workspace import read_lines, resolve_memory_path
+from .workspace import append_note, read_lines, resolve_memory_path
 
 log = logging.getLogger(__name__)
 
@@ -505,6 +506,20 @@ class Memory:
             return self.get(path, start, count)
         except (MnemoclawError, ValueError, OSError) as exc:
             return {"path": path if isinstance(path, str) else "", "text": "", "error": str(exc)}
+
+    # -- writing ----------------------------------------------------------------------
+    def append(self, text: str, target: str | None = None) -> dict[str, Any]:
+        """Append to today's daily log, or to MEMORY.md with ``target="long_term"`` (nothing else)."""
+        now = datetime.fromtimestamp(self.clock()).astimezone()
+        done = append_note(self.settings.workspace, text, target, now)
+        return {"path": done.path, "startLine": done.start_line, "endLine": done.end_line}
+
+    def memory_append(self, text: str, target: str | None = None) -> dict[str, Any]:
+        """The ``memory_append`` tool: never raises."""
+        try:
+            return {"ok": True, **self.append(text, target)}
+        except (MnemoclawError, OSError, ValueError) as exc:
+            return {"ok": False, "error": str(exc)}
 
     # -- status -----------------------------------------------------------------------
     def status(self, *, check_dirty: bool = True) -> dict[str, Any]:

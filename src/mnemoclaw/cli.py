@@ -391,6 +391,49 @@ def _cache_line(cache: dict[str, Any]) -> str:
     return line
 
 
+# -- mcp ----------------------------------------------------------------------------------
+@cli.command()
+@click.option("--http", "http_bind", metavar="HOST:PORT",
+              help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (loopback unless you pass a token).")
+@click.option("--token", envvar="MNEMOCLAW_MCP_TOKEN", metavar="TOKEN",
+              help="Bearer token every HTTP request must carry (env MNEMOCLAW_MCP_TOKEN); required off loopback.")
+@click.option("--openclaw", "openclaw_dir", is_flag=False, flag_value="~/.openclaw", default=None, metavar="[STATE_DIR]",
+              help="Serve an OpenClaw agent's memory, read-only (default ~/.openclaw); mnemoclaw keeps its own index.")
+@click.option("--no-watch", is_flag=True, help="Do not watch the files (a search still indexes what changed).")
+@click.pass_obj
+@_run
+def mcp(obj: _Ctx, http_bind, token, openclaw_dir, no_watch: bool) -> None:
+    """Run an MCP server: memory_search, memory_get, memory_append, memory_status.
+
+    stdio by default (what Claude Code, Cursor and OpenClaw launch); --http HOST:PORT for
+    streamable HTTP. Logs go to stderr; stdout carries only protocol frames.
+    """
+    from .api import Memory
+    from .mcp_server import MemoryService, parse_bind, run_http, run_stdio
+
+    if openclaw_dir:
+        from .config import openclaw_settings
+
+        settings = openclaw_settings(openclaw_dir, state_dir=obj.state_dir, agent_id=obj.agent)
+    else:
+        settings = obj.settings()
+    if no_watch:
+        settings.memory_search["sync"]["watch"] = False
+    read_only = bool(openclaw_dir)
+    service = MemoryService(lambda: Memory(settings))
+    if http_bind:
+        host, port = parse_bind(http_bind)
+
+        def ready(url: str) -> None:
+            click.echo(f"mnemoclaw MCP server for {settings.workspace} at {url}"
+                       + (" (bearer token required)" if token else "") + (" [read-only]" if read_only else ""),
+                       err=True)
+
+        run_http(service, host, port, token, read_only=read_only, on_ready=ready)
+    else:
+        run_stdio(service, read_only=read_only)
+
+
 # -- eval ---------------------------------------------------------------------------------
 @cli.command("eval")
 @click.argument("directory", type=click.Path(exists=True, file_okay=False))

@@ -28,6 +28,7 @@ ENV_AGENT = "MNEMOCLAW_AGENT"
 ENV_PROVIDER = "MNEMOCLAW_PROVIDER"
 
 DEFAULT_AGENT = "main"
+DEFAULT_STATE_DIR = "~/.mnemoclaw"
 PROVIDERS = ("auto", "local", "openai", "gemini", "voyage", "mistral", "ollama", "none")
 FUSIONS = ("zscore", "minmax", "rrf", "weighted")
 # The default fusion was chosen by measurement (docs/quality.md): z-score fusion is
@@ -263,6 +264,7 @@ class Settings:
     memory: dict[str, Any]
     raw: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    transcripts_dir: Path | None = None  # where session transcripts live, if not under state_dir
 
     @property
     def index_path(self) -> Path:
@@ -274,6 +276,8 @@ class Settings:
 
     @property
     def sessions_dir(self) -> Path:
+        if self.transcripts_dir is not None:
+            return self.transcripts_dir
         return self.state_dir / "agents" / self.agent_id / "sessions"
 
     def index_sources(self) -> tuple[str, ...]:
@@ -315,7 +319,7 @@ def load_settings(
         warnings.append(msg)
         log.warning(msg)
 
-    state = _expand(state_dir or env.get(ENV_STATE_DIR) or "~/.mnemoclaw")
+    state = _expand(state_dir or env.get(ENV_STATE_DIR) or DEFAULT_STATE_DIR)
     config_path: Path | None = None
     if isinstance(config, dict):
         raw = config
@@ -398,3 +402,33 @@ def load_settings(
         raw=raw,
         warnings=warnings,
     )
+
+
+def openclaw_settings(openclaw_dir: str | os.PathLike[str], *, state_dir: str | os.PathLike[str] | None = None,
+                      agent_id: str | None = None, env: dict[str, str] | None = None) -> Settings:
+    """Settings for serving an OpenClaw agent's memory without touching OpenClaw's files.
+
+    ``openclaw.json`` (JSON5) gives the workspace and the memory settings; the index is
+    mnemoclaw's own, under mnemoclaw's state dir (OpenClaw's ``store.path`` is ignored);
+    transcripts are read from OpenClaw's ``agents/<id>/sessions``.
+    """
+    env = dict(os.environ) if env is None else env
+    root = _expand(openclaw_dir)
+    cfg = root / "openclaw.json"
+    if not cfg.is_file():
+        raise ConfigError(f"no openclaw.json in {root}; pass the OpenClaw state directory (default ~/.openclaw)")
+    raw = load_file(str(cfg))
+    agents = raw.get("agents") if isinstance(raw.get("agents"), dict) else {}
+    listed = [a for a in agents.get("list") or [] if isinstance(a, dict)]
+    chosen = agent_id or env.get(ENV_AGENT) or next((a.get("id") for a in listed if a.get("default")), None) \
+        or (listed[0].get("id") if listed else None) or DEFAULT_AGENT
+    entry = next((a for a in listed if a.get("id") == chosen), {})
+    defaults = agents.get("defaults") if isinstance(agents.get("defaults"), dict) else {}
+    ws = entry.get("workspace") or defaults.get("workspace") or (
+        root / "workspace" if chosen == DEFAULT_AGENT else root / f"workspace-{chosen}")
+    state = _expand(state_dir or env.get(ENV_STATE_DIR) or DEFAULT_STATE_DIR)
+    index = state / "openclaw" / f"{chosen}.sqlite"
+    settings = load_settings(workspace=ws, state_dir=state, config=str(cfg), agent_id=chosen, env=env,
+                             overrides={"store": {"path": str(index)}})
+    settings.transcripts_dir = root / "agents" / chosen / "sessions"
+    return settings

@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from datetime import datetime
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -133,3 +134,77 @@ def read_lines(path: Path, from_line: int | None, lines: int | None) -> str:
         return ""
     end = len(all_lines) if lines is None else start - 1 + max(0, lines)
     return "\n".join(all_lines[start - 1 : end])
+
+
+APPEND_MAX_CHARS = 64 * 1024
+DAILY_TARGETS = (None, "", "daily", "today")
+LONG_TERM_TARGETS = ("long_term", "long-term", "longterm")
+
+
+@dataclass(frozen=True)
+class Appended:
+    path: str  # workspace-relative
+    start_line: int
+    end_line: int
+
+
+def append_note(workspace: Path, text: str, target: str | None = None, now: datetime | None = None) -> Appended:
+    """Append ``text`` to today's daily log (``memory/YYYY-MM-DD.md``, local time) or, with
+    ``target="long_term"``, to MEMORY.md: append-only, under a timestamp line, never
+    overwriting. No other file can be written: ``target`` is a choice, not a path, and a
+    symbolic link where either file (or memory/) should be is refused."""
+    if not isinstance(text, str) or not text.strip():
+        raise PathDeniedError("nothing to append: text is empty")
+    if "\x00" in text:
+        raise PathDeniedError("text contains a NUL character")
+    if len(text) > APPEND_MAX_CHARS:
+        raise PathDeniedError(f"text is {len(text)} characters; at most {APPEND_MAX_CHARS} per append")
+    now = now or datetime.now().astimezone()
+    ws = Path(os.path.realpath(workspace))
+    if not ws.is_dir():
+        raise PathDeniedError(f"workspace {ws} does not exist; run `mnemoclaw init`")
+    if target in DAILY_TARGETS:
+        folder = ws / "memory"
+        if folder.is_symlink():
+            raise PathDeniedError("memory/ is a symbolic link; appends go only to real files in the workspace")
+        folder.mkdir(exist_ok=True)
+        rel = f"memory/{now:%Y-%m-%d}.md"
+        header = f"# {now:%Y-%m-%d}\n"
+        stamp = f"## {now:%H:%M}"
+    elif target in LONG_TERM_TARGETS:
+        names = set(os.listdir(ws))
+        rel = "memory.md" if "MEMORY.md" not in names and "memory.md" in names else "MEMORY.md"
+        header = "# Memory\n"
+        stamp = f"## {now:%Y-%m-%d %H:%M}"
+    else:
+        raise PathDeniedError(
+            f"target {target!r} is not allowed: memory_append writes to today's daily log (omit target) "
+            "or to MEMORY.md (target=\"long_term\"), nothing else"
+        )
+    path = ws / rel
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise PathDeniedError(f"{rel} is a symbolic link; appends go only to real files") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise PathDeniedError(f"{rel} is not a regular file")
+        with open(path, "rb") as fh:
+            existing = fh.read().decode("utf-8", "replace")
+        body = text.strip()
+        if not existing:
+            sep = header + "\n"
+        else:
+            sep = "" if existing.endswith("\n\n") else ("\n" if existing.endswith("\n") else "\n\n")
+        block = f"{sep}{stamp}\n\n{body}\n"
+        os.write(fd, block.encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    start = (existing + sep + stamp + "\n\n").count("\n") + 1
+    end = start + body.count("\n")
+    return Appended(rel, start, end)
