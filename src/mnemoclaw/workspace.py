@@ -138,7 +138,7 @@ def read_lines(path: Path, from_line: int | None, lines: int | None) -> str:
 
 APPEND_MAX_CHARS = 64 * 1024
 DAILY_TARGETS = (None, "", "daily", "today")
-LONG_TERM_TARGETS = ("long_term", "long-term", "longterm")
+LONG_TERM_TARGETS = ("long_term", "long-term", "longterm", "MEMORY.md")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,302 @@
+"""The MCP server: in process, as a stdio subprocess and over HTTP, with a real MCP client."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import anyio
+import pytest
+from conftest import REPO, write
+
+pytest.importorskip("mcp")
+import httpx2  # noqa: E402  (the MCP SDK's HTTP client)
+from mcp import Client, StdioServerParameters  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+
+from mnemoclaw.api import Memory  # noqa: E402
+from mnemoclaw.config import load_settings  # noqa: E402
+from mnemoclaw.mcp_server import MemoryService, build_server  # noqa: E402
+
+ENV = {"PYTHONPATH": str(REPO / "src"), "MNEMOCLAW_PROVIDER": "none", "HOME": os.environ.get("HOME", "/tmp")}
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "mnemoclaw.cli", *args]
+
+
+async def _session(client: Client, *, writable: bool = True) -> dict:
+    """The same conversation over every transport."""
+    names = sorted(t.name for t in (await client.list_tools()).tools)
+    out = {"tools": names}
+    r = await client.call_tool("memory_search", {"query": "spare key flowerpot"})
+    assert not r.is_error, r.content
+    out["search"] = r.structured_content
+    r = await client.call_tool("memory_get", {"path": "MEMORY.md", "from": 1, "lines": 1})
+    out["get"] = r.structured_content
+    if writable:
+        r = await client.call_tool("memory_append", {"text": "- the plumber comes on Friday at 9"})
+        out["append"] = r.structured_content
+        r = await client.call_tool("memory_search", {"query": "plumber Friday", "maxResults": 3})
+        out["after_append"] = r.structured_content
+    r = await client.call_tool("memory_status", {})
+    out["status"] = r.structured_content
+    return out
+
+
+def _check(out: dict) -> None:
+    assert out["tools"] == ["memory_append", "memory_get", "memory_search", "memory_status"]
+    hit = out["search"]["results"][0]
+    assert hit["path"] == "MEMORY.md" and hit["citation"] == "MEMORY.md#L1-L1"
+    assert set(out["search"]) >= {"results", "provider", "model", "fallback", "mode"}
+    assert out["get"] == {"path": "MEMORY.md", "text": "- the spare key is under the blue flowerpot"}
+    assert out["append"]["ok"] and re.fullmatch(r"memory/\d{4}-\d\d-\d\d\.md", out["append"]["path"])
+    assert out["after_append"]["results"][0]["path"] == out["append"]["path"]  # found on the next call
+    assert out["status"]["files"] >= 1 and out["status"]["readOnly"] is False
+
+
+@pytest.fixture
+def ws(tmp_path):
+    w = tmp_path / "ws"
+    write(w / "MEMORY.md", "- the spare key is under the blue flowerpot")
+    write(w / "memory" / "2026-01-05.md", "- 周五下午和李雷讨论了数据库迁移")
+    return w
+
+
+def test_in_process(ws, tmp_path):
+    s = load_settings(workspace=ws, state_dir=tmp_path / "state", config={}, env={}, overrides={"provider": "none"})
+    service = MemoryService(lambda: Memory(s))
+    server = build_server(service)
+
+    async def main():
+        async with Client(server) as c:
+            out = await _session(c)
+            bad = await c.call_tool("memory_get", {"path": "../secrets.md"})
+            return out, bad.structured_content
+
+    try:
+        out, bad = anyio.run(main)
+    finally:
+        service.close()
+    _check(out)
+    assert bad["text"] == "" and "climbs out of the workspace" in bad["error"]
+
+
+def test_stdio_subprocess(ws, tmp_path):
+    params = StdioServerParameters(command=sys.executable, env=ENV,
+                                   args=_cli("--workspace", str(ws), "--state-dir", str(tmp_path / "state"), "mcp")[1:])
+
+    async def main():
+        async with Client(params, read_timeout_seconds=60) as c:
+            return await _session(c)
+
+    _check(anyio.run(main))
+
+
+def test_stdout_carries_only_protocol_frames(ws, tmp_path):
+    msgs = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "memory_search",
+                                                                       "arguments": {"query": "数据库"}}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "memory_append",
+                                                                       "arguments": {"text": "- debug run"}}},
+        {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "memory_status", "arguments": {}}},
+    ]
+    errlog = open(tmp_path / "stderr.log", "w+b")  # a file: debug output must not fill a pipe and stall the server
+    proc = subprocess.Popen(_cli("-vv", "--workspace", str(ws), "--state-dir", str(tmp_path / "state"), "mcp"),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog, env=ENV)
+    answers: dict[int, dict] = {}
+    raw = b""
+    for m in msgs:
+        proc.stdin.write(json.dumps(m).encode() + b"\n")
+        proc.stdin.flush()
+        if "id" in m:  # wait for this answer before the next request
+            while m["id"] not in answers:
+                line = proc.stdout.readline()
+                assert line, (tmp_path / "stderr.log").read_text()
+                raw += line
+                frame = json.loads(line)
+                if "id" in frame:
+                    answers[frame["id"]] = frame
+    proc.stdin.close()
+    raw += proc.stdout.read()
+    assert proc.wait(30) == 0
+    err = (tmp_path / "stderr.log").read_bytes()
+    frames = [json.loads(line) for line in raw.splitlines() if line.strip()]  # every byte parses
+    assert all(f.get("jsonrpc") == "2.0" for f in frames)
+    assert not raw.strip(b"\n").split(b"\n")[-1].startswith(b"mnemoclaw")
+    assert b"DEBUG" in err or b"mnemoclaw:" in err  # debug logging was on, and went to stderr
+    search = answers[3]["result"]["structuredContent"]
+    assert search["results"][0]["path"] == "memory/2026-01-05.md"
+
+
+def _start_http(ws, tmp_path, *extra: str) -> tuple[subprocess.Popen, str]:
+    proc = subprocess.Popen(_cli("--workspace", str(ws), "--state-dir", str(tmp_path / "state"), "mcp",
+                                 "--http", "127.0.0.1:0", *extra),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        m = re.search(r"at (http://\S+/mcp)", line)
+        if m:
+            return proc, m.group(1)
+        if not line and proc.poll() is not None:
+            break
+    proc.kill()
+    raise AssertionError("the HTTP server did not start: " + proc.stderr.read())
+
+
+def _post(url: str, headers: dict[str, str]) -> int:
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).encode()
+    req = urllib.request.Request(url, data=body, method="POST", headers={
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+def test_http_with_a_token(ws, tmp_path):
+    proc, url = _start_http(ws, tmp_path, "--token", "s3cret-token")
+    try:
+        assert _post(url, {}) == 401
+        assert _post(url, {"Authorization": "Bearer wrong"}) == 401
+
+        async def main():
+            http = httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret-token"}, timeout=60)
+            async with http, Client(streamable_http_client(url, http_client=http)) as c:
+                return await _session(c)
+
+        _check(anyio.run(main))
+    finally:
+        proc.terminate()
+        proc.wait(20)
+
+
+def test_http_on_loopback_without_a_token(ws, tmp_path):
+    proc, url = _start_http(ws, tmp_path)
+    try:
+        async def main():
+            async with Client(url) as c:
+                return await _session(c)
+
+        _check(anyio.run(main))
+    finally:
+        proc.terminate()
+        proc.wait(20)
+
+
+def test_a_public_bind_without_a_token_refuses_to_start(ws, tmp_path):
+    r = subprocess.run(_cli("--workspace", str(ws), "--state-dir", str(tmp_path / "state"), "mcp",
+                            "--http", "0.0.0.0:0"), capture_output=True, text=True, env=ENV, timeout=60)
+    assert r.returncode != 0 and "refusing" in r.stderr and "--token" in r.stderr
+
+
+# -- memory_append cannot write anywhere else ---------------------------------------------------
+@pytest.mark.parametrize("target", ["../outside.md", "/etc/passwd", "memory/../../x.md", "memory/notes.md",
+                                    "MEMORY.md/../../x", "", "long_term/../x", "~/.bashrc"])
+def test_append_targets_are_a_choice_not_a_path(ws, tmp_path, target):
+    s = load_settings(workspace=ws, state_dir=tmp_path / "state", config={}, env={}, overrides={"provider": "none"})
+    with Memory(s, background=False) as mem:
+        before = _tree(tmp_path)
+        out = mem.memory_append("- sneaky", target)
+        if target == "":  # empty means "today's log", the default
+            assert out["ok"] and out["path"].startswith("memory/")
+            return
+        assert not out["ok"] and "not allowed" in out["error"]
+        assert _tree(tmp_path) == before
+
+
+def test_append_never_follows_symlinks(ws, tmp_path):
+    s = load_settings(workspace=ws, state_dir=tmp_path / "state", config={}, env={}, overrides={"provider": "none"})
+    outside = tmp_path / "outside.md"
+    outside.write_text("untouched\n")
+    with Memory(s, background=False) as mem:
+        today = mem.memory_append("- first")["path"]
+        (ws / today).unlink()
+        (ws / today).symlink_to(outside)
+        out = mem.memory_append("- through a link")
+        assert not out["ok"] and "symbolic link" in out["error"]
+        (ws / "MEMORY.md").unlink()
+        (ws / "MEMORY.md").symlink_to(outside)
+        out = mem.memory_append("- through a link", "long_term")
+        assert not out["ok"] and "symbolic link" in out["error"]
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        (ws / today).unlink()
+        os.rename(ws / "memory", tmp_path / "memory-moved")
+        (ws / "memory").symlink_to(elsewhere, target_is_directory=True)
+        out = mem.memory_append("- through a linked folder")
+        assert not out["ok"] and "symbolic link" in out["error"]
+    assert outside.read_text() == "untouched\n" and list(elsewhere.iterdir()) == []
+
+
+# -- OpenClaw ---------------------------------------------------------------------------------------
+OPENCLAW_JSON = """\
+// OpenClaw's own config: JSON5, comments and trailing commas
+{
+  agents: {
+    defaults: {
+      workspace: "__WS__",
+      model: { primary: "anthropic/claude-sonnet-4" },   // not ours: accepted silently
+      memorySearch: {
+        provider: "none",
+        store: { path: "__OC__/memory/{agentId}.sqlite" },   // OpenClaw's index: never touched
+        query: { maxResults: 4, },
+      },
+    },
+    list: [ { id: "main", default: true, }, ],
+  },
+  channels: { telegram: { enabled: false } },
+}
+"""
+
+
+def _tree(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
+            for p in sorted(root.rglob("*")) if not p.is_symlink()}
+
+
+def test_an_openclaw_state_dir_is_served_read_only(tmp_path):
+    oc = tmp_path / "openclaw"
+    ws = oc / "workspace"
+    write(ws / "MEMORY.md", "- 用户喜欢喝乌龙茶\n- the deploy key lives in the vault")
+    write(ws / "memory" / "2026-03-02.md", "- 和王芳确认了周会改到周四")
+    write(ws / "AGENTS.md", "# AGENTS\n")
+    write(oc / "agents" / "main" / "sessions" / "abc.jsonl",
+          json.dumps({"type": "message", "message": {"role": "user", "content": "hello"}}) + "\n")
+    write(oc / "openclaw.json", OPENCLAW_JSON.replace("__WS__", str(ws)).replace("__OC__", str(oc)))
+    before = _tree(oc)
+    mnemo = tmp_path / "mnemo-state"
+    params = StdioServerParameters(command=sys.executable, env=ENV,
+                                   args=_cli("--state-dir", str(mnemo), "mcp", "--openclaw", str(oc))[1:])
+
+    async def main():
+        async with Client(params, read_timeout_seconds=60) as c:
+            tools = sorted(t.name for t in (await c.list_tools()).tools)
+            tea = (await c.call_tool("memory_search", {"query": "乌龙"})).structured_content  # 2 CJK characters
+            meeting = (await c.call_tool("memory_search", {"query": "周会"})).structured_content
+            got = (await c.call_tool("memory_get", {"path": "memory/2026-03-02.md"})).structured_content
+            st = (await c.call_tool("memory_status", {})).structured_content
+            return tools, tea, meeting, got, st
+
+    tools, tea, meeting, got, st = anyio.run(main)
+    assert tools == ["memory_get", "memory_search", "memory_status"]  # nothing that writes
+    assert tea["results"][0]["path"] == "MEMORY.md"
+    assert meeting["results"][0]["path"] == "memory/2026-03-02.md"
+    assert "周四" in got["text"]
+    assert st["readOnly"] is True and st["workspace"] == str(ws)
+    assert st["index"].startswith(str(mnemo))
+    assert _tree(oc) == before  # byte-identical, and no new files
