@@ -147,7 +147,7 @@ _PASSTHROUGH_TOP = {
     "models", "channels", "gateway", "auth", "wizard", "meta", "logging", "messages", "commands", "session",
     "cron", "hooks", "skills", "plugins", "browser", "ui", "tools", "bindings", "broadcast", "audio",
     "talk", "env", "diagnostics", "update", "discovery", "canvasHost", "web", "approvals", "nodeHost",
-    "llm", "$schema",
+    "llm", "mcp", "acp", "secrets", "$schema",
 }
 
 
