@@ -1,0 +1,591 @@
+"""The session runtime: an agent that does not forget.
+
+``AgentSession`` drives one conversation turn by turn against any OpenAI-compatible
+chat endpoint, with the memory tools, and defends the memory three ways:
+
+1. the bootstrap files (AGENTS.md first) are injected into every request, and
+   truncation is reported, never silent;
+2. before the context fills, one silent turn (the *memory flush*) lets the model write
+   lasting notes to today's daily log, once per compaction cycle, also when a single
+   turn jumps past the threshold and before compacting after an overflow error;
+3. compaction replaces old turns by a structured summary that keeps rules and exact
+   identifiers, and re-injects AGENTS.md's red lines; context pruning trims old tool
+   results in the request only, never in the transcript.
+
+Every message goes to the session's JSONL transcript as it happens.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import subprocess
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Callable
+
+from ..api import Memory
+from ..errors import MnemoclawError, PathDeniedError
+from ..text.tokenize import estimate_tokens
+from .bootstrap import InjectedFile, load_bootstrap, render, sections_to_reinject
+from .compaction import (
+    MERGE_SYSTEM,
+    SUMMARY_SYSTEM,
+    ensure_structure,
+    extractive_summary,
+    identifiers,
+    json_args,
+    pieces,
+)
+from .compaction import render as render_history
+from .compaction import split_point
+from .llm import ChatClient, ContextOverflowError, LLMError
+from .pruning import prune
+from .settings import RuntimeSettings, runtime_settings
+from .transcript import SessionStore
+
+log = logging.getLogger(__name__)
+
+NO_REPLY = "NO_REPLY"
+MAX_OVERFLOW_RETRIES = 2
+READ_MAX_CHARS = 64_000
+
+BASE_PROMPT = """\
+You are a helpful assistant with long-term memory. Your memory is Markdown in your workspace: \
+MEMORY.md (durable facts, preferences, rules) and memory/YYYY-MM-DD.md (daily logs).
+- Before answering about earlier work, decisions, people, preferences, dates or open tasks, call \
+memory_search, then memory_get for details. If nothing is found, say so.
+- Write what must last as soon as it happens with memory_append (today's log; target "long_term" \
+for MEMORY.md). An instruction that constrains you is written the moment it is given.
+- Cite memory you use as path#Lx-Ly."""
+
+
+def _fn(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name, "description": description, "parameters": {
+        "type": "object", "properties": properties, "required": required}}}
+
+
+SEARCH_TOOL = _fn("memory_search", "Search long-term memory by meaning and keywords. Use before answering about the past.",
+                  {"query": {"type": "string"}, "maxResults": {"type": "integer"}}, ["query"])
+GET_TOOL = _fn("memory_get", "Read a memory file (MEMORY.md, memory/*.md) or a range of its lines.",
+               {"path": {"type": "string"}, "from": {"type": "integer"}, "lines": {"type": "integer"}}, ["path"])
+READ_TOOL = _fn("read", "Read a text file in the workspace (for example TOOLS.md), or a range of its lines.",
+                {"path": {"type": "string"}, "from": {"type": "integer"}, "lines": {"type": "integer"}}, ["path"])
+APPEND_TOOL = _fn("memory_append", "Append a note to today's daily log, or to MEMORY.md with target \"long_term\". "
+                  "Append-only; write what must last.",
+                  {"text": {"type": "string"}, "target": {"type": "string", "enum": ["long_term"]}}, ["text"])
+FLUSH_APPEND_TOOL = _fn("memory_append", "Append a note to today's daily log (memory/YYYY-MM-DD.md). Append-only.",
+                        {"text": {"type": "string"}}, ["text"])
+
+
+@dataclass
+class Reply:
+    text: str
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    flushed: bool = False
+    compacted: int = 0
+    command: bool = False
+    error: str | None = None
+
+
+class AgentSession:
+    def __init__(self, memory: Memory, *, runtime: RuntimeSettings | None = None, chat: ChatClient | None = None,
+                 session_id: str | None = None, main_session: bool = True, clock: Callable[[], float] = time.time,
+                 extra_tools: dict[str, tuple[dict[str, Any], Callable[[dict[str, Any]], Any]]] | None = None):
+        self.memory = memory
+        self.rs = runtime or runtime_settings(memory.settings)
+        self.chat = chat or ChatClient(self.rs.llm_base_url, self.rs.llm_model, api_key=self.rs.llm_api_key,
+                                       headers=self.rs.llm_headers, timeout_s=self.rs.llm_timeout_s)
+        self.workspace = Path(memory.settings.workspace)
+        self.store = SessionStore(memory.settings.sessions_dir)
+        self.main_session = main_session
+        self.clock = clock
+        self.extra_tools = dict(extra_tools or {})
+        self.verbose = False
+        self.notes: list[str] = []
+        self._last_request_at: float | None = None
+        self._usage_anchor: tuple[int, int] | None = None  # (history length, tokens the API reported)
+        sid = session_id or self.store.latest()
+        if sid is None or (session_id is None and self._expired(self.store.meta(sid))):
+            sid = self.store.new_id()
+        self._open(sid)
+        if self.rs.read_only:
+            self.notes.append("workspace is read-only (sandbox.workspaceAccess): no memory flush, no memory writes")
+        memory.start_session()
+
+    # -- session state --------------------------------------------------------------
+    def _open(self, session_id: str) -> None:
+        self.session_id = session_id
+        self.summary: str | None = None
+        self.history: list[dict[str, Any]] = []
+        for line, entry in self.store.read(session_id):
+            kind = entry.get("type")
+            if kind == "message" and isinstance(entry.get("message"), dict):
+                self.history.append({**entry["message"], "_line": line})
+            elif kind == "compaction":
+                self.summary = entry.get("summary")
+                keep = int(entry.get("firstKeptLine") or line)
+                self.history = [m for m in self.history if m["_line"] >= keep]
+        self.meta = self.store.meta(session_id)
+        if not self.meta:
+            now = self.clock()
+            self.meta = self.store.update_meta(session_id, sessionId=session_id, createdAt=now, updatedAt=now,
+                                               compactionCount=0, memoryFlushCompactionCount=None,
+                                               memoryFlushAt=None, inputTokens=0, outputTokens=0, totalTokens=0)
+            self.store.append(session_id, {"type": "session", "id": session_id, "at": now,
+                                           "workspace": str(self.workspace)})
+        self._usage_anchor = None
+
+    def _set_meta(self, **changes: Any) -> None:
+        self.meta = self.store.update_meta(self.session_id, **changes)
+
+    def _now(self) -> datetime:
+        tz = None
+        if self.rs.timezone:
+            try:
+                from zoneinfo import ZoneInfo
+
+                tz = ZoneInfo(self.rs.timezone)
+            except Exception:
+                log.warning("unknown timezone %r in agents.defaults.userTimezone; using the system's", self.rs.timezone)
+        return datetime.fromtimestamp(self.clock(), tz).astimezone(tz) if tz else datetime.fromtimestamp(self.clock()).astimezone()
+
+    def _expired(self, meta: dict[str, Any]) -> bool:
+        """Daily reset (after ``atHour`` local time) or idle reset."""
+        updated = meta.get("updatedAt")
+        if updated is None:
+            return False
+        now = self._now()
+        if self.rs.reset_mode == "idle" or self.rs.idle_minutes:
+            if self.rs.idle_minutes and self.clock() - float(updated) > self.rs.idle_minutes * 60:
+                return True
+        if self.rs.reset_mode == "daily":
+            boundary = now.replace(hour=self.rs.reset_at_hour, minute=0, second=0, microsecond=0)
+            if now < boundary:
+                boundary -= timedelta(days=1)
+            return float(updated) < boundary.timestamp()
+        return False
+
+    def _record(self, message: dict[str, Any]) -> dict[str, Any]:
+        clean = {k: v for k, v in message.items() if not k.startswith("_") and v is not None}
+        line = self.store.append(self.session_id, {"type": "message", "at": self.clock(), "message": clean})
+        stored = {**clean, "_line": line}
+        self.history.append(stored)
+        self._set_meta(updatedAt=self.clock(), totalTokens=self.session_tokens())
+        return stored
+
+    # -- token accounting --------------------------------------------------------------
+    @staticmethod
+    def message_tokens(m: dict[str, Any]) -> int:
+        cached = m.get("_tokens")
+        if cached is None:
+            content = m.get("content")
+            text = content if isinstance(content, str) else json.dumps(content or "", ensure_ascii=False)
+            calls = json.dumps(m.get("tool_calls"), ensure_ascii=False) if m.get("tool_calls") else ""
+            cached = estimate_tokens(text) + estimate_tokens(calls) + 4
+            m["_tokens"] = cached
+        return cached
+
+    def system_prompt(self) -> tuple[str, list[InjectedFile]]:
+        files = load_bootstrap(self.workspace, max_chars=self.rs.bootstrap_max_chars,
+                               total_max_chars=self.rs.bootstrap_total_max_chars, include_memory=self.main_session)
+        today = self._now()
+        parts = [BASE_PROMPT, render(files), f"Today is {today:%Y-%m-%d %A}, {today:%H:%M} local time."]
+        if self.summary:
+            parts.append("# Summary of the earlier conversation (compacted)\n\n" + self.summary)
+            agents = next((f for f in files if f.name == "AGENTS.md" and f.status != "MISSING"), None)
+            if agents is not None:
+                raw = Path(agents.path).read_text("utf-8", errors="replace")
+                again = sections_to_reinject(raw)
+                if again:
+                    parts.append("# Re-read after compaction (from AGENTS.md)\n\n" + again)
+        return "\n\n".join(parts), files
+
+    def tools(self) -> list[dict[str, Any]]:
+        out = [SEARCH_TOOL, GET_TOOL, READ_TOOL]
+        if not self.rs.read_only:
+            out.append(APPEND_TOOL)
+        out += [schema for schema, _ in self.extra_tools.values()]
+        return out
+
+    def session_tokens(self) -> int:
+        """Tokens of the next request: the API's own count where it gave one, else an estimate."""
+        if self._usage_anchor is not None and self._usage_anchor[0] <= len(self.history):
+            n, reported = self._usage_anchor
+            return reported + sum(self.message_tokens(m) for m in self.history[n:])
+        system, _ = self.system_prompt()
+        return (estimate_tokens(system) + estimate_tokens(json.dumps(self.tools()))
+                + sum(self.message_tokens(m) for m in self.history))
+
+    # -- requests ----------------------------------------------------------------------------
+    def _messages(self, system: str) -> list[dict[str, Any]]:
+        history = self.history
+        if self.rs.pruning_mode == "cache-ttl" and (
+                self._last_request_at is None or self.clock() - self._last_request_at >= self.rs.pruning_ttl_s):
+            history = prune(history, keep_last_assistants=self.rs.keep_last_assistants,
+                            hard=self.session_tokens() > self.rs.context_tokens // 2)
+        out = [{"role": "system", "content": system}]
+        out += [{k: v for k, v in m.items() if not k.startswith("_")} for m in history]
+        return out
+
+    def _complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]):
+        result = self.chat.complete(messages, tools)
+        self._last_request_at = self.clock()
+        usage = result.usage or {}
+        prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        if isinstance(prompt, int):
+            self._set_meta(inputTokens=int(self.meta.get("inputTokens") or 0) + prompt,
+                           outputTokens=int(self.meta.get("outputTokens") or 0) + int(completion or 0))
+        return result
+
+    # -- a turn -----------------------------------------------------------------------------
+    def send(self, text: str) -> Reply:
+        """One user turn (or a slash command): returns what to show the user."""
+        if text.strip().startswith("/"):
+            return self.command(text.strip())
+        if self._expired(self.meta):
+            self._open(self.store.new_id())
+            self.notes.append("a new session started (daily reset)")
+        self._record({"role": "user", "content": text})
+        reply = Reply("")
+        overflow = 0
+        rounds = 0
+        while True:
+            reply.flushed |= self._maybe_flush()
+            reply.compacted += self._maybe_compact()
+            system, _ = self.system_prompt()
+            try:
+                result = self._complete(self._messages(system), self.tools())
+            except ContextOverflowError as exc:
+                overflow += 1
+                if overflow > MAX_OVERFLOW_RETRIES:
+                    reply.error = str(exc)
+                    reply.text = ("The conversation does not fit the model's context even after compacting "
+                                  f"{MAX_OVERFLOW_RETRIES} times ({exc}). Start a new session with /new; "
+                                  "everything written to memory carries over.")
+                    return reply
+                log.info("context overflow: flushing and compacting before retrying")
+                reply.flushed |= self.flush(reason="overflow")
+                reply.compacted += int(self.compact(reason="overflow", force=True))
+                continue
+            except LLMError as exc:
+                reply.error = str(exc)
+                reply.text = f"The chat model failed: {exc}"
+                return reply
+            usage = result.usage or {}
+            message = self._record(result.message)
+            if isinstance(usage.get("prompt_tokens"), int):
+                self._usage_anchor = (len(self.history) - 1, int(usage["prompt_tokens"]))
+            if not result.tool_calls:
+                reply.text = "" if result.text.strip() == NO_REPLY else result.text
+                return reply
+            for call in result.tool_calls:
+                output = self._run_tool(call)
+                reply.tool_calls.append({"name": (call.get("function") or {}).get("name"), "result": output[:200]})
+                self._record({"role": "tool", "tool_call_id": call.get("id"),
+                              "name": (call.get("function") or {}).get("name"), "content": output})
+            rounds += 1
+            if rounds >= self.rs.max_tool_rounds:
+                reply.text = f"(stopped after {rounds} rounds of tool calls)"
+                return reply
+            _ = message
+
+    # -- tools --------------------------------------------------------------------------------
+    def _run_tool(self, call: dict[str, Any], *, flush: bool = False) -> str:
+        name = (call.get("function") or {}).get("name")
+        args = json_args(call)
+        try:
+            if name == "memory_search" and not flush:
+                out: Any = self.memory.memory_search(str(args.get("query", "")), args.get("maxResults"))
+            elif name == "memory_get" and not flush:
+                out = self.memory.memory_get(str(args.get("path", "")), **{"from": args.get("from"),
+                                                                           "lines": args.get("lines")})
+            elif name == "read":
+                out = self._read(str(args.get("path", "")), args.get("from"), args.get("lines"))
+            elif name == "memory_append":
+                target = None if flush else args.get("target")
+                out = self._append(str(args.get("text", "")), target)
+            elif name in self.extra_tools and not flush:
+                out = self.extra_tools[name][1](args)
+            else:
+                out = {"error": f"unknown tool {name!r}"}
+        except Exception as exc:  # a tool failure is the model's to handle, not a crash
+            out = {"error": str(exc)}
+        return out if isinstance(out, str) else json.dumps(out, ensure_ascii=False)
+
+    def _read(self, path: str, start: Any = None, count: Any = None) -> dict[str, Any]:
+        ws = Path(os.path.realpath(self.workspace))
+        target = Path(os.path.realpath(ws / path))
+        if not str(target).startswith(str(ws) + os.sep) or os.path.islink(ws / path):
+            raise PathDeniedError(f"read is limited to files inside the workspace; {path!r} is not")
+        if not target.is_file():
+            return {"path": path, "text": ""}
+        lines = target.read_text("utf-8", errors="replace").splitlines()
+        first = max(1, int(start or 1))
+        chosen = lines[first - 1 : first - 1 + int(count)] if count else lines[first - 1 :]
+        text = "\n".join(chosen)
+        if len(text) > READ_MAX_CHARS:
+            text = text[:READ_MAX_CHARS] + f"\n[... cut at {READ_MAX_CHARS} characters; read a line range ...]"
+        return {"path": path, "text": text}
+
+    def _append(self, text: str, target: str | None) -> dict[str, Any]:
+        if self.rs.read_only:
+            return {"ok": False, "error": "the workspace is read-only; nothing was written"}
+        out = self.memory.memory_append(text, target)
+        if out.get("ok"):
+            self._autocommit(f"memory: {out['path']}")
+        return out
+
+    def _autocommit(self, message: str) -> None:
+        if not self.rs.git_autocommit:
+            return
+        autocommit(self.workspace, message)
+
+    # -- memory flush -------------------------------------------------------------------------
+    def _flush_due(self) -> bool:
+        if not self.rs.flush_enabled or self.rs.read_only:
+            return False
+        if self.meta.get("memoryFlushCompactionCount") == self.meta.get("compactionCount", 0):
+            return False  # already flushed in this compaction cycle
+        return True
+
+    def _maybe_flush(self) -> bool:
+        if self.session_tokens() < self.rs.flush_threshold:
+            return False
+        if self.rs.read_only and self.rs.flush_enabled:
+            note = "memory flush skipped: the workspace is read-only"
+            if note not in self.notes:
+                self.notes.append(note)
+            return False
+        return self.flush(reason="threshold") if self._flush_due() else False
+
+    def flush(self, *, reason: str = "manual") -> bool:
+        """One silent turn: the model may read and append to today's log. Never shown."""
+        if not self._flush_due():
+            return False
+        today = self._now()
+        system, _ = self.system_prompt()
+        system = f"{self.rs.flush_system_prompt}\n\n{system}"
+        prompt = self.rs.flush_prompt.replace("{date}", f"{today:%Y-%m-%d}").replace("YYYY-MM-DD", f"{today:%Y-%m-%d}")
+        messages = self._messages(system) + [{"role": "user", "content": prompt}]
+        appended: list[str] = []
+        try:
+            for _ in range(4):
+                try:
+                    result = self._complete(messages, [READ_TOOL, FLUSH_APPEND_TOOL])
+                except ContextOverflowError:
+                    # the flush must fit too: drop tool results older than the last turn and try once more
+                    messages = [messages[0]] + prune(messages[1:], keep_last_assistants=1, hard=True)
+                    result = self._complete(messages, [READ_TOOL, FLUSH_APPEND_TOOL])
+                messages.append({k: v for k, v in result.message.items() if v is not None})
+                if not result.tool_calls:
+                    break
+                for call in result.tool_calls:
+                    output = self._run_tool(call, flush=True)
+                    if (call.get("function") or {}).get("name") == "memory_append" and '"ok": true' in output:
+                        appended.append(json.loads(output)["path"])
+                    messages.append({"role": "tool", "tool_call_id": call.get("id"), "content": output})
+        except LLMError as exc:
+            self.notes.append(f"memory flush failed: {exc}")
+            log.warning("memory flush failed: %s", exc)
+            return False
+        self.store.append(self.session_id, {"type": "memory_flush", "at": self.clock(), "reason": reason,
+                                            "appended": appended})
+        self._set_meta(memoryFlushCompactionCount=self.meta.get("compactionCount", 0), memoryFlushAt=self.clock())
+        return True
+
+    # -- compaction ---------------------------------------------------------------------------
+    def _maybe_compact(self) -> int:
+        if self.session_tokens() < self.rs.compaction_threshold:
+            return 0
+        return int(self.compact(reason="threshold"))
+
+    def compact(self, focus: str | None = None, *, reason: str = "manual", force: bool = False) -> bool:
+        before = self.session_tokens()
+        keep = self.rs.keep_recent_tokens if not force else min(self.rs.keep_recent_tokens, self.rs.context_tokens // 8)
+        k = split_point(self.history, keep, self.message_tokens)
+        if k == 0 and (force or reason == "command"):
+            # asked for (or forced by an overflow): keep only the current turn
+            starts = [i for i, m in enumerate(self.history) if m.get("role") == "user"]
+            k = starts[-1] if starts else 0
+            if k == 0 and force and len(self.history) > 1:
+                k = len(self.history) - 1  # one huge turn: keep only its newest message
+                while k > 0 and self.history[k].get("role") == "tool":
+                    k -= 1
+        if k == 0:
+            return False
+        old, kept = self.history[:k], self.history[k:]
+        text = render_history(old)
+        if self.summary:
+            text = "Summary of what came before:\n" + self.summary + "\n\n" + text
+        summary = self._summarise(text, focus, old)
+        summary = ensure_structure(summary, identifiers(text))
+        first_kept = kept[0]["_line"] if kept else (self.history[-1]["_line"] + 1 if self.history else 1)
+        self.summary = summary
+        self.history = kept
+        self._usage_anchor = None
+        count = int(self.meta.get("compactionCount") or 0) + 1
+        after = self.session_tokens()
+        self.store.append(self.session_id, {"type": "compaction", "at": self.clock(), "reason": reason, "focus": focus,
+                                            "summary": summary, "firstKeptLine": first_kept,
+                                            "tokensBefore": before, "tokensAfter": after})
+        self._set_meta(compactionCount=count, totalTokens=after)
+        log.info("compacted %d messages: %d -> %d tokens", len(old), before, after)
+        return True
+
+    def _summarise(self, text: str, focus: str | None, old: list[dict[str, Any]]) -> str:
+        budget = max(2_000, int(self.rs.context_tokens * 0.4))
+        extra = f"\nFocus on: {focus}" if focus else ""
+        try:
+            parts = []
+            for piece in pieces(text, budget):
+                result = self.chat.complete([{"role": "system", "content": SUMMARY_SYSTEM + extra},
+                                             {"role": "user", "content": piece}])
+                parts.append(result.text)
+            if len(parts) == 1:
+                return parts[0]
+            merged = "\n\n---\n\n".join(f"Part {i + 1}:\n{p}" for i, p in enumerate(parts))
+            return self.chat.complete([{"role": "system", "content": MERGE_SYSTEM + extra},
+                                       {"role": "user", "content": merged}]).text
+        except LLMError as exc:
+            self.notes.append(f"compaction summary written without the model ({exc})")
+            return extractive_summary(old, self.summary)
+
+    # -- commands -------------------------------------------------------------------------------
+    def command(self, line: str) -> Reply:
+        name, _, rest = line.partition(" ")
+        rest = rest.strip()
+        if name == "/context":
+            return Reply(self.context_report(detail=rest == "detail"), command=True)
+        if name == "/compact":
+            done = self.compact(rest or None, reason="command")
+            return Reply("Compacted." if done else "Nothing to compact yet.", command=True, compacted=int(done))
+        if name == "/status":
+            return Reply(self.status_report(), command=True)
+        if name in ("/new", "/reset"):
+            path = self.end_session()
+            self._open(self.store.new_id())
+            return Reply(f"New session {self.session_id}." + (f" The last one was saved to {path}." if path else ""),
+                         command=True)
+        if name == "/verbose":
+            self.verbose = not self.verbose
+            return Reply(f"Verbose {'on' if self.verbose else 'off'}.", command=True)
+        return Reply(f"Unknown command {name}. Commands: /context list|detail, /compact [focus], /status, /new, "
+                     "/reset, /verbose", command=True)
+
+    def end_session(self) -> str | None:
+        """The session-memory hook: the last 15 real messages to memory/YYYY-MM-DD-<slug>.md."""
+        if self.rs.read_only:
+            return None
+        real = [m for m in self.history if m.get("role") in ("user", "assistant") and m.get("content")
+                and not str(m["content"]).startswith("/") and str(m["content"]).strip() != NO_REPLY]
+        last = real[-15:]
+        if not last:
+            return None
+        now = self._now()
+        slug = self._slug(last) or f"{now:%H%M}"
+        rel = f"memory/{now:%Y-%m-%d}-{slug}.md"
+        path = self.workspace / rel
+        n = 2
+        while path.exists():
+            rel = f"memory/{now:%Y-%m-%d}-{slug}-{n}.md"
+            path = self.workspace / rel
+            n += 1
+        body = [f"# Session {self.session_id} ({now:%Y-%m-%d %H:%M})", ""]
+        for m in last:
+            who = "User" if m["role"] == "user" else "Assistant"
+            body.append(f"- **{who}**: {' '.join(str(m['content']).split())}")
+        (self.workspace / "memory").mkdir(exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write("\n".join(body) + "\n")
+        self._autocommit(f"memory: {rel}")
+        return rel
+
+    def _slug(self, messages: list[dict[str, Any]]) -> str | None:
+        convo = "\n".join(f"{m['role']}: {str(m['content'])[:300]}" for m in messages)
+        try:
+            result = self.chat.complete([
+                {"role": "system", "content": "Reply with a 1-2 word lowercase slug naming the topic of this "
+                                              "conversation, words joined by '-'. Only the slug."},
+                {"role": "user", "content": convo}])
+        except LLMError:
+            return None
+        slug = re.sub(r"[^a-z0-9-]+", "-", result.text.strip().lower()).strip("-")
+        return "-".join(slug.split("-")[:2])[:40] or None
+
+    def context_report(self, *, detail: bool = False) -> str:
+        system, files = self.system_prompt()
+        tools_json = json.dumps(self.tools())
+        hist = sum(self.message_tokens(m) for m in self.history)
+        total = self.session_tokens()
+        lines = ["Bootstrap files (injected every turn):"]
+        for f in files:
+            lines.append(f"  {f.status:9} {f.name:13} raw {f.raw_chars:>7} chars  injected {f.injected_chars:>7} chars "
+                         f"~{f.injected_tokens} tokens")
+        truncated = [f.name for f in files if f.status == "TRUNCATED"]
+        if truncated:
+            lines.append(f"  WARNING: {', '.join(truncated)} TRUNCATED to bootstrapMaxChars {self.rs.bootstrap_max_chars} "
+                         f"(total cap {self.rs.bootstrap_total_max_chars}): the model sees only the head and tail. "
+                         "Shorten the file or raise agents.defaults.bootstrapMaxChars.")
+        lines += [
+            f"System prompt: {len(system)} chars ~{estimate_tokens(system)} tokens",
+            f"Tool schemas: {len(self.tools())} tools, {len(tools_json)} chars ~{estimate_tokens(tools_json)} tokens",
+            f"History: {len(self.history)} messages ~{hist} tokens" + (" (+ compaction summary)" if self.summary else ""),
+            f"Session: ~{total} / {self.rs.context_tokens} tokens "
+            f"(flush at {self.rs.flush_threshold}, compaction at {self.rs.compaction_threshold})",
+        ]
+        if detail:
+            by_role: dict[str, list[int]] = {}
+            for m in self.history:
+                by_role.setdefault(str(m.get("role")), []).append(self.message_tokens(m))
+            lines.append("History by role: " + ", ".join(f"{r} {len(v)} msgs ~{sum(v)} tokens" for r, v in by_role.items()))
+            biggest = sorted(self.history, key=self.message_tokens, reverse=True)[:5]
+            for m in biggest:
+                lines.append(f"  line {m['_line']:>6} {m.get('role'):9} ~{self.message_tokens(m)} tokens "
+                             f"{str(m.get('content') or m.get('tool_calls'))[:60]!r}")
+            for schema in self.tools():
+                fn = schema["function"]
+                lines.append(f"  tool {fn['name']}: ~{estimate_tokens(json.dumps(schema))} tokens")
+        return "\n".join(lines)
+
+    def status_report(self) -> str:
+        m = self.meta
+        st = self.memory.status(check_dirty=False)
+        lines = [
+            f"Session {self.session_id}  model {self.chat.model} at {self.chat.base_url}",
+            f"Tokens ~{self.session_tokens()} / {self.rs.context_tokens}; API usage in {m.get('inputTokens', 0)} "
+            f"out {m.get('outputTokens', 0)}",
+            f"Compactions {m.get('compactionCount', 0)}; memory flush in cycle "
+            f"{m.get('memoryFlushCompactionCount')} at {_fmt_time(m.get('memoryFlushAt'))}",
+            f"Memory: {st['files']} files, {st['chunks']} chunks, {st['provider']}/{st['model'] or '-'}",
+            f"Workspace {self.workspace}" + ("  [read-only]" if self.rs.read_only else ""),
+        ]
+        lines += [f"Note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+
+def _fmt_time(ts: Any) -> str:
+    return datetime.fromtimestamp(float(ts)).strftime("%Y-%m-%d %H:%M") if ts else "never"
+
+
+def autocommit(workspace: Path, message: str) -> bool:
+    """Commit the workspace's memory files to git (``memory.git.autoCommit``)."""
+    try:
+        if not (workspace / ".git").exists():
+            subprocess.run(["git", "init", "-q"], cwd=workspace, check=True, capture_output=True, timeout=30)
+        paths = [p for p in ("MEMORY.md", "memory.md", "memory") if (workspace / p).exists()]
+        subprocess.run(["git", "add", "-A", "--", *paths], cwd=workspace, capture_output=True, timeout=30)
+        r = subprocess.run(["git", "-c", "user.name=mnemoclaw", "-c", "user.email=mnemoclaw@localhost",
+                            "commit", "-q", "-m", message], cwd=workspace, capture_output=True, timeout=30)
+        return r.returncode == 0
+    except (OSError, subprocess.SubprocessError) as exc:
+        log.warning("git auto-commit failed: %s", exc)
+        return False
+
+
+__all__ = ["AgentSession", "Reply", "MnemoclawError", "autocommit"]

@@ -1,0 +1,134 @@
+"""Session transcripts (append-only JSONL) and their metadata (``sessions.json``).
+
+Every entry is one JSON object on one line, written with a single ``write`` on a file
+opened for appending, so entries never interleave and a crash can at worst cut the
+last line short. Such a torn last line is detected when the transcript is opened and
+cut off (it is saved next to the transcript first); nothing before it is touched.
+``sessions.json`` is replaced atomically (write to a temporary file, then rename).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+import uuid
+from contextlib import contextmanager
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..store.lock import file_lock
+
+log = logging.getLogger(__name__)
+
+
+class SessionStore:
+    def __init__(self, directory: Path):
+        self.dir = Path(directory)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.meta_path = self.dir / "sessions.json"
+        self._lines: dict[str, int] = {}  # lines per transcript, so appends know their line number
+
+    # -- metadata ---------------------------------------------------------------
+    @contextmanager
+    def _meta_lock(self) -> Iterator[None]:
+        with file_lock(str(self.meta_path) + ".lock", timeout=30, what="sessions.json"):
+            yield
+
+    def all_meta(self) -> dict[str, dict[str, Any]]:
+        try:
+            with open(self.meta_path, encoding="utf-8") as fh:
+                data = json.load(fh)
+            return data if isinstance(data, dict) else {}
+        except FileNotFoundError:
+            return {}
+        except ValueError:
+            broken = self.meta_path.with_suffix(f".json.broken-{int(time.time())}")
+            os.replace(self.meta_path, broken)
+            log.warning("sessions.json was not valid JSON; moved to %s and started afresh", broken)
+            return {}
+
+    def meta(self, session_id: str) -> dict[str, Any]:
+        return dict(self.all_meta().get(session_id) or {})
+
+    def update_meta(self, session_id: str, **changes: Any) -> dict[str, Any]:
+        with self._meta_lock():
+            data = self.all_meta()
+            entry = {**(data.get(session_id) or {}), **changes}
+            data[session_id] = entry
+            tmp = self.meta_path.with_suffix(f".json.{os.getpid()}.tmp")
+            with open(tmp, "w", encoding="utf-8") as fh:
+                json.dump(data, fh, ensure_ascii=False, indent=1)
+            os.replace(tmp, self.meta_path)
+        return entry
+
+    def latest(self) -> str | None:
+        data = self.all_meta()
+        if not data:
+            return None
+        return max(data, key=lambda k: float(data[k].get("updatedAt") or 0))
+
+    @staticmethod
+    def new_id() -> str:
+        return time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+
+    # -- transcripts --------------------------------------------------------------
+    def path(self, session_id: str) -> Path:
+        if not session_id or "/" in session_id or session_id.startswith("."):
+            raise ValueError(f"invalid session id {session_id!r}")
+        return self.dir / f"{session_id}.jsonl"
+
+    def append(self, session_id: str, entry: dict[str, Any]) -> int:
+        """Append one entry; returns its 1-based line number."""
+        line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
+        path = self.path(session_id)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            size = os.fstat(fd).st_size
+            os.write(fd, line)
+        finally:
+            os.close(fd)
+        self._lines[session_id] = self._lines.get(session_id, self._count(path, size)) + 1
+        return self._lines[session_id]
+
+    @staticmethod
+    def _count(path: Path, size: int) -> int:
+        if size == 0:
+            return 0
+        with open(path, "rb") as fh:
+            return sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b""))
+
+    def read(self, session_id: str) -> list[tuple[int, dict[str, Any]]]:
+        """Every entry with its line number; repairs a torn last line."""
+        path = self.path(session_id)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return []
+        if data and not data.endswith(b"\n"):
+            cut = data.rfind(b"\n") + 1
+            tail = data[cut:]
+            try:
+                json.loads(tail)
+                data = data + b"\n"  # a whole entry without its newline: complete it
+                with open(path, "ab") as fh:
+                    fh.write(b"\n")
+            except ValueError:
+                saved = path.with_suffix(f".torn-{int(time.time())}")
+                saved.write_bytes(tail)
+                os.truncate(path, cut)
+                data = data[:cut]
+                log.warning("transcript %s ended in a torn line (a crash mid-write); it was cut off and kept in %s",
+                            path.name, saved.name)
+        out = []
+        for n, raw in enumerate(data.split(b"\n")[:-1] if data else [], start=1):
+            if not raw.strip():
+                continue
+            try:
+                out.append((n, json.loads(raw)))
+            except ValueError:
+                log.warning("transcript %s line %d is not JSON; skipped", path.name, n)
+        self._lines[session_id] = data.count(b"\n")
+        return out
