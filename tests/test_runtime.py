@@ -285,3 +285,103 @@ def test_daily_reset_after_the_reset_hour(ws, tmp_path):
         now[0] = datetime(2026, 3, 3, 4, 30).timestamp()
         agent.send("good morning")
         assert agent.session_id != first and [m["content"] for m in agent.history if m["role"] == "user"] == ["good morning"]
+
+
+def test_chat_cli_end_to_end(ws, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    cfg = tmp_path / "config.json5"
+    with ChatServer(assistant_brain) as srv:
+        cfg.write_text(json.dumps({"agents": {"defaults": {"memorySearch": {"provider": "none"}}},
+                                   "llm": {"baseUrl": srv.base_url, "model": "scripted"}}))
+        env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+        r = subprocess.run([sys.executable, "-m", "mnemoclaw.cli", "--workspace", str(ws), "--state-dir",
+                            str(tmp_path / "state"), "--config", str(cfg), "chat"],
+                           input=f"{RULE}, please.\nstep 3\n/status\n/context list\n", capture_output=True,
+                           text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "Understood." in r.stdout and "Step done." in r.stdout
+    assert "Session " in r.stdout and "Bootstrap files" in r.stdout
+    sessions = list((tmp_path / "state" / "agents" / "main" / "sessions").glob("*.jsonl"))
+    assert len(sessions) == 1
+
+
+def test_hygiene_proposes_a_diff_and_appends_only_on_apply(ws, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    today = datetime.now().strftime("%Y-%m-%d")
+    write(ws / "memory" / f"{today}.md", "- decided: staging runs on Postgres 16\n- lunch was nice")
+
+    def brain(body):
+        return {"content": "- Staging runs on Postgres 16 (decided " + today + ")\n- The user's name is Lin"}
+
+    cfg = tmp_path / "config.json5"
+    before = (ws / "MEMORY.md").read_text()
+    with ChatServer(brain) as srv:
+        cfg.write_text(json.dumps({"llm": {"baseUrl": srv.base_url, "model": "scripted"},
+                                   "memory": {"git": {"autoCommit": True}}}))
+        env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+        base = [sys.executable, "-m", "mnemoclaw.cli", "--workspace", str(ws), "--state-dir", str(tmp_path / "state"),
+                "--config", str(cfg), "hygiene", "--days", "3"]
+        dry = subprocess.run(base, capture_output=True, text=True, env=env, timeout=60, stdin=subprocess.DEVNULL)
+        assert dry.returncode == 0, dry.stderr
+        assert "+- Staging runs on Postgres 16" in dry.stdout and "--- MEMORY.md" in dry.stdout
+        assert (ws / "MEMORY.md").read_text() == before  # not applied without consent
+        done = subprocess.run(base + ["--apply"], capture_output=True, text=True, env=env, timeout=60)
+        assert done.returncode == 0, done.stderr
+    after = (ws / "MEMORY.md").read_text()
+    assert after.startswith(before) and "- The user's name is Lin" in after
+    log = subprocess.run(["git", "log", "--oneline"], cwd=ws, capture_output=True, text=True)
+    assert "memory: hygiene" in log.stdout
+
+
+def test_git_autocommit_after_memory_writes(ws, tmp_path):
+    def brain(body):
+        last = body["messages"][-1]
+        if _kind(body) == "turn" and last["role"] == "user":
+            return {"tool_calls": [("memory_append", {"text": "- the router password hint is in the blue binder"})]}
+        return {"content": "Saved."}
+
+    with ChatServer(brain) as srv:
+        agent = _session(ws, tmp_path, srv, extra={})
+        agent.rs.git_autocommit = True
+        assert agent.send("remember where the router hint is").text == "Saved."
+    import subprocess
+
+    log = subprocess.run(["git", "log", "--oneline"], cwd=ws, capture_output=True, text=True)
+    assert "memory: memory/" in log.stdout
+
+
+def test_idle_reset(ws, tmp_path):
+    now = [datetime(2026, 3, 2, 10, 0).timestamp()]
+    with ChatServer(assistant_brain) as srv:
+        agent = _session(ws, tmp_path, srv, clock=lambda: now[0])
+        agent.rs.reset_mode, agent.rs.idle_minutes = "idle", 30
+        agent.send("first")
+        first = agent.session_id
+        now[0] += 20 * 60
+        agent.send("second")
+        assert agent.session_id == first
+        now[0] += 31 * 60
+        agent.send("third")
+        assert agent.session_id != first
+
+
+def test_token_estimates_count_cjk_per_character_and_prefer_api_usage(ws, tmp_path):
+    from mnemoclaw.text.tokenize import estimate_tokens
+
+    assert estimate_tokens("记忆系统") == 4 and estimate_tokens("abcdefgh") == 2
+    with ChatServer(assistant_brain) as srv:
+        agent = _session(ws, tmp_path, srv, context=100_000)
+        agent.send("你好，请记住我喜欢乌龙茶")
+        reported = srv.requests[-1]
+        assert agent._usage_anchor is not None  # the API's prompt_tokens anchors the count
+        assert agent.session_tokens() >= len(json.dumps(reported["messages"], ensure_ascii=False)) // 4

@@ -434,6 +434,79 @@ def mcp(obj: _Ctx, http_bind, token, openclaw_dir, no_watch: bool) -> None:
         run_stdio(service, read_only=read_only)
 
 
+# -- chat / hygiene -------------------------------------------------------------------------
+@cli.command()
+@click.option("--session", "session_id", metavar="ID", help="Resume this session (default: the latest, unless reset).")
+@click.pass_obj
+@_run
+def chat(obj: _Ctx, session_id) -> None:
+    """Chat with an agent that has the memory tools (llm.baseUrl, llm.model, llm.apiKey).
+
+    Slash commands: /context list|detail, /compact [focus], /status, /new, /reset, /verbose.
+    The agent searches memory before answering about the past, writes what must last,
+    flushes notes before compaction and never loses the transcript.
+    """
+    from .api import Memory
+    from .runtime.agent import AgentSession
+
+    with Memory(obj.settings()) as mem:
+        mem.start_background()
+        agent = AgentSession(mem, session_id=session_id)
+        click.echo(f"mnemoclaw chat: session {agent.session_id}, model {agent.chat.model} at {agent.chat.base_url}. "
+                   "/status, /context list, /new; Ctrl-D quits.", err=True)
+        while True:
+            try:
+                line = click.prompt("you", prompt_suffix="> ", default="", show_default=False)
+            except (EOFError, click.Abort):
+                click.echo("", err=True)
+                break
+            if not line.strip():
+                continue
+            reply = agent.send(line)
+            if agent.verbose:
+                for call in reply.tool_calls:
+                    click.echo(f"  [tool {call['name']}] {call['result']}", err=True)
+                if reply.flushed:
+                    click.echo("  [memory flushed before compaction]", err=True)
+                if reply.compacted:
+                    click.echo("  [conversation compacted]", err=True)
+            if reply.text:
+                click.echo(reply.text)
+
+
+@cli.command()
+@click.option("--days", type=click.IntRange(1, 365), default=7, show_default=True, help="How many recent days of logs.")
+@click.option("--apply", "apply_", is_flag=True, help="Append the proposal to MEMORY.md without asking.")
+@click.pass_obj
+@_run
+def hygiene(obj: _Ctx, days: int, apply_: bool) -> None:
+    """Distil the last days of daily logs into proposed MEMORY.md additions (shown as a diff)."""
+    from .runtime import hygiene as hy
+    from .runtime.agent import autocommit
+    from .runtime.llm import ChatClient
+    from .runtime.settings import runtime_settings
+
+    settings = obj.settings()
+    rs = runtime_settings(settings)
+    chat_client = ChatClient(rs.llm_base_url, rs.llm_model, api_key=rs.llm_api_key, headers=rs.llm_headers,
+                             timeout_s=rs.llm_timeout_s)
+    proposal = hy.propose(settings.workspace, chat_client, days)
+    if not proposal.additions:
+        click.echo(f"Nothing new to add to MEMORY.md from {len(proposal.sources)} daily logs.")
+        return
+    click.echo(proposal.diff)
+    if rs.read_only:
+        click.echo("The workspace is read-only (sandbox.workspaceAccess); not applying.", err=True)
+        return
+    if apply_ or (sys.stdin.isatty() and click.confirm("Append these lines to MEMORY.md?", default=False)):
+        hy.apply(settings.workspace, proposal)
+        click.echo(f"MEMORY.md: {len(proposal.additions)} lines added.")
+        if rs.git_autocommit:
+            autocommit(settings.workspace, "memory: hygiene")
+    else:
+        click.echo("Not applied (run with --apply, or answer yes).", err=True)
+
+
 # -- eval ---------------------------------------------------------------------------------
 @cli.command("eval")
 @click.argument("directory", type=click.Path(exists=True, file_okay=False))

@@ -1,0 +1,89 @@
+"""Memory hygiene: distil recent daily logs into proposed MEMORY.md additions.
+
+The model reads the last N days of ``memory/YYYY-MM-DD*.md`` and the current MEMORY.md
+and proposes durable facts, preferences and rules not yet in MEMORY.md. The proposal
+is shown as a unified diff; MEMORY.md changes only when the user confirms (or passes
+``--apply``), and then only by appending.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from pathlib import Path
+
+from .llm import ChatClient
+
+DISTIL_SYSTEM = (
+    "You maintain an assistant's long-term memory file MEMORY.md. From the daily logs given, pick what is worth "
+    "keeping for months: durable facts about the user and their projects, decisions, preferences, and rules or "
+    "corrections the user gave. Skip what MEMORY.md already says, one-off chatter and finished tasks. Answer "
+    "with Markdown bullet points only (\"- ...\"), at most 20, each self-contained and specific; answer NONE if "
+    "nothing qualifies."
+)
+_DAILY = re.compile(r"(\d{4}-\d\d-\d\d)(?:-[\w-]+)?\.md$")
+
+
+@dataclass
+class Proposal:
+    additions: list[str]
+    diff: str
+    sources: list[str]
+    new_text: str
+
+
+def recent_logs(workspace: Path, days: int, today: date | None = None) -> list[Path]:
+    today = today or datetime.now().date()
+    first = today - timedelta(days=days - 1)
+    out = []
+    for p in sorted((workspace / "memory").glob("*.md")):
+        m = _DAILY.match(p.name)
+        if m and not p.is_symlink():
+            try:
+                d = date.fromisoformat(m.group(1))
+            except ValueError:
+                continue
+            if first <= d <= today:
+                out.append(p)
+    return out
+
+
+def propose(workspace: Path, chat: ChatClient, days: int = 7, today: date | None = None,
+            max_chars: int = 60_000) -> Proposal:
+    logs = recent_logs(workspace, days, today)
+    memory_path = workspace / "MEMORY.md"
+    current = memory_path.read_text("utf-8") if memory_path.is_file() else ""
+    if not logs:
+        return Proposal([], "", [], current)
+    text = "\n\n".join(f"### {p.name}\n{p.read_text('utf-8', errors='replace')}" for p in logs)
+    if len(text) > max_chars:
+        text = text[-max_chars:]  # the newest days matter most
+    answer = chat.complete([
+        {"role": "system", "content": DISTIL_SYSTEM},
+        {"role": "user", "content": f"Current MEMORY.md:\n{current or '(empty)'}\n\nDaily logs:\n{text}"},
+    ]).text
+    additions = [line.strip() for line in answer.splitlines() if line.strip().startswith("- ")]
+    additions = [a for a in additions if a[2:].strip() and a[2:].strip().lower() not in current.lower()]
+    if not additions:
+        return Proposal([], "", [p.name for p in logs], current)
+    stamp = (today or datetime.now().date()).isoformat()
+    block = f"\n## Distilled {stamp} (from {len(logs)} daily logs)\n\n" + "\n".join(additions) + "\n"
+    base = current if not current or current.endswith("\n") else current + "\n"
+    new_text = (base or "# Memory\n") + block
+    diff = "".join(difflib.unified_diff(current.splitlines(True), new_text.splitlines(True),
+                                        "MEMORY.md", "MEMORY.md (proposed)"))
+    return Proposal(additions, diff, [p.name for p in logs], new_text)
+
+
+def apply(workspace: Path, proposal: Proposal) -> None:
+    """Append the proposal to MEMORY.md (the file is only ever extended)."""
+    path = workspace / "MEMORY.md"
+    if path.is_symlink():
+        raise OSError("MEMORY.md is a symbolic link; not writing through it")
+    current = path.read_text("utf-8") if path.is_file() else ""
+    if not proposal.new_text.startswith(current):
+        raise OSError("MEMORY.md changed since the proposal was made; run the command again")
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(proposal.new_text[len(current):])
