@@ -20,8 +20,6 @@ from the benchmark texts (see speed.py) under --work-dir and reused between runs
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import shutil
 import sys
@@ -30,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from speed import _queries, bench_dir, load_results, log, make_workspace, open_memory, save_results  # noqa: E402
+from speed import _queries, log, make_workspace, open_memory, run_sections  # noqa: E402
 
 from mnemoclaw.eval.metrics import percentile  # noqa: E402
 
@@ -202,19 +200,7 @@ def section_rebuild(bench: Path, work: Path) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sections", default="latency,burst,fds,rebuild")
-    ap.add_argument("--work-dir", default="bench-results/speed")
-    ap.add_argument("--out", default="bench-results/freshness.json")
-    args = ap.parse_args()
-    bench = bench_dir()
-    work = Path(args.work_dir).resolve()
-    work.mkdir(parents=True, exist_ok=True)
-    results = load_results(args.out)
-    for name in args.sections.split(","):
-        results[name] = globals()[f"section_{name}"](bench, work)
-        save_results(results, args.out)
-    print(json.dumps(results, indent=2))
+    run_sections(__doc__, {"latency": section_latency, "burst": section_burst, "fds": section_fds, "rebuild": section_rebuild}, "bench-results/freshness.json")
 
 
 if __name__ == "__main__":

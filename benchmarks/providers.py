@@ -17,7 +17,6 @@ Quality of e5 vs USE: `python benchmarks/quality.py --model multilingual-e5-smal
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import sys
 import time
@@ -27,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
 
-from speed import bench_dir, load_results, locomo_workspace, log, make_workspace, save_results  # noqa: E402
+from speed import locomo_workspace, log, make_workspace, run_sections  # noqa: E402
 
 from mnemoclaw.api import Memory  # noqa: E402
 from mnemoclaw.config import load_settings  # noqa: E402
@@ -115,21 +114,7 @@ def section_local(bench: Path, work: Path) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sections", default="cache,overhead,local")
-    ap.add_argument("--work-dir", default="bench-results/speed")
-    ap.add_argument("--out", default="bench-results/providers.json")
-    args = ap.parse_args()
-    bench = bench_dir()
-    work = Path(args.work_dir).resolve()
-    work.mkdir(parents=True, exist_ok=True)
-    results = load_results(args.out)
-    for name in args.sections.split(","):
-        results[name] = globals()[f"section_{name}"](bench, work)
-        save_results(results, args.out)
-    import json
-
-    print(json.dumps(results, indent=2))
+    run_sections(__doc__, {"cache": section_cache, "overhead": section_overhead, "local": section_local}, "bench-results/providers.json")
 
 
 if __name__ == "__main__":

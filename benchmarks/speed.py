@@ -261,6 +261,23 @@ def save_results(results: dict, out: str) -> None:
         json.dump(results, fh, indent=2)
 
 
+def run_sections(doc: str, sections: dict, default_out: str) -> None:
+    """The command line of a benchmark script made of ``section_<name>(bench, work)`` functions."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--sections", default=",".join(sections))
+    ap.add_argument("--work-dir", default="bench-results/speed")
+    ap.add_argument("--out", default=default_out)
+    args = ap.parse_args()
+    bench = bench_dir()
+    work = Path(args.work_dir).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    results = load_results(args.out)
+    for name in args.sections.split(","):
+        results[name] = sections[name](bench, work)
+        save_results(results, args.out)
+    print(json.dumps(results, indent=2))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sections", default="keyword,embed,resync,search,cold")
