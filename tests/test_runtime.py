@@ -385,3 +385,33 @@ def test_token_estimates_count_cjk_per_character_and_prefer_api_usage(ws, tmp_pa
         reported = srv.requests[-1]
         assert agent._usage_anchor is not None  # the API's prompt_tokens anchors the count
         assert agent.session_tokens() >= len(json.dumps(reported["messages"], ensure_ascii=False)) // 4
+
+
+def test_sessions_context_and_compact_commands(ws, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    cfg = tmp_path / "config.json5"
+    with ChatServer(assistant_brain) as srv:
+        cfg.write_text(json.dumps({"agents": {"defaults": {"memorySearch": {"provider": "none"}}},
+                                   "llm": {"baseUrl": srv.base_url, "model": "scripted"}}))
+        env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+        base = [sys.executable, "-m", "mnemoclaw.cli", "--workspace", str(ws), "--state-dir", str(tmp_path / "state"),
+                "--config", str(cfg)]
+        none = subprocess.run(base + ["context"], capture_output=True, text=True, env=env, timeout=60)
+        assert none.returncode == 1 and "mnemoclaw chat" in none.stderr
+        subprocess.run(base + ["chat"], input="hello\nstep 1\nstep 2\n", capture_output=True, text=True, env=env,
+                       timeout=60, check=True)
+        listed = subprocess.run(base + ["sessions", "--json"], capture_output=True, text=True, env=env, timeout=60)
+        rows = json.loads(listed.stdout)
+        assert len(rows) == 1 and rows[0]["compactionCount"] == 0
+        ctx = subprocess.run(base + ["context", "detail"], capture_output=True, text=True, env=env, timeout=60)
+        assert "Bootstrap files" in ctx.stdout and "History by role" in ctx.stdout
+        comp = subprocess.run(base + ["compact", "keep the steps"], capture_output=True, text=True, env=env, timeout=60)
+        assert comp.returncode == 0 and "Compacted session" in comp.stdout, comp.stderr
+        rows = json.loads(subprocess.run(base + ["sessions", "--json"], capture_output=True, text=True, env=env,
+                                         timeout=60).stdout)
+        assert rows[0]["compactionCount"] == 1

@@ -474,6 +474,74 @@ def chat(obj: _Ctx, session_id) -> None:
                 click.echo(reply.text)
 
 
+def _agent_session(obj: _Ctx, session_id: str | None, mem):
+    from .runtime.agent import AgentSession
+    from .runtime.transcript import SessionStore
+
+    store = SessionStore(mem.settings.sessions_dir)
+    sid = session_id or store.latest()
+    if sid is None:
+        raise MnemoclawError(f"no sessions yet in {store.dir}; start one with `mnemoclaw chat`")
+    if session_id and not store.path(session_id).exists():
+        raise MnemoclawError(f"no session {session_id!r} in {store.dir}; `mnemoclaw sessions` lists them")
+    return AgentSession(mem, session_id=sid)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the sessions as JSON.")
+@click.pass_obj
+@_run
+def sessions(obj: _Ctx, as_json: bool) -> None:
+    """List the agent's chat sessions: tokens, compactions, last memory flush."""
+    from .runtime.transcript import SessionStore
+
+    store = SessionStore(obj.settings().sessions_dir)
+    data = store.all_meta()
+    rows = sorted(data.values(), key=lambda m: float(m.get("updatedAt") or 0), reverse=True)
+    if as_json:
+        _emit_json(rows)
+        return
+    if not rows:
+        click.echo(f"No sessions in {store.dir} yet.")
+        return
+    for m in rows:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(m.get("updatedAt") or 0)))
+        flush = m.get("memoryFlushAt")
+        flushed = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(flush))) if flush else "never"
+        click.echo(f"{m.get('sessionId')}  updated {when}  ~{m.get('totalTokens', 0)} tokens  "
+                   f"{m.get('compactionCount', 0)} compactions  memory flush {flushed}")
+
+
+@cli.command()
+@click.argument("what", type=click.Choice(["list", "detail"]), default="list")
+@click.option("--session", "session_id", metavar="ID", help="Session (default: the latest).")
+@click.pass_obj
+@_run
+def context(obj: _Ctx, what: str, session_id) -> None:
+    """What the next request of a chat session holds (the /context report)."""
+    from .api import Memory
+
+    with Memory(obj.settings(), background=False) as mem:
+        click.echo(_agent_session(obj, session_id, mem).context_report(detail=what == "detail"))
+
+
+@cli.command()
+@click.argument("focus", required=False)
+@click.option("--session", "session_id", metavar="ID", help="Session (default: the latest).")
+@click.pass_obj
+@_run
+def compact(obj: _Ctx, focus, session_id) -> None:
+    """Compact a chat session now (the /compact command), optionally with a focus."""
+    from .api import Memory
+
+    with Memory(obj.settings(), background=False) as mem:
+        agent = _agent_session(obj, session_id, mem)
+        before = agent.session_tokens()
+        done = agent.compact(focus, reason="command")
+        click.echo(f"Compacted session {agent.session_id}: ~{before} -> ~{agent.session_tokens()} tokens."
+                   if done else f"Nothing to compact in session {agent.session_id} yet.")
+
+
 @cli.command()
 @click.option("--days", type=click.IntRange(1, 365), default=7, show_default=True, help="How many recent days of logs.")
 @click.option("--apply", "apply_", is_flag=True, help="Append the proposal to MEMORY.md without asking.")
