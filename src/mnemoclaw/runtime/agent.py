@@ -171,7 +171,8 @@ class AgentSession:
         return False
 
     def _record(self, message: dict[str, Any]) -> dict[str, Any]:
-        clean = {k: v for k, v in message.items() if not k.startswith("_") and v is not None}
+        # "content" stays even when null: some servers insist on it next to tool_calls
+        clean = {k: v for k, v in message.items() if not k.startswith("_") and (v is not None or k == "content")}
         line = self.store.append(self.session_id, {"type": "message", "at": self.clock(), "message": clean})
         stored = {**clean, "_line": line}
         self.history.append(stored)
