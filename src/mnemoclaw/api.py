@@ -305,11 +305,12 @@ class Memory:
         """
         if not self.settings.memory_search["sync"]["onSearch"]:
             return
-        if "sessions" in self.indexer.spec.sources and self.indexer.is_dirty(("sessions",)):
+        dirty = self.indexer.dirty_sources()
+        if "sessions" in dirty:
             self.request_sync("sessions")
-        if not self.indexer.is_dirty(("memory",)):
+        if "memory" not in dirty:
             return
-        if self.indexer.needs_rebuild() and self.store.counts()["files"]:
+        if self.indexer.needs_rebuild() and self.store.file_records():
             self.request_sync("rebuild")
             return
         try:

@@ -165,13 +165,22 @@ class Indexer:
             return False
         return new_lines < self.spec.session_delta_messages
 
-    def is_dirty(self, sources: Sequence[str] | None = None) -> bool:
-        meta = self.store.meta()  # read once: this runs before every search
+    def dirty_sources(self, sources: Sequence[str] | None = None) -> set[str]:
+        """Which of ``sources`` have files to index or remove (all of them before a rebuild).
+
+        One look at the index and the disk for every source: this runs before every search.
+        """
+        sources = tuple(self.spec.sources if sources is None else sources)
+        meta = self.store.meta()
         if meta.get("fingerprint") is None or self.needs_rebuild(meta):
-            return True
-        plan, _ = self.plan(self.store.file_records(), sources)
-        pending = [f for f in plan.new + plan.suspect if self.failed.get(f.path) != (f.mtime_ns, f.size)]
-        return bool(pending or plan.removed)
+            return set(sources)
+        plan, indexed = self.plan(self.store.file_records(), sources)
+        dirty = {f.source for f in plan.new + plan.suspect if self.failed.get(f.path) != (f.mtime_ns, f.size)}
+        dirty.update(indexed[p].source for p in plan.removed)
+        return dirty
+
+    def is_dirty(self, sources: Sequence[str] | None = None) -> bool:
+        return bool(self.dirty_sources(sources))
 
     # -- sync ---------------------------------------------------------------------
     def sync(self, *, full: bool = False, progress: Progress | None = None, lock_timeout: float | None = None,
@@ -385,7 +394,7 @@ class Indexer:
         report.chunks_reused += len(texts) - len(todo)
         fresh: dict[str, np.ndarray] = {}
         errors: dict[str, str] = {}
-        dims = target.meta().get("vector_dims") if target.counts()["vectors"] else None
+        dims = target.vector_dims()
         size = embed_batch_size(self.provider)
         for i in range(0, len(todo), size):
             group = todo[i : i + size]
@@ -396,7 +405,7 @@ class Indexer:
                     raise ProviderResponseError(
                         f"{self.provider.id}/{self.provider.model} returned {mat.shape[0] if mat.ndim else 0} vectors "
                         f"for {len(group)} texts or non-finite values")
-                if dims is not None and mat.shape[1] != int(dims):
+                if dims is not None and mat.shape[1] != dims:
                     raise ProviderResponseError(
                         f"{self.provider.id}/{self.provider.model} returned {mat.shape[1]}-dimensional vectors but the "
                         f"index holds {dims}-dimensional ones; if the model changed, run `mnemoclaw index --full`")

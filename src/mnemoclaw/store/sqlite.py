@@ -130,6 +130,7 @@ class SQLiteStore:
         self._stats_cache: tuple[Any, ...] | None = None
         self._df_cache: dict[str, int] = {}
         self._files_cache: tuple[Any, ...] | None = None
+        self._meta_cache: tuple[Any, ...] | None = None
         self._own_writes = 0
         parent = os.path.dirname(os.path.abspath(path))
         os.makedirs(parent, exist_ok=True)
@@ -144,7 +145,7 @@ class SQLiteStore:
     def recover(self, why: str) -> None:
         """Damage found after opening: move the file aside and start an empty index."""
         self._close_quietly()
-        self._stats_cache = self._files_cache = None
+        self._stats_cache = self._files_cache = self._meta_cache = None
         self._dense = DenseVectors()
         self._df_cache = {}
         with self.write_lock(timeout=60):
@@ -247,7 +248,11 @@ class SQLiteStore:
 
     # -- metadata ---------------------------------------------------------------
     def meta(self) -> dict[str, str]:
-        return dict(self.conn.execute("SELECT key, value FROM meta"))
+        """The index's key/value metadata (read once per index version: searches ask often)."""
+        version = self._version()
+        if self._meta_cache is None or self._meta_cache[0] != version:
+            self._meta_cache = (version, dict(self.conn.execute("SELECT key, value FROM meta")))
+        return dict(self._meta_cache[1])
 
     def set_meta(self, items: dict[str, str]) -> None:
         with self.transaction():
@@ -416,6 +421,13 @@ class SQLiteStore:
             ):
                 out[r[0]] = StoredChunk(*r)
         return out
+
+    def vector_dims(self) -> int | None:
+        """The dimension of the vectors the index holds (None while it holds none)."""
+        if self.conn.one("SELECT 1 FROM chunks WHERE embedding IS NOT NULL LIMIT 1") is None:
+            return None
+        dims = self.meta().get("vector_dims")
+        return int(dims) if dims else None
 
     def counts(self) -> dict[str, int]:
         files = self.conn.one("SELECT count(*) FROM files")[0]
