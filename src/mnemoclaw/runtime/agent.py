@@ -109,6 +109,7 @@ class AgentSession:
         self.notes: list[str] = []
         self._last_request_at: float | None = None
         self._usage_anchor: tuple[int, int] | None = None  # (history length, tokens the API reported)
+        self._fixed_tokens: int | None = None  # system prompt + tool schemas, as of the last request built
         sid = session_id or self.store.latest()
         if sid is None or (session_id is None and self._expired(self.store.meta(sid))):
             sid = self.store.new_id()
@@ -139,6 +140,8 @@ class AgentSession:
             self.store.append(session_id, {"type": "session", "id": session_id, "at": now,
                                            "workspace": str(self.workspace)})
         self._usage_anchor = None
+        self._fixed_tokens = None
+        self._history_tokens = sum(self.message_tokens(m) for m in self.history)
 
     def _set_meta(self, **changes: Any) -> None:
         self.meta = self.store.update_meta(self.session_id, **changes)
@@ -176,6 +179,7 @@ class AgentSession:
         line = self.store.append(self.session_id, {"type": "message", "at": self.clock(), "message": clean})
         stored = {**clean, "_line": line}
         self.history.append(stored)
+        self._history_tokens += self.message_tokens(stored)
         self._set_meta(updatedAt=self.clock(), totalTokens=self.session_tokens())
         return stored
 
@@ -204,7 +208,10 @@ class AgentSession:
                 again = sections_to_reinject(raw)
                 if again:
                     parts.append("# Re-read after compaction (from AGENTS.md)\n\n" + again)
-        return "\n\n".join(parts), files
+        system = "\n\n".join(parts)
+        # what every request carries besides the history; kept for token accounting
+        self._fixed_tokens = estimate_tokens(system) + estimate_tokens(json.dumps(self.tools()))
+        return system, files
 
     def tools(self) -> list[dict[str, Any]]:
         out = [SEARCH_TOOL, GET_TOOL, READ_TOOL]
@@ -218,9 +225,9 @@ class AgentSession:
         if self._usage_anchor is not None and self._usage_anchor[0] <= len(self.history):
             n, reported = self._usage_anchor
             return reported + sum(self.message_tokens(m) for m in self.history[n:])
-        system, _ = self.system_prompt()
-        return (estimate_tokens(system) + estimate_tokens(json.dumps(self.tools()))
-                + sum(self.message_tokens(m) for m in self.history))
+        if self._fixed_tokens is None:
+            self.system_prompt()
+        return self._fixed_tokens + self._history_tokens
 
     # -- requests ----------------------------------------------------------------------------
     def _messages(self, system: str) -> list[dict[str, Any]]:
@@ -278,7 +285,7 @@ class AgentSession:
                 reply.text = f"The chat model failed: {exc}"
                 return reply
             usage = result.usage or {}
-            message = self._record(result.message)
+            self._record(result.message)
             if isinstance(usage.get("prompt_tokens"), int):
                 self._usage_anchor = (len(self.history) - 1, int(usage["prompt_tokens"]))
             if not result.tool_calls:
@@ -293,7 +300,6 @@ class AgentSession:
             if rounds >= self.rs.max_tool_rounds:
                 reply.text = f"(stopped after {rounds} rounds of tool calls)"
                 return reply
-            _ = message
 
     # -- tools --------------------------------------------------------------------------------
     def _run_tool(self, call: dict[str, Any], *, flush: bool = False) -> str:
@@ -428,7 +434,9 @@ class AgentSession:
         first_kept = kept[0]["_line"] if kept else (self.history[-1]["_line"] + 1 if self.history else 1)
         self.summary = summary
         self.history = kept
+        self._history_tokens = sum(self.message_tokens(m) for m in kept)
         self._usage_anchor = None
+        self._fixed_tokens = None  # the summary is part of the system prompt now
         count = int(self.meta.get("compactionCount") or 0) + 1
         after = self.session_tokens()
         self.store.append(self.session_id, {"type": "compaction", "at": self.clock(), "reason": reason, "focus": focus,
