@@ -163,7 +163,7 @@ def _suggest(key: str, options: list[str]) -> str:
     return f" (did you mean {near[0]!r}?)" if near else ""
 
 
-def _check_leaf(path: str, spec: F, value: Any) -> Any:
+def check_leaf(path: str, spec: F, value: Any) -> Any:
     if value is None:
         if spec.nullable:
             return None
@@ -226,7 +226,7 @@ def merge_validated(
         if isinstance(spec, dict):
             out[key] = merge_validated(spec, out.get(key) or defaults(spec), value, where, warn)
         else:
-            out[key] = _check_leaf(where, spec, value)
+            out[key] = check_leaf(where, spec, value)
     return out
 
 
@@ -307,6 +307,7 @@ def load_settings(
     agent_id: str | None = None,
     overrides: dict[str, Any] | None = None,
     env: dict[str, str] | None = None,
+    default_workspace: Callable[[str], Path] | None = None,
 ) -> Settings:
     """Resolve settings: explicit arguments > environment > config file > defaults.
 
@@ -391,7 +392,10 @@ def load_settings(
     ws_raw = workspace or env.get(ENV_WORKSPACE) or entry.get("workspace") or agent_defaults.get("workspace")
     if ws_raw is not None and not isinstance(ws_raw, (str, os.PathLike)):
         raise ConfigError(f"agents.defaults.workspace must be a path string, got {ws_raw!r}")
-    ws = _expand(ws_raw) if ws_raw else state / "workspace"
+    if ws_raw:
+        ws = _expand(ws_raw)
+    else:
+        ws = default_workspace(chosen_id) if default_workspace else state / "workspace"
     return Settings(
         agent_id=chosen_id,
         workspace=ws,
@@ -417,18 +421,12 @@ def openclaw_settings(openclaw_dir: str | os.PathLike[str], *, state_dir: str | 
     cfg = root / "openclaw.json"
     if not cfg.is_file():
         raise ConfigError(f"no openclaw.json in {root}; pass the OpenClaw state directory (default ~/.openclaw)")
-    raw = load_file(str(cfg))
-    agents = raw.get("agents") if isinstance(raw.get("agents"), dict) else {}
-    listed = [a for a in agents.get("list") or [] if isinstance(a, dict)]
-    chosen = agent_id or env.get(ENV_AGENT) or next((a.get("id") for a in listed if a.get("default")), None) \
-        or (listed[0].get("id") if listed else None) or DEFAULT_AGENT
-    entry = next((a for a in listed if a.get("id") == chosen), {})
-    defaults = agents.get("defaults") if isinstance(agents.get("defaults"), dict) else {}
-    ws = entry.get("workspace") or defaults.get("workspace") or (
-        root / "workspace" if chosen == DEFAULT_AGENT else root / f"workspace-{chosen}")
     state = _expand(state_dir or env.get(ENV_STATE_DIR) or DEFAULT_STATE_DIR)
-    index = state / "openclaw" / f"{chosen}.sqlite"
-    settings = load_settings(workspace=ws, state_dir=state, config=str(cfg), agent_id=chosen, env=env,
-                             overrides={"store": {"path": str(index)}})
-    settings.transcripts_dir = root / "agents" / chosen / "sessions"
+    settings = load_settings(
+        state_dir=state, config=str(cfg), agent_id=agent_id,
+        env={k: v for k, v in env.items() if k != ENV_WORKSPACE},  # OpenClaw's config says where the workspace is
+        overrides={"store": {"path": str(state / "openclaw" / "{agentId}.sqlite")}},
+        default_workspace=lambda agent: root / ("workspace" if agent == DEFAULT_AGENT else f"workspace-{agent}"),
+    )
+    settings.transcripts_dir = root / "agents" / settings.agent_id / "sessions"
     return settings

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ..sessions.transcript import message_text
 from ..text.tokenize import estimate_tokens
 
 HEADINGS = ("## Decisions", "## Open TODOs", "## Constraints/Rules", "## Pending user asks", "## Exact identifiers")
@@ -84,10 +85,7 @@ def render(messages: list[dict[str, Any]], tool_chars: int = 2_000) -> str:
     lines = []
     for m in messages:
         role = m.get("role")
-        content = m.get("content")
-        if isinstance(content, list):
-            content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
-        content = content or ""
+        content = message_text(m.get("content"))
         if role == "user":
             lines.append(f"User: {content}")
         elif role == "assistant":

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..embeddings.http import HttpClient, ProviderRequestError, RetryPolicy
 from ..errors import MnemoclawError
+from ..sessions.transcript import message_text
 
 _OVERFLOW = re.compile(
     r"context.?length|maximum context|context window|too many tokens|prompt is too long|"
@@ -38,10 +39,7 @@ class ChatResult:
 
     @property
     def text(self) -> str:
-        content = self.message.get("content")
-        if isinstance(content, list):
-            return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-        return content or ""
+        return message_text(self.message.get("content"))
 
 
 class ChatClient:

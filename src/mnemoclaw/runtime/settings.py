@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..config import Settings
+from ..config import F, Settings, check_leaf
 from ..errors import ConfigError
 
 FLUSH_SYSTEM_PROMPT = (
@@ -45,14 +45,13 @@ def _get(d: Any, *path: str) -> Any:
     return d
 
 
-def _num(value: Any, key: str, lo: float, hi: float | None = None, default: float | None = None) -> Any:
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(f"{key} must be a number, got {value!r}")
-    if value < lo or (hi is not None and value > hi):
-        raise ConfigError(f"{key} must be between {lo} and {hi if hi is not None else 'any'}, got {value!r}")
-    return value
+def _num(value: Any, key: str, lo: float, hi: float | None = None, default: Any = None, kind: str = "int") -> Any:
+    """A number checked like every other config value (config.py), or ``default`` when unset."""
+    return default if value is None else check_leaf(key, F(default, kind, lo=lo, hi=hi), value)
+
+
+def _choice(value: Any, key: str, choices: tuple[str, ...], default: str) -> str:
+    return default if value is None else check_leaf(key, F(default, "choice", choices), value)
 
 
 def parse_duration(value: Any, key: str, default: float) -> float:
@@ -136,25 +135,21 @@ def runtime_settings(settings: Settings) -> RuntimeSettings:
     r.flush_prompt = str(flush.get("prompt") or r.flush_prompt)
     r.flush_system_prompt = str(flush.get("systemPrompt") or r.flush_system_prompt)
     pruning = pick("contextPruning") or {}
-    mode = pruning.get("mode", "off") if isinstance(pruning, dict) else "off"
-    if mode not in ("off", "cache-ttl"):
-        raise ConfigError(f"agents.defaults.contextPruning.mode must be \"cache-ttl\" or \"off\", got {mode!r}")
-    r.pruning_mode = mode
+    r.pruning_mode = _choice(pruning.get("mode") if isinstance(pruning, dict) else None,
+                             "agents.defaults.contextPruning.mode", ("off", "cache-ttl"), "off")
     r.pruning_ttl_s = parse_duration(pruning.get("ttl") if isinstance(pruning, dict) else None,
                                      "agents.defaults.contextPruning.ttl", r.pruning_ttl_s)
     r.keep_last_assistants = int(_num(pruning.get("keepLastAssistants") if isinstance(pruning, dict) else None,
                                       "agents.defaults.contextPruning.keepLastAssistants", 0, None, 3))
-    access = pick("sandbox", "workspaceAccess") or "rw"
-    if access not in ("rw", "ro", "none"):
-        raise ConfigError(f"agents.defaults.sandbox.workspaceAccess must be \"rw\", \"ro\" or \"none\", got {access!r}")
+    access = _choice(pick("sandbox", "workspaceAccess"), "agents.defaults.sandbox.workspaceAccess",
+                     ("rw", "ro", "none"), "rw")
     r.read_only = access != "rw"
     r.timezone = pick("userTimezone")
     reset = _get(raw, "session", "reset") or {}
-    r.reset_mode = reset.get("mode", "daily") if isinstance(reset, dict) else "daily"
-    if r.reset_mode not in ("daily", "idle", "off"):
-        raise ConfigError(f"session.reset.mode must be \"daily\", \"idle\" or \"off\", got {r.reset_mode!r}")
+    r.reset_mode = _choice(reset.get("mode") if isinstance(reset, dict) else None, "session.reset.mode",
+                           ("daily", "idle", "off"), "daily")
     r.reset_at_hour = int(_num(reset.get("atHour"), "session.reset.atHour", 0, 23, 4))
-    r.idle_minutes = _num(reset.get("idleMinutes"), "session.reset.idleMinutes", 1, None, None)
+    r.idle_minutes = _num(reset.get("idleMinutes"), "session.reset.idleMinutes", 1, None, None, "float")
     llm = raw.get("llm") or {}
     if not isinstance(llm, dict):
         raise ConfigError("llm must be an object with baseUrl, model, apiKey")
@@ -162,6 +157,6 @@ def runtime_settings(settings: Settings) -> RuntimeSettings:
     r.llm_model = str(llm.get("model") or os.environ.get("MNEMOCLAW_LLM_MODEL") or r.llm_model)
     r.llm_api_key = llm.get("apiKey") or os.environ.get("MNEMOCLAW_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")
     r.llm_headers = dict(llm.get("headers") or {})
-    r.llm_timeout_s = float(_num(llm.get("timeoutSeconds"), "llm.timeoutSeconds", 1, None, r.llm_timeout_s))
+    r.llm_timeout_s = _num(llm.get("timeoutSeconds"), "llm.timeoutSeconds", 1, None, r.llm_timeout_s, "float")
     r.git_autocommit = bool(_get(raw, "memory", "git", "autoCommit") or False)
     return r
