@@ -2,7 +2,7 @@
 
     python benchmarks/quality.py [--bench ../shared/bench] [--out bench-results/quality.json]
                                  [--sets locomo,zh,xl,scifact,cmrc,workspace] [--modes keyword,vector,hybrid]
-                                 [--model multilingual-e5-small]
+                                 [--model multilingual-e5-small] [--vector-weight 0.3]
 
 Runs `mnemoclaw eval` (the real indexer and searcher, default configuration, the
 default local embedder) on each set and prints a Markdown table; the JSON holds every
@@ -57,6 +57,8 @@ def main() -> None:
     ap.add_argument("--out", default="bench-results/quality.json")
     ap.add_argument("--fusion", default=None, help="query.hybrid.fusion to compare (default: the configured one)")
     ap.add_argument("--model", default=None, help="local model to compare (e.g. multilingual-e5-small)")
+    ap.add_argument("--vector-weight", type=float, default=None,
+                    help="a fixed hybrid vector weight (text weight 1 - it) instead of the adaptive one")
     args = ap.parse_args()
     bench = args.bench or default_bench()
     results: dict[str, dict] = {}
@@ -68,6 +70,9 @@ def main() -> None:
             overrides: dict = {"query": {"hybrid": {"fusion": args.fusion}}} if args.fusion else {}
             if args.model:
                 overrides.update(provider="local", model=args.model)
+            if args.vector_weight is not None:
+                hybrid = overrides.setdefault("query", {}).setdefault("hybrid", {})
+                hybrid.update(vectorWeight=args.vector_weight, textWeight=1 - args.vector_weight)
             opts = EvalOptions(mode=mode, scope_field=scope, queries_dir=os.path.join(bench, queries) if queries else None,
                                work_dir=os.path.join(args.work_dir, name), overrides=overrides)
             r = evaluate(os.path.join(bench, directory), opts)
