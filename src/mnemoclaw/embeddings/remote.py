@@ -99,7 +99,6 @@ class RemoteProvider:
         self.batch_failures = 0
         self.dims: int | None = None
         self._lock = threading.Lock()
-        self.requests = 0
 
     # -- what a provider module supplies ------------------------------------------
     def auth_headers(self, key: str) -> dict[str, str]:
@@ -159,8 +158,6 @@ class RemoteProvider:
         return np.concatenate(parts, axis=0)
 
     def _inline(self, texts: list[str], query: bool) -> np.ndarray:
-        with self._lock:
-            self.requests += 1
         vectors, model = self._request(texts, query)
         return self._check(vectors, len(texts), model)
 
