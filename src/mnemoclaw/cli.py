@@ -474,7 +474,7 @@ def chat(obj: _Ctx, session_id) -> None:
                 click.echo(reply.text)
 
 
-def _agent_session(obj: _Ctx, session_id: str | None, mem):
+def _agent_session(session_id: str | None, mem):
     from .runtime.agent import AgentSession
     from .runtime.transcript import SessionStore
 
@@ -522,7 +522,7 @@ def context(obj: _Ctx, what: str, session_id) -> None:
     from .api import Memory
 
     with Memory(obj.settings(), background=False) as mem:
-        click.echo(_agent_session(obj, session_id, mem).context_report(detail=what == "detail"))
+        click.echo(_agent_session(session_id, mem).context_report(detail=what == "detail"))
 
 
 @cli.command()
@@ -535,7 +535,7 @@ def compact(obj: _Ctx, focus, session_id) -> None:
     from .api import Memory
 
     with Memory(obj.settings(), background=False) as mem:
-        agent = _agent_session(obj, session_id, mem)
+        agent = _agent_session(session_id, mem)
         before = agent.session_tokens()
         done = agent.compact(focus, reason="command")
         click.echo(f"Compacted session {agent.session_id}: ~{before} -> ~{agent.session_tokens()} tokens."
