@@ -1,9 +1,12 @@
 
+import datetime
+
 import pytest
 from conftest import write
 
 from mnemoclaw.errors import MnemoclawError
-from mnemoclaw.search.fusion import adaptive_vector_weight, bm25_to_unit, date_of, decay_factor, fuse, mmr
+from mnemoclaw.search.fusion import adaptive_vector_weight, bm25_to_unit, decay_factor, fuse, mmr
+from mnemoclaw.text.dates import DateRef, note_date, query_dates
 
 
 def ranks(fused):
@@ -54,10 +57,10 @@ def test_rrf_and_minmax_rank_agreement_first():
 
 
 def test_dates_and_decay():
-    assert date_of("memory/2026-01-31.md") == (2026, 1, 31)
-    assert date_of("memory/2026-01-31-standup.md") == (2026, 1, 31)
-    assert date_of("MEMORY.md") is None and date_of("memory/projects/x.md") is None
-    assert date_of("memory/2026-13-01.md") is None
+    assert note_date("memory/2026-01-31.md") == datetime.date(2026, 1, 31)
+    assert note_date("memory/2026-01-31-standup.md") == datetime.date(2026, 1, 31)
+    assert note_date("MEMORY.md") is None and note_date("memory/projects/x.md") is None
+    assert note_date("memory/2026-13-01.md") is None
     assert decay_factor(30, 30) == pytest.approx(0.5)
     assert decay_factor(0, 30) == 1.0 and decay_factor(-5, 30) == 1.0
 
@@ -111,3 +114,91 @@ def test_search_modes(workspace, make_memory):
         mem.search("x", mode="fuzzy")
     out = mem.memory_search("x", mode="fuzzy")
     assert out["disabled"] and "fuzzy" in out["error"]
+
+
+@pytest.mark.parametrize(
+    "query, refs",
+    [
+        ("What did Gina find for her store on 1 February, 2023?", [DateRef(2023, 2, 1)]),
+        ("the painting from October 13th, 2023", [DateRef(2023, 10, 13)]),
+        ("What setback did Melanie face in Oct 2023?", [DateRef(2023, 10)]),
+        ("How many times did she go to the beach in 2023?", [DateRef(2023)]),
+        ("notes of 2026-03-04 and of 2026-03", [DateRef(2026, 3, 4), DateRef(2026, 3)]),
+        ("2023年5月8日的会议", [DateRef(2023, 5, 8)]),
+        ("2023年5月的计划", [DateRef(2023, 5)]),
+        ("PR-4821 deploy", []),
+        ("what did I do in may", []),
+        ("on 31 February, 2023", [DateRef(2023, 2)]),  # no such day: the month still counts
+    ],
+)
+def test_query_dates(query, refs):
+    assert list(query_dates(query)) == refs
+
+
+def test_note_dates_from_name_or_header():
+    assert note_date("notes/s1.md", "# Chat\n\nDate: 1:56 pm on 8 May, 2023\n- hi") == datetime.date(2023, 5, 8)
+    assert note_date("notes/s1.md", "---\ndate: 2023-05-08\n---\n# x") == datetime.date(2023, 5, 8)
+    assert note_date("notes/s1.md", "日期：2023年5月8日") == datetime.date(2023, 5, 8)
+    # the file name wins; a date deep in the text or a month alone is not the note's date
+    assert note_date("memory/2026-01-02.md", "Date: 8 May, 2023") == datetime.date(2026, 1, 2)
+    assert note_date("notes/s1.md", "\n".join(["x"] * 10 + ["Date: 8 May, 2023"])) is None
+    assert note_date("notes/s1.md", "Date: May 2023") is None
+    assert DateRef(2023, 5).level(datetime.date(2023, 5, 8)) == 2
+    assert DateRef(2023, 5, 9).level(datetime.date(2023, 5, 8)) == 0
+    assert DateRef(2023).level(None) == 0
+
+
+def test_fuse_boost_lifts_a_candidate():
+    vector = {1: 0.9, 2: 0.8, 3: 0.2}
+    text = {1: 5.0, 2: 4.8, 3: 0.5}
+    assert [f.id for f in fuse(vector, text, "zscore")][:2] == [1, 2]
+    assert [f.id for f in fuse(vector, text, "zscore", boost={2: 2.0})][:2] == [2, 1]
+    # other fusions ignore it
+    assert [f.id for f in fuse(vector, text, "rrf", boost={2: 2.0})][0] == 1
+
+
+def test_a_named_date_ranks_notes_of_that_day_first(workspace, make_memory):
+    # the same fact in several notes; the query's date picks the daily log of that
+    # day, or the note whose "Date:" header falls on it
+    for name in ("2026-03-03.md", "2026-03-04.md", "2026-04-01.md", "ideas.md"):
+        write(workspace / "memory" / name, "- standup: the release slipped again")
+    mem = make_memory(workspace)
+    mem.sync()
+    for query, path in [("what happened at standup on 4 March 2026?", "memory/2026-03-04.md"),
+                        ("standup 2026-03-03 release", "memory/2026-03-03.md"),
+                        ("release slipped, April 1st, 2026", "memory/2026-04-01.md")]:
+        for mode in ("hybrid", "keyword"):
+            assert mem.search(query, min_score=0, mode=mode)[0].path == path, (query, mode)
+    # a month lifts that month's notes over another month's and over undated ones
+    hits = mem.search("release slipped in March 2026", min_score=0, mode="keyword")
+    assert {h.path for h in hits[:2]} == {"memory/2026-03-03.md", "memory/2026-03-04.md"}
+
+    write(workspace / "memory" / "review.md", "# Review\n\nDate: 2:10 pm on 6 May, 2026\n\n- the release slipped again")
+    write(workspace / "memory" / "retro.md", "# Retro\n\nDate: 3:30 pm on 9 May, 2026\n\n- the release slipped again")
+    mem.sync()
+    assert mem.search("release on 9 May 2026", min_score=0)[0].path == "memory/retro.md"
+    assert mem.search("release on 6 May 2026", min_score=0)[0].path == "memory/review.md"
+
+    off = make_memory(workspace, overrides={"query": {"hybrid": {"dateMatch": {"enabled": False}}}})
+    off.sync()
+    scores = [h.score for h in off.search("standup on 4 March 2026", min_score=0, mode="keyword")]
+    assert scores[0] == scores[1]  # without it the daily logs tie
+
+
+def test_best_line_prefers_terms_that_sit_together():
+    from mnemoclaw.search import bm25
+
+    df = {"wifi": 2, "password": 2, "drawer": 3}
+    together = [["the", "wifi", "password", "is", "in", "the", "drawer"], ["lunch", "was", "good"]]
+    scattered = [["wifi", "was", "slow"], ["password", "reset", "done"], ["the", "drawer", "is", "stuck"]]
+    docs = {1: together, 2: scattered}
+    terms = ["wifi", "password", "drawer"]
+    plain = bm25.score(terms, [], {k: [t for ln in v for t in ln] for k, v in docs.items()}, df, 10, 10.0)
+    lined = bm25.with_best_line(terms, [], docs, df, 10, 10.0)
+    assert lined[1] > lined[2]
+    assert lined[1] - plain[1] > lined[2] - plain[2] > 0
+    # weight 0 is the chunk's BM25 alone; phrases made partly of stop words still score
+    assert bm25.with_best_line(terms, [], docs, df, 10, 10.0, line_weight=0) == pytest.approx(plain)
+    with_phrase = bm25.with_best_line(["state", "art"], [("state", "of", "the", "art")],
+                                      {1: [["state", "of", "the", "art"]], 2: [["state", "art"]]}, {"state": 2, "art": 2}, 10, 4.0)
+    assert with_phrase[1] > with_phrase[2]

@@ -103,6 +103,8 @@ MEMORY_SEARCH: dict[str, Any] = {
                 "enabled": F(False, "bool"),
                 "halfLifeDays": F(30, "float", lo=0.001),
             },
+            # a query naming a day, month or year ranks notes dated then higher
+            "dateMatch": {"enabled": F(True, "bool")},
         },
     },
     "sync": {

@@ -15,9 +15,7 @@ A candidate missing from one side gets that side's lowest observed value.
 
 from __future__ import annotations
 
-import datetime
 import math
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -91,6 +89,7 @@ def fuse(
     vector_weight: float | None = None,
     text_weight: float | None = None,
     text_missing: float | None = None,
+    boost: dict[int, float] | None = None,
 ) -> list[Fused]:
     """Fuse candidate scores (cosine similarity, positive BM25) into a sorted list.
 
@@ -99,6 +98,9 @@ def fuse(
     match, an unreturned chunk contains no query term and its BM25 is exactly 0.
     Standardising over the whole pool, not just one side's list, keeps a lone keyword
     hit far above chunks that share none of the query's words.
+
+    ``boost`` adds to a candidate's fused z-score (z-score fusion only), in standard
+    deviations: evidence from outside the two signals, such as a note's date.
     """
     if method not in DEFAULT_WEIGHTS:
         raise ValueError(f"unknown fusion {method!r}; expected one of {', '.join(DEFAULT_WEIGHTS)}")
@@ -135,26 +137,14 @@ def fuse(
         nv = norm({k: vector.get(k, floor_v) for k in ids}) if vector else {}
         nt = norm({k: text.get(k, floor_t) for k in ids}) if text else {}
         raw = {k: wv * nv.get(k, 0.0) + wt * nt.get(k, 0.0) for k in ids}
+        if boost and method == "zscore":
+            for k, extra in boost.items():
+                if k in raw:
+                    raw[k] += extra
         scores = {k: _logistic(v) for k, v in raw.items()} if method == "zscore" else raw
     out = [Fused(k, scores[k], vector.get(k), text.get(k)) for k in ids]
     out.sort(key=lambda f: (-f.score, f.id))
     return out
-
-
-_DATED = re.compile(r"(?:^|/)(\d{4})-(\d{2})-(\d{2})(?:[-_.][^/]*)?\.md$")
-
-
-def date_of(path: str) -> tuple[int, int, int] | None:
-    """The YYYY-MM-DD a daily-log path carries; None for evergreen files such as MEMORY.md."""
-    m = _DATED.search(path)
-    if not m:
-        return None
-    y, mo, d = (int(x) for x in m.groups())
-    try:
-        datetime.date(y, mo, d)
-    except ValueError:  # memory/2026-02-30.md is not a date
-        return None
-    return y, mo, d
 
 
 def decay_factor(age_days: float, half_life_days: float) -> float:

@@ -14,15 +14,21 @@ import numpy as np
 from ..embeddings.base import EmbeddingProvider
 from ..errors import MnemoclawError
 from ..store.sqlite import SQLiteStore
+from ..text.dates import note_date, query_dates
 from ..text.tokenize import keyword_query
-from ..types import Hit
-from .fusion import date_of, decay_factor, fuse, mmr
+from ..types import Hit, StoredChunk
+from .fusion import decay_factor, fuse, mmr
 
 MODES = ("hybrid", "keyword", "vector")
 MAX_CANDIDATES = 200
 # Z-score and min-max fusion estimate each signal's spread over a pool of this many
 # candidates per side (measured: 30, 50, 100 and 200 compared in docs/quality.md).
 MIN_CANDIDATES = 50
+# A query that names a day, month or year ("on 1 February, 2023", "2023年5月")
+# lifts notes dated in that period by this many standard deviations of the fused
+# score, by how precisely the date matches: same year, same month, same day
+# (measured on LoCoMo's dated questions, docs/quality.md).
+DATE_BOOST = {1: 0.5, 2: 1.0, 3: 2.0}
 
 
 @dataclass(frozen=True)
@@ -38,6 +44,7 @@ class QueryOptions:
     mmr_lambda: float = 0.7
     decay: bool = False
     half_life_days: float = 30.0
+    date_match: bool = True
 
     @classmethod
     def from_config(cls, q: dict[str, Any]) -> "QueryOptions":
@@ -54,6 +61,7 @@ class QueryOptions:
             mmr_lambda=h["mmr"]["lambda"],
             decay=h["temporalDecay"]["enabled"],
             half_life_days=h["temporalDecay"]["halfLifeDays"],
+            date_match=h["dateMatch"]["enabled"],
         )
 
 
@@ -130,8 +138,9 @@ class Searcher:
             vector = dict(self.store.vector_search(self._embed_query(query), n_cand, sources))
         # fewer keyword hits than asked for: every other chunk matched no query term
         text_missing = 0.0 if len(text) < n_cand else None
-        fused = fuse(vector, text, o.fusion, o.vector_weight, o.text_weight, text_missing)
-        rows = self.store.chunks([f.id for f in fused])
+        rows = self.store.chunks(list(dict.fromkeys([*vector, *text])))
+        boost = self._date_boost(query, rows) if o.date_match else None
+        fused = fuse(vector, text, o.fusion, o.vector_weight, o.text_weight, text_missing, boost)
 
         hits = []
         now = self.clock()
@@ -141,9 +150,9 @@ class Searcher:
                 continue
             score = f.score
             if o.decay:
-                day = date_of(row.path)
+                day = note_date(row.path)
                 if day is not None:
-                    ts = datetime(*day, tzinfo=timezone.utc).timestamp()
+                    ts = datetime(day.year, day.month, day.day, tzinfo=timezone.utc).timestamp()
                     score *= decay_factor((now - ts) / 86400.0, o.half_life_days)
             hits.append(Hit(row.path, row.start_line, row.end_line, score, row.text, row.source, f.vector, f.text))
         if o.decay:
@@ -162,3 +171,21 @@ class Searcher:
             relaxed = min(floor, tw)
             kept = [h for h in hits if h.text_score is not None and h.score >= relaxed]
         return SearchOutcome(kept[:k], mode, len(fused))
+
+    def _date_boost(self, query: str, rows: dict[int, StoredChunk]) -> dict[int, float] | None:
+        """Boosts for candidates from notes dated in a period the query names."""
+        refs = query_dates(query)
+        if not refs or not rows:
+            return None
+        paths = {row.path for row in rows.values()}
+        dates = {p: note_date(p) for p in paths}
+        undated = [p for p, d in dates.items() if d is None]
+        if undated:
+            heads = self.store.file_heads(undated)
+            dates.update({p: note_date(p, heads.get(p)) for p in undated})
+        boost = {}
+        for rid, row in rows.items():
+            level = max(ref.level(dates[row.path]) for ref in refs)
+            if level:
+                boost[rid] = DATE_BOOST[level]
+        return boost

@@ -57,6 +57,8 @@ class Store(Protocol):
     def vectors_for_hashes(self, hashes: Iterable[str], model: str) -> dict[str, np.ndarray]:
         """Vectors of chunks already indexed with ``model``, by chunk text hash."""
     def chunks(self, rowids: Sequence[int]) -> dict[int, StoredChunk]: ...
+    def file_heads(self, paths: Iterable[str]) -> dict[str, str]:
+        """The text of each file's first chunk (the one starting at line 1), by path."""
     def counts(self) -> dict[str, int]: ...
 
     # -- search -----------------------------------------------------------------

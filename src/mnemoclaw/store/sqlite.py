@@ -355,7 +355,7 @@ class SQLiteStore:
                         doc = fts_document(row.text)
                         chunk_rows.append(
                             (next_id, row.id, row.path, row.source, row.start_line, row.end_line,
-                             row.hash, row.model, row.text, blob, now, doc.count(" ") + 1 if doc else 0)
+                             row.hash, row.model, row.text, blob, now, len(doc.split()))
                         )
                         fts_rows.append((next_id, doc))
                         next_id += 1
@@ -422,6 +422,16 @@ class SQLiteStore:
                 out[r[0]] = StoredChunk(*r)
         return out
 
+    def file_heads(self, paths: Iterable[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for group in _chunked(list(dict.fromkeys(paths))):
+            marks = ",".join("?" * len(group))
+            for path, text in self.conn.execute(
+                f"SELECT path, text FROM chunks WHERE start_line = 1 AND path IN ({marks})", group
+            ):
+                out[path] = text
+        return out
+
     def vector_dims(self) -> int | None:
         """The dimension of the vectors the index holds (None while it holds none)."""
         if self.conn.one("SELECT 1 FROM chunks WHERE embedding IS NOT NULL LIMIT 1") is None:
@@ -466,14 +476,14 @@ class SQLiteStore:
                 return []
             # texts only for the candidates: reading them inside the ranked query would
             # load every matching row's text before the LIMIT applies
-            docs: dict[int, list[str]] = {}
+            docs: dict[int, list[list[str]]] = {}
             for group in _chunked([r[0] for r in ids]):
                 marks = ",".join("?" * len(group))
                 for rid, text in self.conn.execute(f"SELECT rowid, text FROM chunks_fts WHERE rowid IN ({marks})", group):
-                    docs[rid] = text.split()
+                    docs[rid] = [line.split(" ") for line in text.split("\n")]
         except self.driver.error as exc:
             raise self._translate(exc, "search") from exc
-        scores = bm25.score(query.terms, query.phrases, docs, df, n_docs, avgdl)
+        scores = bm25.with_best_line(query.terms, query.phrases, docs, df, n_docs, avgdl)
         return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
 
     def _version(self) -> tuple[int, int]:

@@ -40,7 +40,7 @@ WORD = re.compile(rf"(?:(?![{_CJK_CLASS}])[^\W_])+")
 
 # Version of the scheme below; part of the index fingerprint, so changing how text is
 # tokenized forces a rebuild instead of silently mixing two schemes.
-TOKENIZER_ID = "mnemoclaw-analyzer-v2 (porter stems, CJK unigrams+bigrams)"
+TOKENIZER_ID = "mnemoclaw-analyzer-v3 (porter stems, CJK unigrams+bigrams, lines kept)"
 
 # English function words dropped from keyword queries (never from the index, so
 # phrases still match). Measured on LoCoMo: stemming + stop words lift recall@5.
@@ -152,8 +152,11 @@ def fts_document(text: str) -> str:
 
     Stemming and CJK splitting happen here, in one place, so documents and queries
     are analyzed identically and the index's own tokenizer only splits on spaces.
+    Each non-empty line stays on a line of its own, so a search can score a chunk's
+    lines separately (search/bm25.py ``best_line``).
     """
-    return " ".join(analyze(text))
+    lines = (" ".join(analyze(line)) for line in text.splitlines())
+    return "\n".join(line for line in lines if line)
 
 
 @dataclass(frozen=True, slots=True)
