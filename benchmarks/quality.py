@@ -3,6 +3,7 @@
     python benchmarks/quality.py [--bench ../shared/bench] [--out bench-results/quality.json]
                                  [--sets locomo,zh,xl,scifact,cmrc,workspace] [--modes keyword,vector,hybrid]
                                  [--model multilingual-e5-small] [--vector-weight 0.3]
+                                 [--override '{"query": {"hybrid": {"dateMatch": {"enabled": false}}}}']
 
 Runs `mnemoclaw eval` (the real indexer and searcher, default configuration, the
 default local embedder) on each set and prints a Markdown table; the JSON holds every
@@ -48,6 +49,13 @@ def default_bench() -> str:
     sys.exit("benchmark data not found: pass --bench DIR or set MNEMOCLAW_BENCH_DIR")
 
 
+def _merge(base: dict, extra: dict) -> dict:
+    out = dict(base)
+    for key, value in extra.items():
+        out[key] = _merge(out.get(key) or {}, value) if isinstance(value, dict) else value
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bench", default=None)
@@ -59,7 +67,10 @@ def main() -> None:
     ap.add_argument("--model", default=None, help="local model to compare (e.g. multilingual-e5-small)")
     ap.add_argument("--vector-weight", type=float, default=None,
                     help="a fixed hybrid vector weight (text weight 1 - it) instead of the adaptive one")
+    ap.add_argument("--override", default=None, metavar="JSON",
+                    help='memorySearch settings to change, e.g. \'{"query": {"hybrid": {"dateMatch": {"enabled": false}}}}\'')
     args = ap.parse_args()
+    extra = json.loads(args.override) if args.override else {}
     bench = args.bench or default_bench()
     results: dict[str, dict] = {}
     for name in args.sets.split(","):
@@ -73,6 +84,7 @@ def main() -> None:
             if args.vector_weight is not None:
                 hybrid = overrides.setdefault("query", {}).setdefault("hybrid", {})
                 hybrid.update(vectorWeight=args.vector_weight, textWeight=1 - args.vector_weight)
+            overrides = _merge(overrides, extra)
             opts = EvalOptions(mode=mode, scope_field=scope, queries_dir=os.path.join(bench, queries) if queries else None,
                                work_dir=os.path.join(args.work_dir, name), overrides=overrides)
             r = evaluate(os.path.join(bench, directory), opts)

@@ -52,7 +52,8 @@ def test_locomo_workspace_mode(work):
     r = evaluate(str(BENCH / "locomo" / "markdown"), opts)
     print({k: r[k] for k in ("recall@5", "hit@5", "avg_chunk_chars@5")}, r["by_category"]["1"])
     assert r["avg_chunk_chars@5"] <= 1500
-    # measured 0.862 / 0.912 / 0.553 (docs/quality.md); the targets 0.88 / 0.92 / 0.60 are open work
-    assert r["recall@5"] >= 0.855
-    assert r["hit@5"] >= 0.905
-    assert r["by_category"]["1"]["recall@5"] >= 0.545
+    # measured 0.872 / 0.922 / 0.564 (docs/quality.md); the targets 0.88 and 0.60 for
+    # recall@5 and multi-hop are open work, hit@5 >= 0.92 is met
+    assert r["recall@5"] >= 0.868
+    assert r["hit@5"] >= 0.92
+    assert r["by_category"]["1"]["recall@5"] >= 0.558

@@ -46,8 +46,9 @@ rules ("ask before sending", "do nothing until I say so") go to MEMORY.md \
 SEARCH_DESC = """\
 Search long-term memory (MEMORY.md and the daily logs) by meaning and by keyword, in any \
 language. Use it BEFORE answering questions about past work, decisions, people, \
-preferences, dates or todos. Returns ranked snippets with path, line range and citation; \
-read the surrounding lines with memory_get."""
+preferences, dates or todos. Naming a date ("2026-03-04", "March 2026") favours notes \
+from then. Returns ranked snippets with path, line range and citation; read the \
+surrounding lines with memory_get."""
 
 GET_DESC = """\
 Read a memory file, or a range of its lines: MEMORY.md, memory.md, memory/*.md or a \
