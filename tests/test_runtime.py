@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import subprocess
+import sys
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 from chat_server import ChatServer
-from conftest import write
+from conftest import REPO, write
 
 from mnemoclaw.api import Memory
 from mnemoclaw.config import load_settings
@@ -287,20 +290,24 @@ def test_daily_reset_after_the_reset_hour(ws, tmp_path):
         assert agent.session_id != first and [m["content"] for m in agent.history if m["role"] == "user"] == ["good morning"]
 
 
-def test_chat_cli_end_to_end(ws, tmp_path):
-    import os
-    import subprocess
-    import sys
-
-    from conftest import REPO
-
+def _cli(ws: Path, tmp_path: Path, config: dict) -> tuple[list[str], dict[str, str]]:
+    """The `mnemoclaw` command line for ``ws`` with ``config`` written to a file, and its environment."""
     cfg = tmp_path / "config.json5"
+    cfg.write_text(json.dumps(config))
+    base = [sys.executable, "-m", "mnemoclaw.cli", "--workspace", str(ws), "--state-dir", str(tmp_path / "state"),
+            "--config", str(cfg)]
+    return base, dict(os.environ, PYTHONPATH=str(REPO / "src"))
+
+
+def _keyword_only(srv: ChatServer) -> dict:
+    return {"agents": {"defaults": {"memorySearch": {"provider": "none"}}},
+            "llm": {"baseUrl": srv.base_url, "model": "scripted"}}
+
+
+def test_chat_cli_end_to_end(ws, tmp_path):
     with ChatServer(assistant_brain) as srv:
-        cfg.write_text(json.dumps({"agents": {"defaults": {"memorySearch": {"provider": "none"}}},
-                                   "llm": {"baseUrl": srv.base_url, "model": "scripted"}}))
-        env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
-        r = subprocess.run([sys.executable, "-m", "mnemoclaw.cli", "--workspace", str(ws), "--state-dir",
-                            str(tmp_path / "state"), "--config", str(cfg), "chat"],
+        base, env = _cli(ws, tmp_path, _keyword_only(srv))
+        r = subprocess.run(base + ["chat"],
                            input=f"{RULE}, please.\nstep 3\n/status\n/context list\n", capture_output=True,
                            text=True, env=env, timeout=120)
     assert r.returncode == 0, r.stderr
@@ -311,26 +318,17 @@ def test_chat_cli_end_to_end(ws, tmp_path):
 
 
 def test_hygiene_proposes_a_diff_and_appends_only_on_apply(ws, tmp_path):
-    import os
-    import subprocess
-    import sys
-
-    from conftest import REPO
-
     today = datetime.now().strftime("%Y-%m-%d")
     write(ws / "memory" / f"{today}.md", "- decided: staging runs on Postgres 16\n- lunch was nice")
 
     def brain(body):
         return {"content": "- Staging runs on Postgres 16 (decided " + today + ")\n- The user's name is Lin"}
 
-    cfg = tmp_path / "config.json5"
     before = (ws / "MEMORY.md").read_text()
     with ChatServer(brain) as srv:
-        cfg.write_text(json.dumps({"llm": {"baseUrl": srv.base_url, "model": "scripted"},
-                                   "memory": {"git": {"autoCommit": True}}}))
-        env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
-        base = [sys.executable, "-m", "mnemoclaw.cli", "--workspace", str(ws), "--state-dir", str(tmp_path / "state"),
-                "--config", str(cfg), "hygiene", "--days", "3"]
+        base, env = _cli(ws, tmp_path, {"llm": {"baseUrl": srv.base_url, "model": "scripted"},
+                                        "memory": {"git": {"autoCommit": True}}})
+        base += ["hygiene", "--days", "3"]
         dry = subprocess.run(base, capture_output=True, text=True, env=env, timeout=60, stdin=subprocess.DEVNULL)
         assert dry.returncode == 0, dry.stderr
         assert "+- Staging runs on Postgres 16" in dry.stdout and "--- MEMORY.md" in dry.stdout
@@ -354,8 +352,6 @@ def test_git_autocommit_after_memory_writes(ws, tmp_path):
         agent = _session(ws, tmp_path, srv, extra={})
         agent.rs.git_autocommit = True
         assert agent.send("remember where the router hint is").text == "Saved."
-    import subprocess
-
     log = subprocess.run(["git", "log", "--oneline"], cwd=ws, capture_output=True, text=True)
     assert "memory: memory/" in log.stdout
 
@@ -388,19 +384,8 @@ def test_token_estimates_count_cjk_per_character_and_prefer_api_usage(ws, tmp_pa
 
 
 def test_sessions_context_and_compact_commands(ws, tmp_path):
-    import os
-    import subprocess
-    import sys
-
-    from conftest import REPO
-
-    cfg = tmp_path / "config.json5"
     with ChatServer(assistant_brain) as srv:
-        cfg.write_text(json.dumps({"agents": {"defaults": {"memorySearch": {"provider": "none"}}},
-                                   "llm": {"baseUrl": srv.base_url, "model": "scripted"}}))
-        env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
-        base = [sys.executable, "-m", "mnemoclaw.cli", "--workspace", str(ws), "--state-dir", str(tmp_path / "state"),
-                "--config", str(cfg)]
+        base, env = _cli(ws, tmp_path, _keyword_only(srv))
         none = subprocess.run(base + ["context"], capture_output=True, text=True, env=env, timeout=60)
         assert none.returncode == 1 and "mnemoclaw chat" in none.stderr
         subprocess.run(base + ["chat"], input="hello\nstep 1\nstep 2\n", capture_output=True, text=True, env=env,
