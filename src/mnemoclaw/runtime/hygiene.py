@@ -9,11 +9,11 @@ is shown as a unified diff; MEMORY.md changes only when the user confirms (or pa
 from __future__ import annotations
 
 import difflib
-import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
+from ..text.dates import note_date
 from .llm import ChatClient
 
 DISTIL_SYSTEM = (
@@ -23,8 +23,6 @@ DISTIL_SYSTEM = (
     "with Markdown bullet points only (\"- ...\"), at most 20, each self-contained and specific; answer NONE if "
     "nothing qualifies."
 )
-_DAILY = re.compile(r"(\d{4}-\d\d-\d\d)(?:-[\w-]+)?\.md$")
-
 
 @dataclass
 class Proposal:
@@ -39,14 +37,9 @@ def recent_logs(workspace: Path, days: int, today: date | None = None) -> list[P
     first = today - timedelta(days=days - 1)
     out = []
     for p in sorted((workspace / "memory").glob("*.md")):
-        m = _DAILY.match(p.name)
-        if m and not p.is_symlink():
-            try:
-                d = date.fromisoformat(m.group(1))
-            except ValueError:
-                continue
-            if first <= d <= today:
-                out.append(p)
+        d = note_date(p.name)
+        if d is not None and first <= d <= today and not p.is_symlink():
+            out.append(p)
     return out
 
 
