@@ -49,13 +49,6 @@ def default_bench() -> str:
     sys.exit("benchmark data not found: pass --bench DIR or set MNEMOCLAW_BENCH_DIR")
 
 
-def _merge(base: dict, extra: dict) -> dict:
-    out = dict(base)
-    for key, value in extra.items():
-        out[key] = _merge(out.get(key) or {}, value) if isinstance(value, dict) else value
-    return out
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bench", default=None)
@@ -70,7 +63,8 @@ def main() -> None:
     ap.add_argument("--override", default=None, metavar="JSON",
                     help='memorySearch settings to change, e.g. \'{"query": {"hybrid": {"dateMatch": {"enabled": false}}}}\'')
     args = ap.parse_args()
-    extra = json.loads(args.override) if args.override else {}
+    # memorySearch settings given as a config file's would be: validated, unknown keys named
+    config = {"agents": {"defaults": {"memorySearch": json.loads(args.override)}}} if args.override else None
     bench = args.bench or default_bench()
     results: dict[str, dict] = {}
     for name in args.sets.split(","):
@@ -84,9 +78,9 @@ def main() -> None:
             if args.vector_weight is not None:
                 hybrid = overrides.setdefault("query", {}).setdefault("hybrid", {})
                 hybrid.update(vectorWeight=args.vector_weight, textWeight=1 - args.vector_weight)
-            overrides = _merge(overrides, extra)
             opts = EvalOptions(mode=mode, scope_field=scope, queries_dir=os.path.join(bench, queries) if queries else None,
-                               work_dir=os.path.join(args.work_dir, name), overrides=overrides)
+                               work_dir=os.path.join(args.work_dir, name), overrides=overrides,
+                               config=config)
             r = evaluate(os.path.join(bench, directory), opts)
             r["wall_seconds"] = round(time.monotonic() - t, 1)  # includes indexing on the first mode
             results[f"{name}/{mode}"] = r

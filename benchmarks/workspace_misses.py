@@ -28,13 +28,20 @@ import json
 import os
 import sys
 from collections import Counter, defaultdict
+from typing import NamedTuple
 
 import numpy as np
 
 from mnemoclaw.eval.beir import load_queries
 from mnemoclaw.eval.metrics import mean
-from mnemoclaw.eval.runner import EvalOptions, _evidence_lines, _safe, _Session
-from mnemoclaw.search.fusion import adaptive_vector_weight
+from mnemoclaw.eval.runner import (
+    EvalOptions,
+    _evidence_lines,
+    _safe,
+    _score_evidence,
+    _Session,
+)
+from mnemoclaw.search.fusion import _standardise, adaptive_vector_weight
 from mnemoclaw.search.searcher import DATE_BOOST
 from mnemoclaw.text.dates import note_date, query_dates
 from mnemoclaw.text.tokenize import analyze, keyword_query
@@ -44,15 +51,16 @@ FEATURES = ["wv*z_vec", "wt*z_text", "wv*z_best_line_cos", "coverage", "date", "
             "1/rank_vec"]
 
 
-def _z(values: dict) -> dict:
-    arr = np.array(list(values.values()), dtype=np.float64)
-    sd = arr.std() or 1.0
-    return {k: (v - arr.mean()) / sd for k, v in values.items()}
+class Chunk(NamedTuple):
+    """A returned chunk's place: what the eval's evidence scoring reads."""
+
+    path: str
+    start_line: int
+    end_line: int
 
 
-def _recall5(keys: list, evidence: dict) -> float:
-    seen = {e for (p, s, t) in keys[:5] for e, (ep, ln) in evidence.items() if ep == p and s <= ln <= t}
-    return len(seen) / len(evidence)
+def _recall5(keys: list[Chunk], evidence: dict) -> float:
+    return _score_evidence(keys, evidence)["recall@5"]
 
 
 def collect(bench: str, work_dir: str) -> list[dict]:
@@ -89,7 +97,7 @@ def collect(bench: str, work_dir: str) -> list[dict]:
                 rec = {"conv": conv, "q": q.text, "cat": q.metadata.get("category"), "ev": evidence, "names": names}
                 for mode in ("hybrid", "keyword", "vector"):
                     hits = mem.search(q.text, max_results=POOL, min_score=0, mode=mode, sync=False)
-                    rec[mode] = [((os.path.realpath(h.path), h.start_line, h.end_line), h.vector_score, h.text_score)
+                    rec[mode] = [(Chunk(os.path.realpath(h.path), h.start_line, h.end_line), h.vector_score, h.text_score)
                                  for h in hits]
                 qv = np.asarray(provider.embed([q.text], query=True)[0], dtype=np.float32)
                 pool = {k for k, *_ in rec["keyword"]} | {k for k, *_ in rec["vector"]}
@@ -113,9 +121,9 @@ def features(rec: dict) -> tuple[list, np.ndarray, np.ndarray]:
     vec = {k: s for k, s, _ in rec["vector"]}
     keys = list(dict.fromkeys([*vec, *text]))
     text_floor = 0.0 if len(text) < POOL else min(text.values())
-    zt = _z({k: text.get(k, text_floor) for k in keys})
-    zv = _z({k: vec.get(k, min(vec.values())) for k in keys})
-    zl = _z({k: rec["line_cos"][k] for k in keys})
+    zt = _standardise({k: text.get(k, text_floor) for k in keys})
+    zv = _standardise({k: vec.get(k, min(vec.values())) for k in keys})
+    zl = _standardise({k: rec["line_cos"][k] for k in keys})
     wv = adaptive_vector_weight({i: v for i, v in enumerate(vec.values())})
     q = keyword_query(rec["q"])
     df = Counter(t for k in keys for t in rec["terms"][k])
@@ -155,7 +163,8 @@ def main() -> None:
     args = ap.parse_args()
     records = collect(os.path.abspath(args.bench), os.path.abspath(args.work_dir))
     multi = [r for r in records if r["cat"] == 1]
-    out: dict = {"questions": len(records), "multi_hop_questions": len(multi)}
+    out: dict = {"questions": len(records), "multi_hop_questions": len(multi),
+                 "questions_naming_a_date": sum(1 for r in records if query_dates(r["q"]))}
 
     ranks: dict = {}
     for mode in ("hybrid", "keyword", "vector"):
