@@ -118,7 +118,14 @@ def test_openclaw_config_is_read_without_noise(tmp_path):
     s = load_settings(state_dir=tmp_path / "st", config=str(cfg), env={})
     assert s.warnings == []
     assert s.memory["citations"] == "on"
-    assert s.index_path == Path("~/.openclaw/memory/main.sqlite").expanduser()
+    # OpenClaw's store.path names OpenClaw's own index: mnemoclaw keeps its index in its state dir
+    assert s.index_path == tmp_path / "st" / "openclaw" / "main.sqlite"
+    assert s.openclaw_dir == tmp_path and s.sessions_dir == tmp_path / "agents" / "main" / "sessions"
+    # the same settings in a config file of mnemoclaw's own: store.path is honoured
+    mine = tmp_path / "mine.json5"
+    mine.write_text(cfg.read_text())
+    s = load_settings(state_dir=tmp_path / "st", config=str(mine), env={})
+    assert s.index_path == Path("~/.openclaw/memory/main.sqlite").expanduser() and s.openclaw_dir is None
 
 
 def test_broken_config_file_is_a_clear_error(tmp_path):

@@ -510,6 +510,7 @@ class Memory:
     # -- writing ----------------------------------------------------------------------
     def append(self, text: str, target: str | None = None) -> dict[str, Any]:
         """Append to today's daily log, or to MEMORY.md with ``target="long_term"`` (nothing else)."""
+        self.settings.check_writable("memory_append")
         now = datetime.fromtimestamp(self.clock()).astimezone()
         done = append_note(self.settings.workspace, text, target, now)
         return {"path": done.path, "startLine": done.start_line, "endLine": done.end_line}

@@ -12,7 +12,6 @@ import os
 import sys
 import tempfile
 import time
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,12 @@ from .errors import MnemoclawError
 
 def _emit_json(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def _emit_json_line(data: Any) -> None:
+    """One JSON object on one line (a stream of events a script reads line by line)."""
+    click.echo(json.dumps(data, ensure_ascii=False))
+    sys.stdout.flush()
 
 
 class Progress:
@@ -56,15 +61,20 @@ class Progress:
 
 
 class _Ctx:
-    def __init__(self, workspace: str | None, state_dir: str | None, config: str | None, agent: str | None):
+    def __init__(self, workspace: str | None, state_dir: str | None, config: str | None, agent: str | None,
+                 openclaw: str | None = None):
         self.workspace = workspace
         self.state_dir = state_dir
         self.config = config
         self.agent = agent
+        self.openclaw = openclaw  # an OpenClaw state dir to serve read-only
 
     def settings(self, **overrides: Any):
-        from .config import load_settings
+        from .config import load_settings, openclaw_settings
 
+        if self.openclaw:
+            return openclaw_settings(self.openclaw, state_dir=self.state_dir, agent_id=self.agent,
+                                     workspace=self.workspace, overrides=overrides or None)
         return load_settings(workspace=self.workspace, state_dir=self.state_dir, config=self.config,
                              agent_id=self.agent, overrides=overrides or None)
 
@@ -86,24 +96,52 @@ def _run(fn):
 
     @functools.wraps(fn)
     def wrapper(*args: Any, workspace_: str | None = None, state_dir_: str | None = None,
-                config_: str | None = None, **kwargs: Any) -> Any:
+                config_: str | None = None, openclaw_: str | None = None, **kwargs: Any) -> Any:
         obj = click.get_current_context().find_object(_Ctx)
         if obj is not None:
             obj.workspace = workspace_ or obj.workspace
             obj.state_dir = state_dir_ or obj.state_dir
             obj.config = config_ or obj.config
+            obj.openclaw = openclaw_ or obj.openclaw
         try:
             return fn(*args, **kwargs)
         except MnemoclawError as exc:
             raise click.ClickException(str(exc)) from None
 
+    wrapper = click.option("--openclaw", "openclaw_", is_flag=False, flag_value=DEFAULT_OPENCLAW, default=None,
+                           metavar="[DIR]", help=OPENCLAW_HELP)(wrapper)
     wrapper = click.option("--config", "config_", metavar="FILE", help="Config file (same as the global option).")(wrapper)
     wrapper = click.option("--state-dir", "state_dir_", metavar="DIR", help="State directory (same as the global option).")(wrapper)
     wrapper = click.option("--workspace", "-w", "workspace_", metavar="DIR", help="Workspace (same as the global option).")(wrapper)
     return wrapper
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+DEFAULT_OPENCLAW = "~/.openclaw"
+OPENCLAW_HELP = ("Serve an OpenClaw agent's memory read-only: workspace and transcripts from OpenClaw's state "
+                 "dir (default ~/.openclaw), mnemoclaw's own index. Same as --config DIR/openclaw.json.")
+
+
+def _looks_like_dir(token: str) -> bool:
+    return os.path.isdir(os.path.expanduser(token)) or token.startswith(("/", "~", ".")) or os.sep in token
+
+
+class _Group(click.Group):
+    """``--openclaw`` takes an optional directory: ``mnemoclaw --openclaw status`` and
+    ``mnemoclaw search --openclaw "a query"`` mean the default one, so a following
+    token is its value only if it looks like a directory."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        out: list[str] = []
+        for i, token in enumerate(args):
+            out.append(token)
+            if token == "--openclaw":
+                nxt = args[i + 1] if i + 1 < len(args) else None
+                if nxt is not None and not nxt.startswith("-") and not _looks_like_dir(nxt):
+                    out.append(DEFAULT_OPENCLAW)
+        return super().parse_args(ctx, out)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="mnemoclaw")
 @click.option("--workspace", "-w", metavar="DIR", help="Agent workspace (default: agents.defaults.workspace, "
               "else $MNEMOCLAW_WORKSPACE, else STATE_DIR/workspace).")
@@ -112,9 +150,11 @@ def _run(fn):
 @click.option("--config", "config_path", metavar="FILE", envvar="MNEMOCLAW_CONFIG",
               help="JSON5 config file, or an OpenClaw openclaw.json (env MNEMOCLAW_CONFIG; default STATE_DIR/config.json5).")
 @click.option("--agent", metavar="ID", envvar="MNEMOCLAW_AGENT", help="Agent id from agents.list (default: main).")
+@click.option("--openclaw", "openclaw_dir", is_flag=False, flag_value=DEFAULT_OPENCLAW, default=None, metavar="[DIR]",
+              help=OPENCLAW_HELP)
 @click.option("-v", "--verbose", count=True, help="More log output on stderr (-vv for debug).")
 @click.pass_context
-def cli(ctx: click.Context, workspace, state_dir, config_path, agent, verbose) -> None:
+def cli(ctx: click.Context, workspace, state_dir, config_path, agent, openclaw_dir, verbose) -> None:
     """Long-term memory for AI agents: Markdown files, searched by keywords and meaning.
 
     Start with `mnemoclaw init`, write notes in MEMORY.md and memory/YYYY-MM-DD.md,
@@ -122,43 +162,37 @@ def cli(ctx: click.Context, workspace, state_dir, config_path, agent, verbose) -
     """
     level = logging.WARNING - 10 * verbose
     logging.basicConfig(level=max(logging.DEBUG, level), stream=sys.stderr, format="mnemoclaw: %(message)s")
-    ctx.obj = _Ctx(workspace, state_dir, config_path, agent)
+    ctx.obj = _Ctx(workspace, state_dir, config_path, agent, openclaw_dir)
 
 
 # -- init ---------------------------------------------------------------------------------
 @cli.command()
+@click.option("--set-default", is_flag=True,
+              help="If the config file names another workspace, point it at this one.")
 @click.pass_obj
 @_run
-def init(obj: _Ctx) -> None:
+def init(obj: _Ctx, set_default: bool) -> None:
     """Create the workspace (MEMORY.md, memory/, AGENTS.md with the memory protocol) and a config file."""
-    from .config import ENV_CONFIG, load_settings
+    from .scaffold import init_workspace
 
-    config_file = obj.config or os.environ.get(ENV_CONFIG)
-    if config_file and not Path(config_file).expanduser().exists():
-        # init is what creates it: start from the defaults
-        settings = load_settings(workspace=obj.workspace, state_dir=obj.state_dir, config={}, agent_id=obj.agent)
-    else:
-        settings = obj.settings()
-    ws = settings.workspace
-    created = []
-    (ws / "memory").mkdir(parents=True, exist_ok=True)
-    for name in ("AGENTS.md", "MEMORY.md"):
-        target = ws / name
-        if not target.exists():
-            target.write_text(resources.files("mnemoclaw.templates").joinpath(name).read_text("utf-8"), "utf-8")
-            created.append(str(target))
-    cfg = Path(config_file).expanduser() if config_file else settings.state_dir / "config.json5"
-    if not cfg.exists():
-        cfg.parent.mkdir(parents=True, exist_ok=True)
-        text = resources.files("mnemoclaw.templates").joinpath("config.json5").read_text("utf-8")
-        cfg.write_text(text.replace("__WORKSPACE__", str(ws).replace("\\", "/")), "utf-8")
-        created.append(str(cfg))
-    click.echo(f"Workspace: {ws}")
-    for path in created:
+    if obj.openclaw:
+        obj.settings().check_writable("init")
+    report = init_workspace(workspace=obj.workspace, state_dir=obj.state_dir, config=obj.config, agent_id=obj.agent,
+                            set_default=set_default)
+    click.echo(f"Workspace: {report.workspace}")
+    for path in report.created:
         click.echo(f"  created {path}")
-    if not created:
+    if report.config_updated:
+        click.echo(f"  {report.config} now names this workspace")
+    elif not report.created:
         click.echo("  everything was already there; nothing changed")
-    click.echo("Next: write notes in MEMORY.md or memory/YYYY-MM-DD.md, then run `mnemoclaw index`.")
+    if report.default_workspace is not None:
+        click.echo(f"Note: {report.config} names the workspace {report.default_workspace}, so commands without "
+                   f"--workspace keep using that one. To make {report.workspace} the default, run\n"
+                   f"  mnemoclaw init --workspace {report.workspace} --set-default\n"
+                   f"or pass --workspace {report.workspace} to each command.", err=True)
+    where = f" --workspace {report.workspace}" if report.default_workspace is not None else ""
+    click.echo(f"Next: write notes in MEMORY.md or memory/YYYY-MM-DD.md, then run `mnemoclaw{where} index`.")
 
 
 # -- index --------------------------------------------------------------------------------
@@ -259,12 +293,14 @@ def watch(obj: _Ctx, debounce_ms, poll: bool, as_json: bool) -> None:
             report = _sync_waiting(mem, False, True, bar)
         finally:
             bar.finish()
-        if report is not None and not as_json:
+        if report is not None and as_json:
+            _emit_json_line({"event": "sync", "reasons": ["start"], **report.as_dict()})
+        elif report is not None:
             _print_report(report, mem.settings.workspace)
 
         def show(report, reasons) -> None:
             if as_json:
-                _emit_json({"event": "sync", "reasons": sorted(reasons), **report.as_dict()})
+                _emit_json_line({"event": "sync", "reasons": sorted(reasons), **report.as_dict()})
                 return
             r = report
             stamp = time.strftime("%H:%M:%S")
@@ -276,7 +312,10 @@ def watch(obj: _Ctx, debounce_ms, poll: bool, as_json: bool) -> None:
         mem.sync_listeners.append(show)
         watcher = mem.watch(debounce_ms=debounce_ms, polling=True if poll else None)
         mem.start_background(watch=True)
-        if not as_json:
+        if as_json:
+            _emit_json_line({"event": "watching", "mode": watcher.mode, "debounceMs": round(watcher.debounce * 1000),
+                             "targets": [{"path": t.path, "recursive": t.recursive} for t in watcher.targets]})
+        else:
             where = ", ".join(f"{t.path}{'/**' if t.recursive else ''}" for t in watcher.targets)
             click.echo(f"Watching {where} ({watcher.mode}, debounce {watcher.debounce * 1000:.0f} ms). Ctrl-C stops.",
                        err=True)
@@ -397,12 +436,10 @@ def _cache_line(cache: dict[str, Any]) -> str:
               help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (loopback unless you pass a token).")
 @click.option("--token", envvar="MNEMOCLAW_MCP_TOKEN", metavar="TOKEN",
               help="Bearer token every HTTP request must carry (env MNEMOCLAW_MCP_TOKEN); required off loopback.")
-@click.option("--openclaw", "openclaw_dir", is_flag=False, flag_value="~/.openclaw", default=None, metavar="[STATE_DIR]",
-              help="Serve an OpenClaw agent's memory, read-only (default ~/.openclaw); mnemoclaw keeps its own index.")
 @click.option("--no-watch", is_flag=True, help="Do not watch the files (a search still indexes what changed).")
 @click.pass_obj
 @_run
-def mcp(obj: _Ctx, http_bind, token, openclaw_dir, no_watch: bool) -> None:
+def mcp(obj: _Ctx, http_bind, token, no_watch: bool) -> None:
     """Run an MCP server: memory_search, memory_get, memory_append, memory_status.
 
     stdio by default (what Claude Code, Cursor and OpenClaw launch); --http HOST:PORT for
@@ -411,15 +448,10 @@ def mcp(obj: _Ctx, http_bind, token, openclaw_dir, no_watch: bool) -> None:
     from .api import Memory
     from .mcp_server import MemoryService, parse_bind, run_http, run_stdio
 
-    if openclaw_dir:
-        from .config import openclaw_settings
-
-        settings = openclaw_settings(openclaw_dir, state_dir=obj.state_dir, agent_id=obj.agent)
-    else:
-        settings = obj.settings()
+    settings = obj.settings()
     if no_watch:
         settings.memory_search["sync"]["watch"] = False
-    read_only = bool(openclaw_dir)
+    read_only = settings.openclaw_dir is not None
     service = MemoryService(lambda: Memory(settings))
     if http_bind:
         host, port = parse_bind(http_bind)
@@ -449,7 +481,9 @@ def chat(obj: _Ctx, session_id) -> None:
     from .api import Memory
     from .runtime.agent import AgentSession
 
-    with Memory(obj.settings()) as mem:
+    settings = obj.settings()
+    settings.check_writable("chat (its transcript)")
+    with Memory(settings) as mem:
         mem.start_background()
         agent = AgentSession(mem, session_id=session_id)
         click.echo(f"mnemoclaw chat: session {agent.session_id}, model {agent.chat.model} at {agent.chat.base_url}. "
@@ -478,7 +512,7 @@ def _agent_session(session_id: str | None, mem):
     from .runtime.agent import AgentSession
     from .runtime.transcript import SessionStore
 
-    store = SessionStore(mem.settings.sessions_dir)
+    store = SessionStore(mem.settings.sessions_dir, read_only=mem.settings.openclaw_dir is not None)
     sid = session_id or store.latest()
     if sid is None:
         raise MnemoclawError(f"no sessions yet in {store.dir}; start one with `mnemoclaw chat`")
@@ -493,11 +527,13 @@ def _agent_session(session_id: str | None, mem):
 @_run
 def sessions(obj: _Ctx, as_json: bool) -> None:
     """List the agent's chat sessions: tokens, compactions, last memory flush."""
-    from .runtime.transcript import SessionStore
+    from .runtime.transcript import SessionStore, epoch_seconds
 
-    store = SessionStore(obj.settings().sessions_dir)
+    settings = obj.settings()
+    store = SessionStore(settings.sessions_dir, read_only=settings.openclaw_dir is not None)
     data = store.all_meta()
-    rows = sorted(data.values(), key=lambda m: float(m.get("updatedAt") or 0), reverse=True)
+    rows = sorted((m for m in data.values() if isinstance(m, dict)), key=lambda m: epoch_seconds(m.get("updatedAt")),
+                  reverse=True)
     if as_json:
         _emit_json(rows)
         return
@@ -505,9 +541,9 @@ def sessions(obj: _Ctx, as_json: bool) -> None:
         click.echo(f"No sessions in {store.dir} yet.")
         return
     for m in rows:
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(m.get("updatedAt") or 0)))
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(epoch_seconds(m.get("updatedAt"))))
         flush = m.get("memoryFlushAt")
-        flushed = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(flush))) if flush else "never"
+        flushed = time.strftime("%Y-%m-%d %H:%M", time.localtime(epoch_seconds(flush))) if flush else "never"
         click.echo(f"{m.get('sessionId')}  updated {when}  ~{m.get('totalTokens', 0)} tokens  "
                    f"{m.get('compactionCount', 0)} compactions  memory flush {flushed}")
 
@@ -534,7 +570,9 @@ def compact(obj: _Ctx, focus, session_id) -> None:
     """Compact a chat session now (the /compact command), optionally with a focus."""
     from .api import Memory
 
-    with Memory(obj.settings(), background=False) as mem:
+    settings = obj.settings()
+    settings.check_writable("compact (the session transcript)")
+    with Memory(settings, background=False) as mem:
         agent = _agent_session(session_id, mem)
         before = agent.session_tokens()
         done = agent.compact(focus, reason="command")
@@ -555,6 +593,8 @@ def hygiene(obj: _Ctx, days: int, apply_: bool) -> None:
     from .runtime.settings import runtime_settings
 
     settings = obj.settings()
+    if apply_:
+        settings.check_writable("hygiene --apply (MEMORY.md)")
     rs = runtime_settings(settings)
     chat_client = ChatClient(rs.llm_base_url, rs.llm_model, api_key=rs.llm_api_key, headers=rs.llm_headers,
                              timeout_s=rs.llm_timeout_s)
@@ -566,7 +606,9 @@ def hygiene(obj: _Ctx, days: int, apply_: bool) -> None:
     if rs.read_only:
         click.echo("The workspace is read-only (sandbox.workspaceAccess); not applying.", err=True)
         return
-    if apply_ or (sys.stdin.isatty() and click.confirm("Append these lines to MEMORY.md?", default=False)):
+    if apply_ or (settings.openclaw_dir is None and sys.stdin.isatty()
+                  and click.confirm("Append these lines to MEMORY.md?", default=False)):
+        settings.check_writable("hygiene --apply (MEMORY.md)")
         hy.apply(settings.workspace, proposal)
         click.echo(f"MEMORY.md: {len(proposal.additions)} lines added.")
         if rs.git_autocommit:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError
+from .errors import ConfigError, ReadOnlyError
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +29,9 @@ ENV_PROVIDER = "MNEMOCLAW_PROVIDER"
 
 DEFAULT_AGENT = "main"
 DEFAULT_STATE_DIR = "~/.mnemoclaw"
+DEFAULT_OPENCLAW_DIR = "~/.openclaw"
+# A config file of this name is OpenClaw's own: it is served the way `--openclaw` serves it.
+OPENCLAW_CONFIG_NAME = "openclaw.json"
 PROVIDERS = ("auto", "local", "openai", "gemini", "voyage", "mistral", "ollama", "none")
 FUSIONS = ("zscore", "minmax", "rrf", "weighted")
 # The default fusion was chosen by measurement (docs/quality.md): z-score fusion is
@@ -267,6 +270,18 @@ class Settings:
     raw: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     transcripts_dir: Path | None = None  # where session transcripts live, if not under state_dir
+    # Set when the agent is OpenClaw's: its workspace and transcripts are OpenClaw's files,
+    # read and never written; mnemoclaw's index and state stay under ``state_dir``.
+    openclaw_dir: Path | None = None
+
+    def check_writable(self, what: str) -> None:
+        """Refuse ``what`` (a write into the workspace or the transcripts) for an OpenClaw agent."""
+        if self.openclaw_dir is not None:
+            raise ReadOnlyError(
+                f"{what} would write into OpenClaw's files ({self.openclaw_dir}); mnemoclaw serves an OpenClaw "
+                "agent's memory read-only. Write through OpenClaw, or give mnemoclaw a workspace of its own "
+                "(`mnemoclaw init --workspace DIR`)"
+            )
 
     @property
     def index_path(self) -> Path:
@@ -330,6 +345,10 @@ def load_settings(
         chosen = config or env.get(ENV_CONFIG)
         if chosen:
             config_path = _expand(chosen)
+            if config_path.name == OPENCLAW_CONFIG_NAME and default_workspace is None:
+                # OpenClaw's own config: its defaults, its files read-only, our index in our state dir
+                return openclaw_settings(config_path.parent, state_dir=state, agent_id=agent_id, env=env,
+                                         workspace=workspace, overrides=overrides)
             raw = load_file(str(config_path))
         else:
             candidate = state / "config.json5"
@@ -411,24 +430,33 @@ def load_settings(
 
 
 def openclaw_settings(openclaw_dir: str | os.PathLike[str], *, state_dir: str | os.PathLike[str] | None = None,
-                      agent_id: str | None = None, env: dict[str, str] | None = None) -> Settings:
+                      agent_id: str | None = None, env: dict[str, str] | None = None,
+                      workspace: str | os.PathLike[str] | None = None,
+                      overrides: dict[str, Any] | None = None) -> Settings:
     """Settings for serving an OpenClaw agent's memory without touching OpenClaw's files.
 
-    ``openclaw.json`` (JSON5) gives the workspace and the memory settings; the index is
-    mnemoclaw's own, under mnemoclaw's state dir (OpenClaw's ``store.path`` is ignored);
-    transcripts are read from OpenClaw's ``agents/<id>/sessions``.
+    ``openclaw.json`` (JSON5) gives the workspace (default ``<dir>/workspace``, or
+    ``workspace-<agent>`` for other agents) and the memory settings; the index is
+    mnemoclaw's own, under mnemoclaw's state dir (OpenClaw's ``store.path`` names
+    OpenClaw's index, which is never opened); transcripts are read from OpenClaw's
+    ``agents/<id>/sessions``. Nothing is ever written under ``openclaw_dir``.
     """
     env = dict(os.environ) if env is None else env
     root = _expand(openclaw_dir)
-    cfg = root / "openclaw.json"
+    cfg = root / OPENCLAW_CONFIG_NAME
     if not cfg.is_file():
-        raise ConfigError(f"no openclaw.json in {root}; pass the OpenClaw state directory (default ~/.openclaw)")
+        raise ConfigError(f"no {OPENCLAW_CONFIG_NAME} in {root}; pass the OpenClaw state directory "
+                          f"(default {DEFAULT_OPENCLAW_DIR})")
     state = _expand(state_dir or env.get(ENV_STATE_DIR) or DEFAULT_STATE_DIR)
+    forced = {"store": {"path": str(state / "openclaw" / "{agentId}.sqlite")}}
+    merged = dict(overrides or {})
+    merged["store"] = {**(merged.get("store") or {}), **forced["store"]}
     settings = load_settings(
-        state_dir=state, config=str(cfg), agent_id=agent_id,
+        workspace=workspace, state_dir=state, config=str(cfg), agent_id=agent_id,
         env={k: v for k, v in env.items() if k != ENV_WORKSPACE},  # OpenClaw's config says where the workspace is
-        overrides={"store": {"path": str(state / "openclaw" / "{agentId}.sqlite")}},
+        overrides=merged,
         default_workspace=lambda agent: root / ("workspace" if agent == DEFAULT_AGENT else f"workspace-{agent}"),
     )
     settings.transcripts_dir = root / "agents" / settings.agent_id / "sessions"
+    settings.openclaw_dir = root
     return settings

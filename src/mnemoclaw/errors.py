@@ -13,6 +13,10 @@ class WorkspaceError(MnemoclawError):
     """The workspace is missing, empty or unusable."""
 
 
+class ReadOnlyError(MnemoclawError):
+    """A write was asked of files mnemoclaw only reads (an OpenClaw agent, a read-only state dir)."""
+
+
 class PathDeniedError(MnemoclawError):
     """A path is outside what the memory tools may read."""
 

@@ -101,7 +101,8 @@ class AgentSession:
         self.chat = chat or ChatClient(self.rs.llm_base_url, self.rs.llm_model, api_key=self.rs.llm_api_key,
                                        headers=self.rs.llm_headers, timeout_s=self.rs.llm_timeout_s)
         self.workspace = Path(memory.settings.workspace)
-        self.store = SessionStore(memory.settings.sessions_dir)
+        # an OpenClaw agent's sessions are OpenClaw's: read (for /context), never written
+        self.store = SessionStore(memory.settings.sessions_dir, read_only=memory.settings.openclaw_dir is not None)
         self.main_session = main_session
         self.clock = clock
         self.extra_tools = dict(extra_tools or {})
@@ -132,7 +133,9 @@ class AgentSession:
                 keep = int(entry.get("firstKeptLine") or line)
                 self.history = [m for m in self.history if m["_line"] >= keep]
         self.meta = self.store.meta(session_id)
-        if not self.meta:
+        if not self.meta and self.store.read_only:
+            self.meta = {"sessionId": session_id, "compactionCount": 0}
+        elif not self.meta:
             now = self.clock()
             self.meta = self.store.update_meta(session_id, sessionId=session_id, createdAt=now, updatedAt=now,
                                                compactionCount=0, memoryFlushCompactionCount=None,

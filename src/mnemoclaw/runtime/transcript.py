@@ -19,17 +19,36 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..errors import ReadOnlyError
 from ..store.lock import file_lock
 
 log = logging.getLogger(__name__)
 
 
+def epoch_seconds(value: Any) -> float:
+    """A timestamp from sessions.json in seconds (OpenClaw writes milliseconds)."""
+    try:
+        ts = float(value or 0)
+    except (TypeError, ValueError):
+        return 0.0
+    return ts / 1000.0 if ts > 1e11 else ts
+
+
 class SessionStore:
-    def __init__(self, directory: Path):
+    """``read_only``: another program's sessions (OpenClaw's): read them, never write,
+    repair or create anything there."""
+
+    def __init__(self, directory: Path, *, read_only: bool = False):
         self.dir = Path(directory)
-        self.dir.mkdir(parents=True, exist_ok=True)
+        self.read_only = read_only
+        if not read_only:
+            self.dir.mkdir(parents=True, exist_ok=True)
         self.meta_path = self.dir / "sessions.json"
         self._lines: dict[str, int] = {}  # lines per transcript, so appends know their line number
+
+    def _writable(self) -> None:
+        if self.read_only:
+            raise ReadOnlyError(f"the sessions in {self.dir} are read-only here; nothing was written")
 
     # -- metadata ---------------------------------------------------------------
     @contextmanager
@@ -45,6 +64,9 @@ class SessionStore:
         except FileNotFoundError:
             return {}
         except ValueError:
+            if self.read_only:
+                log.warning("%s is not valid JSON; listing no sessions from it", self.meta_path)
+                return {}
             broken = self.meta_path.with_suffix(f".json.broken-{int(time.time())}")
             os.replace(self.meta_path, broken)
             log.warning("sessions.json was not valid JSON; moved to %s and started afresh", broken)
@@ -54,6 +76,7 @@ class SessionStore:
         return dict(self.all_meta().get(session_id) or {})
 
     def update_meta(self, session_id: str, **changes: Any) -> dict[str, Any]:
+        self._writable()
         with self._meta_lock():
             data = self.all_meta()
             entry = {**(data.get(session_id) or {}), **changes}
@@ -68,7 +91,7 @@ class SessionStore:
         data = self.all_meta()
         if not data:
             return None
-        return max(data, key=lambda k: float(data[k].get("updatedAt") or 0))
+        return max(data, key=lambda k: epoch_seconds(data[k].get("updatedAt")))
 
     @staticmethod
     def new_id() -> str:
@@ -76,12 +99,19 @@ class SessionStore:
 
     # -- transcripts --------------------------------------------------------------
     def path(self, session_id: str) -> Path:
+        """The transcript of a session. OpenClaw keys sessions.json by session key
+        (``agent:main:main``) and names the transcript by the entry's ``sessionId``."""
         if not session_id or "/" in session_id or session_id.startswith("."):
             raise ValueError(f"invalid session id {session_id!r}")
-        return self.dir / f"{session_id}.jsonl"
+        entry = self.all_meta().get(session_id) if self.read_only else None
+        name = entry.get("sessionId") if isinstance(entry, dict) else None
+        if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+            name = session_id
+        return self.dir / f"{name}.jsonl"
 
     def append(self, session_id: str, entry: dict[str, Any]) -> int:
         """Append one entry; returns its 1-based line number."""
+        self._writable()
         line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
         path = self.path(session_id)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -107,7 +137,9 @@ class SessionStore:
             data = path.read_bytes()
         except FileNotFoundError:
             return []
-        if data and not data.endswith(b"\n"):
+        if data and not data.endswith(b"\n") and self.read_only:
+            data = data[: data.rfind(b"\n") + 1]  # someone else's file: read the whole lines, repair nothing
+        elif data and not data.endswith(b"\n"):
             cut = data.rfind(b"\n") + 1
             tail = data[cut:]
             try:
