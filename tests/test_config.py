@@ -1,4 +1,6 @@
+import json
 import logging
+import os
 from pathlib import Path
 
 import pytest
@@ -135,3 +137,41 @@ def test_broken_config_file_is_a_clear_error(tmp_path):
         load_settings(config=str(cfg), env={})
     with pytest.raises(ConfigError, match="does not exist"):
         load_settings(config=str(tmp_path / "missing.json5"), env={})
+
+
+def test_settings_that_do_not_take_effect_are_named_in_status_and_once_on_stderr(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text("- tea with milk\n")
+    real = tmp_path / "notes"
+    real.mkdir()
+    (real / "a.md").write_text("- the real notes\n")
+    (tmp_path / "link").symlink_to(real)
+    (tmp_path / "todo.txt").write_text("- not markdown\n")
+    cfg = tmp_path / "config.json5"
+    cfg.write_text(json.dumps({
+        "agents": {"defaults": {"workspace": str(ws), "memorySearch": {
+            "provider": "none",
+            "extraPaths": [str(tmp_path / "missing"), str(tmp_path / "link"), str(tmp_path / "todo.txt"), str(real)],
+            "query": {"hybrid": {"vectorWeight": 0.7, "textWeight": 0.3}}}}},  # copied from OpenClaw's docs
+        "memory": {"backend": "qmd", "qmd": {"searchMode": "search", "paths": []}},
+    }))
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    env.pop("MNEMOCLAW_PROVIDER", None)
+    base = [sys.executable, "-m", "mnemoclaw.cli", "--config", str(cfg), "--state-dir", str(tmp_path / "st")]
+    run = subprocess.run([*base, "search", "tea"], capture_output=True, text=True, env=env, timeout=120)
+    assert run.returncode == 0, run.stderr
+    for needle in ("'" + str(tmp_path / "missing") + "' does not exist", "is a symbolic link",
+                   "is not a Markdown file", "memory.backend is \"qmd\"", "memory.qmd.searchMode"):
+        assert run.stderr.count(needle) == 1, (needle, run.stderr)
+    st = json.loads(subprocess.run([*base, "status", "--json"], capture_output=True, text=True, env=env,
+                                   timeout=120).stdout)
+    assert len(st["ignoredSettings"]) == 4  # three extra paths, the backend; the real folder is fine
+    assert "fixed weights vector 0.70 / text 0.30" in st["ranking"] and "0.872" in st["ranking"]
+    human = subprocess.run([*base, "status"], capture_output=True, text=True, env=env, timeout=120).stdout
+    assert human.count("NOT IN EFFECT") == 4 and "ranking" in human

@@ -29,7 +29,7 @@ from .errors import IndexCorruptError, LockTimeoutError, MnemoclawError, PathDen
 from .index.background import BackgroundSync
 from .index.indexer import Indexer, IndexSpec, Progress
 from .index.watcher import Watcher
-from .search.searcher import QueryOptions, Searcher
+from .search.searcher import QueryOptions, Searcher, ranking_summary
 from .store.sqlite import SQLiteStore
 from .text.tokenize import TOKENIZER_ID, keyword_query
 from .types import Hit, IndexReport
@@ -44,6 +44,14 @@ INLINE_SYNC_FILES = 64
 # How long a search waits for another writer before it answers from the last commit.
 SEARCH_LOCK_WAIT = 0.2
 _AUTO = object()
+# settings reported as not taking effect, so each is said once per process on stderr
+_SAID: set[str] = set()
+
+
+def say_once(message: str) -> None:
+    if message not in _SAID:
+        _SAID.add(message)
+        log.warning("%s", message)
 
 
 def auto_provider(settings: Settings) -> str | None:
@@ -163,6 +171,8 @@ class Memory:
         self.indexer.remove_stale_builds()
         if self.use_fallback:
             self._restore_fallback()
+        for note in settings.ignored():
+            say_once(note)
 
     def _use(self, provider: EmbeddingProvider | None) -> None:
         self.provider = provider
@@ -544,6 +554,8 @@ class Memory:
             "cache": _cache_status(self.settings, meta, counts["cacheEntries"]),
             "mode": self.searcher.default_mode() if self.vectors_usable() or self.provider is None else "keyword",
             "fusion": self.searcher.options.fusion,
+            "ranking": ranking_summary(self.searcher.options),
+            "ignoredSettings": self.settings.ignored(),
             "sqlite": desc["driver"],
             "vectorSearch": desc["vector"],
             "ftsTokenizer": f"{TOKENIZER_ID}, in FTS5 {desc['ftsTokenizer']}; BM25 k1 1.2 b 0.4",

@@ -399,7 +399,8 @@ def status(obj: _Ctx, as_json: bool) -> None:
         ("files / chunks", f"{st['files']} / {st['chunks']} ({st['vectors']} with vectors)"),
         ("provider / model", f"{st['provider']} / {st['model'] or '-'}"
                              + (f"  at {st['endpoint']}" if st.get("endpoint") else "")),
-        ("search mode", f"{st['mode']} (fusion {st['fusion']})"),
+        ("search mode", st["mode"]),
+        ("ranking", st["ranking"]),
         ("vector search", st["vectorSearch"]),
         ("sqlite", st["sqlite"]),
         ("fts tokenizer", st["ftsTokenizer"]),
@@ -413,6 +414,8 @@ def status(obj: _Ctx, as_json: bool) -> None:
                                   "(`mnemoclaw index` retries the primary)"))
     if st.get("rebuildReason"):
         rows.append(("rebuild due", st["rebuildReason"]))
+    for note in st["ignoredSettings"]:
+        rows.append(("NOT IN EFFECT", note))
     for warning in st["warnings"]:
         rows.append(("warning", warning))
     width = max(len(k) for k, _ in rows)

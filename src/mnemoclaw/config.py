@@ -12,6 +12,7 @@ import difflib
 import logging
 import math
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -303,6 +304,35 @@ class Settings:
         if "sessions" in sources and not self.memory_search["experimental"]["sessionMemory"]:
             sources = [s for s in sources if s != "sessions"]
         return tuple(dict.fromkeys(sources)) or ("memory",)
+
+    def ignored(self) -> list[str]:
+        """Settings that are accepted but do not take effect, each by name, with why.
+
+        Checked when asked (an extra path may appear or vanish while a process runs).
+        """
+        out = []
+        for raw, p in zip(self.memory_search["extraPaths"], self.extra_paths()):
+            where = f"memorySearch.extraPaths entry {raw!r}"
+            try:
+                st = p.lstat()
+            except OSError:
+                out.append(f"{where} does not exist ({p}); nothing is indexed from it")
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                out.append(f"{where} is a symbolic link; links are never followed, so nothing is indexed from it "
+                           f"(give the real path {os.path.realpath(p)})")
+            elif stat.S_ISREG(st.st_mode) and not p.name.lower().endswith(".md"):
+                out.append(f"{where} is not a Markdown file (.md); only Markdown is indexed")
+            elif not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):
+                out.append(f"{where} is neither a file nor a folder; nothing is indexed from it")
+        qmd = (self.raw.get("memory") or {}).get("qmd") if isinstance(self.raw.get("memory"), dict) else None
+        qmd_keys = ", ".join(f"memory.qmd.{k}" for k in qmd) if isinstance(qmd, dict) and qmd else ""
+        if self.memory["backend"] == "qmd":
+            out.append("memory.backend is \"qmd\", but this version has no QMD backend: the builtin index serves "
+                       "every search" + (f" ({qmd_keys} not used)" if qmd_keys else ""))
+        elif qmd_keys:
+            out.append(f"{qmd_keys} set, but memory.backend is \"builtin\": not used")
+        return out
 
     def extra_paths(self) -> list[Path]:
         out = []
