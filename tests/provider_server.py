@@ -59,6 +59,7 @@ class ProviderServer:
         self.batch_script: list[str] = []  # "complete" | "fail" for the next batch jobs; then "complete"
         self.batch_polls = 2  # polls that see the job still running
         self.delay = 0.0  # seconds every embedding request takes
+        self.echo_headers = False  # error bodies quote the request headers back (some proxies do)
         self.hang_s = 2.0  # how long a "timeout" action sleeps
         self.log: list[dict[str, Any]] = []  # every request: method, path, headers, body
         self.in_flight = 0
@@ -116,6 +117,8 @@ class ProviderServer:
                     pass
 
             def _error(self, status: int, message: str, headers: dict[str, str] | None = None):
+                if server.echo_headers:
+                    message += f" (request headers: {dict(self.headers.items())})"
                 self._send(status, _error_body(server.flavor, status, message), headers=headers)
 
             def _authorized(self) -> bool:
@@ -203,6 +206,9 @@ class ProviderServer:
                         return self._error(int(action), "The server had an error while processing your request.")
                     if action == "400":
                         return self._error(400, "Invalid input: the input is too long.")
+                    if action == "echo_raw":  # a proxy's plain-text error page quoting the request
+                        page = f"502 Bad Gateway\n{self.headers}".encode()
+                        return self._send(502, None, raw=page)
                     if action == "malformed":
                         return self._send(200, None, raw=b'{"data": [{"embedding": [0.1, 0.2,')
                     if action == "timeout":

@@ -300,3 +300,124 @@ def test_an_openclaw_state_dir_is_served_read_only(tmp_path):
     assert st["readOnly"] is True and st["workspace"] == str(ws)
     assert st["index"].startswith(str(mnemo))
     assert _tree(oc) == before  # byte-identical, and no new files
+
+
+# -- bounds ---------------------------------------------------------------------------------------
+def test_a_huge_query_is_refused_at_once_and_unknown_append_arguments_are_refused(ws, tmp_path):
+    s = load_settings(workspace=ws, state_dir=tmp_path / "state", config={}, env={}, overrides={"provider": "none"})
+    service = MemoryService(lambda: Memory(s))
+    server = build_server(service)
+    huge = "数据库 migration " * 600_000  # about 9 MB
+
+    async def main():
+        async with Client(server) as c:
+            t = time.monotonic()
+            big = await c.call_tool("memory_search", {"query": huge})
+            took = time.monotonic() - t
+            extra = await c.call_tool("memory_append", {"text": "- a note", "path": "notes/elsewhere.md"})
+            schema = next(t for t in (await c.list_tools()).tools if t.name == "memory_append").input_schema
+            return big, took, extra, schema
+
+    before = _tree(ws)
+    try:
+        big, took, extra, schema = anyio.run(main)
+    finally:
+        service.close()
+    assert big.is_error and "4000" in big.content[0].text and took < 10
+    assert extra.is_error and "path" in extra.content[0].text
+    assert schema.get("additionalProperties") is False
+    assert _tree(ws) == before  # nothing was written anywhere
+    with Memory(s, background=False) as mem:  # the library refuses it too, with a reason
+        t = time.monotonic()
+        out = mem.memory_search(huge)
+        assert time.monotonic() - t < 2 and out["results"] == [] and "at most 4000" in out["error"]
+
+
+def test_the_bearer_scheme_is_case_insensitive():
+    from mnemoclaw.mcp_server import BearerAuth
+
+    seen = []
+
+    async def app(scope, receive, send):
+        seen.append(scope["path"])
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    guard = BearerAuth(app, "s3cret-token")
+
+    async def call(header: bytes | None) -> int:
+        sent = []
+
+        async def send(msg):
+            sent.append(msg)
+
+        headers = [(b"authorization", header)] if header is not None else []
+        await guard({"type": "http", "path": "/mcp", "headers": headers}, None, send)
+        return sent[0]["status"]
+
+    async def main():
+        return [await call(h) for h in (b"Bearer s3cret-token", b"bearer s3cret-token", b"BEARER  s3cret-token",
+                                        b"Bearer wrong", b"Basic s3cret-token", b"s3cret-token", None)]
+
+    assert anyio.run(main) == [200, 200, 200, 401, 401, 401, 401]
+
+
+def test_no_writer_goes_through_a_hard_link(ws, tmp_path):
+    from mnemoclaw.runtime.hygiene import Proposal, apply
+    from mnemoclaw.workspace import create_note
+
+    s = load_settings(workspace=ws, state_dir=tmp_path / "state", config={}, env={}, overrides={"provider": "none"})
+    outside = tmp_path / "outside.md"
+    outside.write_text("not the workspace's\n")
+    with Memory(s, background=False) as mem:
+        today = ws / mem.memory_append("- first")["path"]
+        today.unlink()
+        os.link(outside, today)  # the daily log is now the same file as one outside the workspace
+        out = mem.memory_append("- through a hard link")
+        assert not out["ok"] and "hard links" in out["error"]
+        (ws / "MEMORY.md").unlink()
+        os.link(outside, ws / "MEMORY.md")
+        out = mem.memory_append("- long term", "long_term")
+        assert not out["ok"] and "hard links" in out["error"]
+    current = (ws / "MEMORY.md").read_text()
+    with pytest.raises(Exception, match="hard links"):
+        apply(ws, Proposal(["- x"], "", [], current + "- x\n", current))
+    assert outside.read_text() == "not the workspace's\n"
+    assert create_note(ws, "2026-01-05-fresh", "- a new file is never a hard link\n") == "memory/2026-01-05-fresh.md"
+
+
+def test_environment_wins_over_the_config_for_the_chat_model(tmp_path, monkeypatch):
+    from mnemoclaw.runtime.settings import runtime_settings
+
+    cfg = {"llm": {"baseUrl": "http://config.example/v1", "model": "from-config", "apiKey": "config-key"}}
+    s = load_settings(workspace=tmp_path, state_dir=tmp_path / "st", config=cfg, env={})
+    assert runtime_settings(s).llm_model == "from-config"
+    monkeypatch.setenv("MNEMOCLAW_LLM_BASE_URL", "http://env.example/v1")
+    monkeypatch.setenv("MNEMOCLAW_LLM_MODEL", "from-env")
+    monkeypatch.setenv("MNEMOCLAW_LLM_API_KEY", "env-key")
+    rs = runtime_settings(s)
+    assert (rs.llm_base_url, rs.llm_model, rs.llm_api_key) == ("http://env.example/v1", "from-env", "env-key")
+
+
+def test_errors_never_show_the_workspace_path_to_a_client(ws, tmp_path):
+    s = load_settings(workspace=ws, state_dir=tmp_path / "state", config={}, env={}, overrides={"provider": "none"})
+    service = MemoryService(lambda: Memory(s))
+    server = build_server(service)
+    paths = ["memory/" + "a" * 5000 + ".md", "a" * 300 + ".md", "memory/" * 800 + "x.md", "memory/missing/../../../x.md",
+             "memory/2026-01-05.md/x.md"]
+
+    async def main():
+        async with Client(server) as c:
+            return [(await c.call_tool("memory_get", {"path": p})).structured_content for p in paths]
+
+    try:
+        answers = anyio.run(main)
+    finally:
+        service.close()
+    for answer in answers:
+        assert answer["text"] == "" and answer["error"], answer
+        assert str(tmp_path) not in json.dumps(answer) and len(json.dumps(answer)) < 1200
+    assert "too long" in answers[0]["error"]
+    run = subprocess.run(_cli("--workspace", str(ws), "--state-dir", str(tmp_path / "state"), "get", paths[0]),
+                         capture_output=True, text=True, env=ENV, timeout=60)
+    assert run.returncode == 1 and "Traceback" not in run.stderr and len(run.stderr.splitlines()) == 1

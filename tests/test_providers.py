@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import logging
+
 import numpy as np
 import pytest
 from conftest import write
@@ -316,3 +319,45 @@ def test_status_names_provider_endpoint_and_cache_never_the_key(workspace, make_
         assert st["endpoint"] == srv.base_url
         assert st["cache"]["entries"] >= 1 and st["cache"]["hitRate"] == 0.5
         assert KEY not in str(st)
+
+
+@pytest.mark.parametrize("flavor", ["openai", "gemini", "voyage", "mistral"])
+def test_an_error_that_echoes_the_key_never_shows_it(flavor, server, workspace, make_memory, caplog):
+    """A server (or a proxy in front of it) that quotes the request headers in its error
+    bodies must not get the API key into an exception, a warning, a log line or a tool result."""
+    caplog.set_level(logging.DEBUG)
+    server.echo_headers = True
+    provider = make(flavor, server)
+    seen = []
+    for script in (["400"], ["500", "500", "500"], ["echo_raw", "echo_raw", "echo_raw"]):
+        server.script = list(script)
+        with pytest.raises(ProviderError) as err:
+            provider.embed(["hello"])
+        seen.append(str(err.value))
+    with pytest.raises(ProviderAuthError) as err:
+        make(flavor, server, key="wrong-key-7f3a9c").embed(["hello"])
+    seen.append(str(err.value))
+    write(workspace / "MEMORY.md", "- the boat is blue\n")
+    mem = make_memory(workspace, provider=provider)
+    server.script = ["500"] * 30
+    out = mem.memory_search("boat")
+    seen.append(json.dumps(out))
+    seen += [r.getMessage() for r in caplog.records]
+    for text in seen:
+        assert KEY not in text and "wrong-key-7f3a9c" not in text, text
+    assert any("request headers" in t for t in seen)  # the echo did happen, scrubbed
+
+
+def test_chat_model_errors_give_chat_model_advice_and_hide_the_key():
+    from chat_server import ChatServer
+
+    from mnemoclaw.runtime.llm import ChatClient, LLMError
+
+    secret = "sk-chat-0123456789abcdefXYZ"
+    with ChatServer(lambda body: (503, {"error": {"message": f"upstream said: Authorization: Bearer {secret}"}})) as srv:
+        client = ChatClient(srv.base_url, "m", api_key=secret, retry=FAST)
+        with pytest.raises(LLMError) as err:
+            client.complete([{"role": "user", "content": "hi"}])
+    message = str(err.value)
+    assert secret not in message
+    assert "llm.baseUrl" in message and "llm.model" in message and "memorySearch.fallback" not in message

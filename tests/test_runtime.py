@@ -400,3 +400,67 @@ def test_sessions_context_and_compact_commands(ws, tmp_path):
         rows = json.loads(subprocess.run(base + ["sessions", "--json"], capture_output=True, text=True, env=env,
                                          timeout=60).stdout)
         assert rows[0]["compactionCount"] == 1
+
+
+TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+def test_no_secret_typed_in_chat_reaches_a_memory_file(ws, tmp_path):
+    """The session-memory hook, the memory flush and hygiene all write memory files the
+    index serves to every later search: none may carry a secret the transcript
+    indexer would have redacted."""
+    def brain(body):
+        kind, last = _kind(body), body["messages"][-1]
+        if body["messages"][0]["content"].startswith("You maintain an assistant's long-term memory"):
+            return {"content": f"- The deploy token is {TOKEN}"}  # hygiene's distillation
+        if kind == "slug":
+            return {"content": "deploy"}
+        if kind == "flush":
+            if last["role"] == "user":
+                return {"tool_calls": [("memory_append", {"text": f"- deploy token: {TOKEN}"})]}
+            return {"content": "NO_REPLY"}
+        if kind == "turn" and last["role"] == "user" and "step" in last["content"]:
+            return {"tool_calls": [("read", {"path": "data/part-1.txt"})]}
+        return {"content": "OK"}
+
+    today = datetime.now().strftime("%Y-%m-%d")
+    with ChatServer(brain) as srv:
+        agent = _session(ws, tmp_path, srv)
+        agent.send(f"Use my GitHub token {TOKEN} for the deploy; the db password is hunter2hunter2")
+        for i in range(12):  # long enough to flush before compaction
+            agent.send(f"step {i}")
+        assert agent.meta.get("memoryFlushAt"), "the flush ran"
+        agent.send(f"and again, the token is {TOKEN}")
+        agent.send("/new")
+        write(ws / "memory" / f"{today}.md", (ws / "memory" / f"{today}.md").read_text()
+              + f"\n- token for CI: {TOKEN}\n")
+        base, env = _cli(ws, tmp_path, {"llm": {"baseUrl": srv.base_url, "model": "scripted"},
+                                        "agents": {"defaults": {"memorySearch": {"provider": "none"}}}})
+        done = subprocess.run(base + ["hygiene", "--apply"], capture_output=True, text=True, env=env, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert TOKEN not in done.stdout, done.stdout  # the proposal shown is redacted too
+    written = {p.name: p.read_text() for p in [*(ws / "memory").glob("*.md"), ws / "MEMORY.md"]}
+    assert f"{today}-deploy.md" in written and "[REDACTED]" in written[f"{today}-deploy.md"]
+    assert "[REDACTED]" in written["MEMORY.md"]
+    for name, text in written.items():
+        if name != f"{today}.md":  # the line this test wrote by hand stays the user's
+            assert TOKEN not in text and "hunter2hunter2" not in text, name
+    hits = Memory(load_settings(workspace=ws, state_dir=tmp_path / "s2", config={}, env={}), provider=None,
+                  background=False).memory_search("deploy token")
+    assert hits["results"] and all(TOKEN not in h["snippet"] for h in hits["results"]
+                                   if not h["path"].endswith(f"{today}.md"))
+
+
+def test_new_after_a_compaction_saves_the_last_15_real_messages(ws, tmp_path):
+    with ChatServer(assistant_brain) as srv:
+        agent = _session(ws, tmp_path, srv)
+        for i in range(8):
+            agent.send(f"Exchange {i} about the mailbox")
+        assert agent.compact(reason="command")  # the history in memory is now a summary and little else
+        agent.send("Exchange 8 about the mailbox")
+        agent.send("/new")
+    today = datetime.now().strftime("%Y-%m-%d")
+    body = (ws / "memory" / f"{today}-mail-cleanup.md").read_text()
+    bullets = [line for line in body.splitlines() if line.startswith("- **")]
+    assert len(bullets) == 15
+    assert [n for n in range(9) if f"Exchange {n} " in body] == list(range(2, 9))  # users' last 7 (+8 replies)

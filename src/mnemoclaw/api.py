@@ -38,6 +38,9 @@ from .workspace import append_note, read_lines, resolve_memory_path
 log = logging.getLogger(__name__)
 
 SNIPPET_MAX_CHARS = 700
+# A search query is a question or a few words; a longer one is a mistake (a pasted
+# file) that would tie the index up for minutes, so it is refused with a reason.
+MAX_QUERY_CHARS = 4000
 # A search that finds changed files indexes this many (newest first) before answering;
 # the rest is left to the background writer, so a large change never stalls a search.
 INLINE_SYNC_FILES = 64
@@ -458,6 +461,9 @@ class Memory:
         self, query: str, maxResults: int | None = None, minScore: float | None = None, *, mode: str | None = None
     ) -> dict[str, Any]:
         """The ``memory_search`` tool: never raises; failures come back with an ``action``."""
+        if isinstance(query, str) and len(query) > MAX_QUERY_CHARS:
+            return {"results": [], "error": f"the query is {len(query)} characters long; at most {MAX_QUERY_CHARS}",
+                    "action": "search for the key words or one sentence of what you are looking for"}
         try:
             if not isinstance(query, str):
                 raise MnemoclawError(f"query must be a string, got {type(query).__name__}")
@@ -468,7 +474,7 @@ class Memory:
             return {
                 "results": [],
                 "disabled": True,
-                "error": str(exc),
+                "error": self.public(str(exc)),
                 "warning": "memory search is unavailable; answer without it and say so",
                 "action": _action_for(exc),
             }
@@ -505,7 +511,7 @@ class Memory:
         if lines is not None and lines < 0:
             raise PathDeniedError(f"lines must be 0 or more, got {lines}")
         resolved = resolve_memory_path(path, self.settings.workspace, self.settings.extra_paths())
-        return {"path": resolved.display, "text": read_lines(resolved.abspath, from_line, lines)}
+        return {"path": resolved.display, "text": read_lines(resolved.abspath, from_line, lines, resolved.display)}
 
     def memory_get(self, path: str, from_: int | None = None, lines: int | None = None, **kw: Any) -> dict[str, Any]:
         """The ``memory_get`` tool (``from`` is a keyword in Python, so ``from_`` or ``from=``)."""
@@ -515,7 +521,9 @@ class Memory:
             count = None if lines is None else _as_int("lines", lines, 0, 10**9)
             return self.get(path, start, count)
         except (MnemoclawError, ValueError, OSError) as exc:
-            return {"path": path if isinstance(path, str) else "", "text": "", "error": str(exc)}
+            shown = path if isinstance(path, str) and len(path) <= 200 else "" if not isinstance(path, str) \
+                else path[:200] + "…"
+            return {"path": shown, "text": "", "error": self.public(str(exc))}
 
     # -- writing ----------------------------------------------------------------------
     def append(self, text: str, target: str | None = None) -> dict[str, Any]:
@@ -523,14 +531,30 @@ class Memory:
         self.settings.check_writable("memory_append")
         now = datetime.fromtimestamp(self.clock()).astimezone()
         done = append_note(self.settings.workspace, text, target, now)
-        return {"path": done.path, "startLine": done.start_line, "endLine": done.end_line}
+        out: dict[str, Any] = {"path": done.path, "startLine": done.start_line, "endLine": done.end_line}
+        if done.redacted:
+            out["redacted"] = done.redacted
+            out["note"] = (f"{done.redacted} secret(s) (keys, tokens, passwords) were replaced by [REDACTED]: "
+                           "memory is searchable, so secrets are never written to it")
+        return out
 
     def memory_append(self, text: str, target: str | None = None) -> dict[str, Any]:
         """The ``memory_append`` tool: never raises."""
         try:
             return {"ok": True, **self.append(text, target)}
         except (MnemoclawError, OSError, ValueError) as exc:
-            return {"ok": False, "error": str(exc)}
+            return {"ok": False, "error": self.public(str(exc))}
+
+    def public(self, message: str) -> str:
+        """An error as an agent sees it: paths relative to the workspace (the state directory
+        as STATE_DIR), never where either is on this machine."""
+        roots = []
+        for root, inside, itself in ((self.settings.workspace, "", "the workspace"),
+                                     (self.settings.state_dir, "STATE_DIR/", "STATE_DIR")):
+            roots += [(spelling, inside, itself) for spelling in {str(root), os.path.realpath(root)}]
+        for spelling, inside, itself in sorted(roots, key=lambda r: -len(r[0])):  # the longest first
+            message = message.replace(spelling + os.sep, inside).replace(spelling, itself)
+        return message
 
     # -- status -----------------------------------------------------------------------
     def status(self, *, check_dirty: bool = True) -> dict[str, Any]:

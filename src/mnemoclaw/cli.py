@@ -85,6 +85,11 @@ class _Ctx:
         return Memory(self.settings(**overrides), background=background)
 
 
+def _os_error(exc: OSError) -> str:
+    what = f" ({exc.filename})" if exc.filename and len(str(exc.filename)) <= 300 else ""
+    return f"{exc.strerror or exc}{what}"
+
+
 def _run(fn):
     """Per-command location options, and library errors as one clean line (exit 1).
 
@@ -107,6 +112,8 @@ def _run(fn):
             return fn(*args, **kwargs)
         except MnemoclawError as exc:
             raise click.ClickException(str(exc)) from None
+        except OSError as exc:  # the machine said no (a path, a full disk, permissions): one line, no traceback
+            raise click.ClickException(_os_error(exc)) from None
 
     wrapper = click.option("--openclaw", "openclaw_", is_flag=False, flag_value=DEFAULT_OPENCLAW, default=None,
                            metavar="[DIR]", help=OPENCLAW_HELP)(wrapper)

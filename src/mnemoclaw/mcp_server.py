@@ -27,7 +27,7 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import Field  # the MCP SDK's own dependency: tool schemas are pydantic models
 
-from .api import Memory
+from .api import MAX_QUERY_CHARS, Memory
 from .errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -99,23 +99,34 @@ class MemoryService:
         self._executor.shutdown(wait=True)
 
 
+def _strict(tool: Any) -> Any:
+    """Refuse arguments the tool does not take, instead of dropping them: an agent that
+    passes ``path`` to memory_append must learn it was not written there."""
+    from pydantic import ConfigDict
+
+    model = tool.fn_metadata.arg_model
+    strict = type(model.__name__, (model,), {"model_config": ConfigDict(**{**model.model_config, "extra": "forbid"})})
+    tool.fn_metadata.arg_model = strict
+    tool.parameters = strict.model_json_schema(by_alias=True)
+    return tool
+
+
 def build_server(service: MemoryService, *, read_only: bool = False, name: str = "mnemoclaw") -> Any:
     from mcp.server import MCPServer
+    from mcp.server.mcpserver.tools import Tool
 
     instructions = INSTRUCTIONS if not read_only else INSTRUCTIONS.split("\n- Write")[0] + (
         "\nThis memory is served read-only: it cannot be written from here.")
-    server = MCPServer(name, instructions=instructions, log_level="WARNING")
 
-    @server.tool(description=SEARCH_DESC)
     async def memory_search(
-        query: Annotated[str, Field(description="What to look for, in natural language or exact terms")],
+        query: Annotated[str, Field(description="What to look for, in natural language or exact terms",
+                                    max_length=MAX_QUERY_CHARS)],
         maxResults: Annotated[int | None, Field(description="How many results (default 6)", ge=1, le=100)] = None,
         minScore: Annotated[float | None, Field(description="Drop results scoring below this, 0-1 (default 0.35)",
                                                 ge=0, le=1)] = None,
     ) -> dict[str, Any]:
         return await service.call(lambda m: m.memory_search(query, maxResults, minScore))
 
-    @server.tool(description=GET_DESC)
     async def memory_get(
         path: Annotated[str, Field(description="Workspace-relative path, e.g. memory/2026-05-01.md")],
         from_: Annotated[int | None, Field(validation_alias="from", description="First line, 1-based", ge=1)] = None,
@@ -123,15 +134,12 @@ def build_server(service: MemoryService, *, read_only: bool = False, name: str =
     ) -> dict[str, Any]:
         return await service.call(lambda m: m.memory_get(path, from_, lines))
 
-    if not read_only:
-        @server.tool(description=APPEND_DESC)
-        async def memory_append(
-            text: Annotated[str, Field(description="The note, in Markdown (a line or a short list)")],
-            target: Annotated[str | None, Field(description='Omit for today\'s log; "long_term" for MEMORY.md')] = None,
-        ) -> dict[str, Any]:
-            return await service.call(lambda m: m.memory_append(text, target))
+    async def memory_append(
+        text: Annotated[str, Field(description="The note, in Markdown (a line or a short list)")],
+        target: Annotated[str | None, Field(description='Omit for today\'s log; "long_term" for MEMORY.md')] = None,
+    ) -> dict[str, Any]:
+        return await service.call(lambda m: m.memory_append(text, target))
 
-    @server.tool(description=STATUS_DESC)
     async def memory_status() -> dict[str, Any]:
         def status(m: Memory) -> dict[str, Any]:
             st = m.status()
@@ -140,7 +148,12 @@ def build_server(service: MemoryService, *, read_only: bool = False, name: str =
 
         return await service.call(status)
 
-    return server
+    tools = [Tool.from_function(memory_search, description=SEARCH_DESC),
+             Tool.from_function(memory_get, description=GET_DESC)]
+    if not read_only:
+        tools.append(_strict(Tool.from_function(memory_append, description=APPEND_DESC)))
+    tools.append(Tool.from_function(memory_status, description=STATUS_DESC))
+    return MCPServer(name, instructions=instructions, log_level="WARNING", tools=tools)
 
 
 # -- transports -----------------------------------------------------------------------------
@@ -189,12 +202,17 @@ class BearerAuth:
 
     def __init__(self, app: Any, token: str):
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.expected = token.encode()
+
+    def _authorized(self, header: bytes) -> bool:
+        # the scheme is case-insensitive (RFC 9110 11.1); the token is compared in constant time
+        scheme, _, credential = header.strip().partition(b" ")
+        return scheme.lower() == b"bearer" and hmac.compare_digest(credential.strip(), self.expected)
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             got = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(got, self.expected):
+            if not self._authorized(got):
                 body = json.dumps({"error": "unauthorized: send Authorization: Bearer <token>"}).encode()
                 await send({"type": "http.response.start", "status": 401,
                             "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})

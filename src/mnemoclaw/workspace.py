@@ -16,8 +16,13 @@ from pathlib import Path
 
 from .errors import PathDeniedError
 from .index.discovery import IGNORED_DIRS, ROOT_FILES
+from .text.secrets import redact_counted
 
 ALLOWED_HINT = "allowed: MEMORY.md, memory.md, memory/**/*.md and .md files inside configured extraPaths"
+# Longer paths cannot name a file (PATH_MAX, NAME_MAX on Linux and macOS): refused before
+# any system call, so the error names the path as given, not an absolute one.
+MAX_PATH_CHARS = 1024
+MAX_NAME_BYTES = 255
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,17 @@ def resolve_memory_path(raw: str, workspace: Path, extra_paths: list[Path]) -> R
     text = raw.strip()
     if "\x00" in text:
         raise PathDeniedError("path contains a NUL byte")
+    if len(text) > MAX_PATH_CHARS or any(len(part.encode("utf-8", "replace")) > MAX_NAME_BYTES
+                                         for part in text.split("/")):
+        shown = text if len(text) <= 80 else text[:60] + "…" + text[-12:]
+        raise PathDeniedError(f"{shown!r} is too long to be a file name ({len(text)} characters); {ALLOWED_HINT}")
+    try:
+        return _resolve(text, workspace, extra_paths)
+    except OSError as exc:  # the checks stat the path: say why in the caller's own terms
+        raise PathDeniedError(f"cannot read {text!r}: {exc.strerror or exc}") from None
+
+
+def _resolve(text: str, workspace: Path, extra_paths: list[Path]) -> ResolvedPath:
     ws_given = Path(os.path.normpath(os.path.abspath(os.path.expanduser(str(workspace)))))
     ws = Path(os.path.realpath(workspace))
     expanded = Path(os.path.expanduser(text))
@@ -104,8 +120,11 @@ def resolve_memory_path(raw: str, workspace: Path, extra_paths: list[Path]) -> R
 MAX_READ_BYTES = 32 * 1024 * 1024
 
 
-def read_lines(path: Path, from_line: int | None, lines: int | None) -> str:
-    """Lines ``from_line`` (1-based) .. ``from_line + lines - 1``; empty text past the end or if missing."""
+def read_lines(path: Path, from_line: int | None, lines: int | None, shown: str | None = None) -> str:
+    """Lines ``from_line`` (1-based) .. ``from_line + lines - 1``; empty text past the end or if missing.
+
+    ``shown`` is how errors name the file (the path as the caller gave it)."""
+    name = shown or str(path)
     try:
         # O_NOFOLLOW: a file swapped for a link after the checks is refused, not followed;
         # O_NONBLOCK: a FIFO does not hang the reader
@@ -114,14 +133,14 @@ def read_lines(path: Path, from_line: int | None, lines: int | None) -> str:
         return ""
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise PathDeniedError(f"{path} is a symbolic link; memory files are never read through links") from None
+            raise PathDeniedError(f"{name} is a symbolic link; memory files are never read through links") from None
         if exc.errno == errno.EISDIR:
-            raise PathDeniedError(f"{path} is a directory, not a memory file") from None
-        raise PathDeniedError(f"cannot read {path}: {exc.strerror}") from None
+            raise PathDeniedError(f"{name} is a directory, not a memory file") from None
+        raise PathDeniedError(f"cannot read {name}: {exc.strerror}") from None
     with os.fdopen(fd, "rb") as fh:
         st = os.fstat(fh.fileno())
         if not stat.S_ISREG(st.st_mode):
-            raise PathDeniedError(f"{path} is not a regular file")
+            raise PathDeniedError(f"{name} is not a regular file")
         data = fh.read(MAX_READ_BYTES + 1)
     text = data[:MAX_READ_BYTES].decode("utf-8", errors="replace")
     if len(data) > MAX_READ_BYTES:
@@ -146,13 +165,66 @@ class Appended:
     path: str  # workspace-relative
     start_line: int
     end_line: int
+    redacted: int = 0  # secrets replaced by [REDACTED] before writing
+
+
+# -- the one writer of memory files ---------------------------------------------------------
+# Every write into a memory file (an agent's memory_append, the memory flush, the
+# session-memory hook, hygiene) goes through here: never through a symbolic link, never
+# into a file with a second hard link (it would change the same bytes somewhere else on
+# disk), never with a secret in it (the index would hand it to every later search).
+def _open_memory_file(ws: Path, rel: str, *, create_new: bool = False) -> int:
+    """A descriptor for reading and appending ``ws/rel`` (``create_new``: a new file only)."""
+    folder = (ws / rel).parent
+    if folder != ws and folder.is_symlink():
+        raise PathDeniedError(f"{folder.relative_to(ws).as_posix()}/ is a symbolic link; memory is written only "
+                              "to real files in the workspace")
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | (os.O_EXCL if create_new else 0)
+    try:
+        fd = os.open(ws / rel, flags, 0o644)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise PathDeniedError(f"{rel} is a symbolic link; memory is written only to real files") from None
+        raise PathDeniedError(f"cannot write {rel}: {exc.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise PathDeniedError(f"{rel} is not a regular file; nothing was written")
+        if st.st_nlink > 1:
+            raise PathDeniedError(
+                f"{rel} has {st.st_nlink} hard links: writing it would change the same file elsewhere on disk, "
+                f"so nothing was written. Make it a file of its own (cp {rel} {rel}.tmp && mv {rel}.tmp {rel})"
+            )
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _read_fd(fd: int) -> str:
+    chunks = []
+    while True:
+        part = os.pread(fd, 1 << 20, sum(len(c) for c in chunks))
+        if not part:
+            break
+        chunks.append(part)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    os.fsync(fd)
 
 
 def append_note(workspace: Path, text: str, target: str | None = None, now: datetime | None = None) -> Appended:
     """Append ``text`` to today's daily log (``memory/YYYY-MM-DD.md``, local time) or, with
     ``target="long_term"``, to MEMORY.md: append-only, under a timestamp line, never
-    overwriting. No other file can be written: ``target`` is a choice, not a path, and a
-    symbolic link where either file (or memory/) should be is refused."""
+    overwriting, secrets redacted. No other file can be written: ``target`` is a choice,
+    not a path."""
     if not isinstance(text, str) or not text.strip():
         raise PathDeniedError("nothing to append: text is empty")
     if "\x00" in text:
@@ -162,7 +234,7 @@ def append_note(workspace: Path, text: str, target: str | None = None, now: date
     now = now or datetime.now().astimezone()
     ws = Path(os.path.realpath(workspace))
     if not ws.is_dir():
-        raise PathDeniedError(f"workspace {ws} does not exist; run `mnemoclaw init`")
+        raise PathDeniedError("the workspace does not exist; run `mnemoclaw init`")
     if target in DAILY_TARGETS:
         folder = ws / "memory"
         if folder.is_symlink():
@@ -181,30 +253,55 @@ def append_note(workspace: Path, text: str, target: str | None = None, now: date
             f"target {target!r} is not allowed: memory_append writes to today's daily log (omit target) "
             "or to MEMORY.md (target=\"long_term\"), nothing else"
         )
-    path = ws / rel
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    body, redacted = redact_counted(text.strip())
+    fd = _open_memory_file(ws, rel)
     try:
-        fd = os.open(path, flags, 0o644)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise PathDeniedError(f"{rel} is a symbolic link; appends go only to real files") from None
-        raise
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise PathDeniedError(f"{rel} is not a regular file")
-        with open(path, "rb") as fh:
-            existing = fh.read().decode("utf-8", "replace")
-        body = text.strip()
+        existing = _read_fd(fd)
         if not existing:
             sep = header + "\n"
         else:
             sep = "" if existing.endswith("\n\n") else ("\n" if existing.endswith("\n") else "\n\n")
-        block = f"{sep}{stamp}\n\n{body}\n"
-        os.write(fd, block.encode("utf-8"))
-        os.fsync(fd)
+        _write_all(fd, f"{sep}{stamp}\n\n{body}\n".encode("utf-8"))
     finally:
         os.close(fd)
     start = (existing + sep + stamp + "\n\n").count("\n") + 1
     end = start + body.count("\n")
-    return Appended(rel, start, end)
+    return Appended(rel, start, end, redacted)
+
+
+def create_note(workspace: Path, stem: str, text: str) -> str:
+    """Write ``text`` (secrets redacted) to a new ``memory/<stem>.md`` (``-2``, ``-3``, ... if
+    taken); returns its workspace-relative path. Never replaces a file."""
+    ws = Path(os.path.realpath(workspace))
+    folder = ws / "memory"
+    if folder.is_symlink():
+        raise PathDeniedError("memory/ is a symbolic link; memory is written only to real files in the workspace")
+    folder.mkdir(exist_ok=True)
+    body, _ = redact_counted(text)
+    for n in range(1, 1000):
+        rel = f"memory/{stem}.md" if n == 1 else f"memory/{stem}-{n}.md"
+        try:
+            fd = _open_memory_file(ws, rel, create_new=True)
+        except FileExistsError:
+            continue
+        try:
+            _write_all(fd, body.encode("utf-8"))
+        finally:
+            os.close(fd)
+        return rel
+    raise PathDeniedError(f"memory/{stem}.md and 998 numbered variants exist already; nothing was written")
+
+
+def extend_file(workspace: Path, rel: str, expected: str, addition: str) -> int:
+    """Append ``addition`` (secrets redacted) to ``rel`` if it still holds exactly ``expected``
+    (raise otherwise: someone changed it meanwhile); returns the secrets redacted."""
+    ws = Path(os.path.realpath(workspace))
+    body, redacted = redact_counted(addition)
+    fd = _open_memory_file(ws, rel)
+    try:
+        if _read_fd(fd) != expected:
+            raise PathDeniedError(f"{rel} changed since the proposal was made; run the command again")
+        _write_all(fd, body.encode("utf-8"))
+    finally:
+        os.close(fd)
+    return redacted

@@ -63,7 +63,7 @@ def _job(client, texts, label, settings, line, create, per_line, sleep) -> list[
     status = batch.get("status")
     while status != "completed":
         if status in TERMINAL_FAILED:
-            raise ProviderError(f"{label} batch {batch_id} ended as {status}: {_batch_errors(batch)}")
+            raise ProviderError(f"{label} batch {batch_id} ended as {status}: {client.scrub(_batch_errors(batch))}")
         if time.monotonic() > deadline:
             _cancel(client, batch_id)
             raise ProviderError(f"{label} batch {batch_id} did not finish within "
@@ -73,7 +73,8 @@ def _job(client, texts, label, settings, line, create, per_line, sleep) -> list[
         status = batch.get("status") if isinstance(batch, dict) else None
     out_id = batch.get("output_file_id")
     if not out_id:
-        raise ProviderError(f"{label} batch {batch_id} completed without an output file: {_batch_errors(batch)}")
+        raise ProviderError(f"{label} batch {batch_id} completed without an output file: "
+                            f"{client.scrub(_batch_errors(batch))}")
     raw = client.get_bytes(f"files/{out_id}/content")
     by_id: dict[str, list[Any]] = {}
     for text_line in raw.decode("utf-8", "replace").splitlines():
@@ -86,7 +87,7 @@ def _job(client, texts, label, settings, line, create, per_line, sleep) -> list[
         resp = item.get("response") or {}
         if item.get("error") or resp.get("status_code", 200) != 200:
             raise ProviderError(f"{label} batch {batch_id}: request {item.get('custom_id')} failed: "
-                                f"{item.get('error') or resp.get('body')}")
+                                f"{client.scrub(str(item.get('error') or resp.get('body')))}")
         by_id[str(item.get("custom_id"))] = vectors_from_data(resp.get("body"), label)
     vectors: list[Any] = []
     for i, g in enumerate(groups):

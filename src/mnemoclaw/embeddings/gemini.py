@@ -63,7 +63,8 @@ class GeminiEmbeddings(RemoteProvider):
         while True:
             state = _state(op)
             if state in FAILED_STATES or op.get("error"):
-                raise ProviderError(f"{self.label} batch {name} ended as {state}: {op.get('error') or 'no details'}")
+                raise ProviderError(f"{self.label} batch {name} ended as {state}: "
+                                    f"{self.client.scrub(str(op.get('error') or 'no details'))}")
             if state in DONE_STATES or (op.get("done") and state not in FAILED_STATES):
                 break
             if time.monotonic() > deadline:
@@ -75,7 +76,7 @@ class GeminiEmbeddings(RemoteProvider):
         for item in _inlined(op):
             key = (item.get("metadata") or {}).get("key")
             if item.get("error"):
-                raise ProviderError(f"{self.label} batch {name}: request {key} failed: {item['error']}")
+                raise ProviderError(f"{self.label} batch {name}: request {key} failed: {self.client.scrub(str(item['error']))}")
             try:
                 by_key[str(key)] = item["response"]["embedding"]["values"]
             except (TypeError, KeyError):

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ProviderError
+from ..text.secrets import redact
 
 log = logging.getLogger(__name__)
 
@@ -75,15 +76,35 @@ def public_headers(headers: dict[str, str]) -> dict[str, str]:
     return {k.lower(): v for k, v in headers.items() if not SECRET_HEADER.search(k)}
 
 
+UNAVAILABLE_ADVICE = "The index was left as it was; try again later or set memorySearch.fallback"
+
+
 class HttpClient:
     def __init__(self, base_url: str, headers: dict[str, str], *, what: str, key_hint: str = "",
-                 timeout_s: float = 60.0, retry: RetryPolicy | None = None):
+                 timeout_s: float = 60.0, retry: RetryPolicy | None = None, advice: str = UNAVAILABLE_ADVICE):
         self.base_url = base_url.rstrip("/")
         self.headers = dict(headers)
         self.what = what  # "OpenAI embeddings" - names the service in every error
         self.key_hint = key_hint  # how to set the key, for 401 messages
+        self.advice = advice  # what to do when the service keeps failing
         self.timeout_s = timeout_s
         self.retry = retry or RetryPolicy()
+        # credentials this client sends: a server that echoes them back (in an error body,
+        # say) must not get them into a message, a warning or a log
+        secrets = set()
+        for name, value in self.headers.items():
+            if SECRET_HEADER.search(name) and value:
+                secrets.add(value)
+                scheme, _, credential = value.partition(" ")
+                if credential.strip() and scheme.isalpha():
+                    secrets.add(credential.strip())
+        self._secrets = sorted((v for v in secrets if len(v) >= 4), key=len, reverse=True)
+
+    def scrub(self, text: str) -> str:
+        """``text`` with this client's credentials and anything that looks like a secret replaced."""
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return redact(text)
 
     def url(self, path: str) -> str:
         if path.startswith(("http://", "https://")):
@@ -127,7 +148,7 @@ class HttpClient:
                     return resp.read()
             except urllib.error.HTTPError as exc:
                 body = _read_quietly(exc)
-                message = _error_message(body) or exc.reason or ""
+                message = self.scrub(_error_message(body) or str(exc.reason or ""))
                 status = exc.code
                 if status in (401, 403) or (status == 400 and _BAD_KEY.search(body.decode("utf-8", "replace"))):
                     raise ProviderAuthError(
@@ -149,21 +170,21 @@ class HttpClient:
                     last = f"cannot connect to {url} ({reason})"
             except (ConnectionError, OSError) as exc:  # reset mid-response, ...
                 last = f"connection failed ({exc})"
+            last = self.scrub(last)
             if attempt < self.retry.attempts:
                 wait = self.retry.delay(attempt, retry_after)
                 log.info("%s: %s; retrying in %.1fs (attempt %d of %d)", self.what, last, wait, attempt + 1,
                          self.retry.attempts)
                 self.retry.sleep(wait)
         raise ProviderUnavailableError(
-            f"{self.what} failed {self.retry.attempts} times, giving up: {last}. "
-            "The index was left as it was; try again later or set memorySearch.fallback"
+            f"{self.what} failed {self.retry.attempts} times, giving up: {last}. {self.advice}"
         )
 
     def _json(self, raw: bytes, path: str) -> Any:
         try:
             return json.loads(raw)
         except ValueError:
-            snippet = raw[:120].decode("utf-8", "replace")
+            snippet = self.scrub(raw[:120].decode("utf-8", "replace"))
             raise ProviderResponseError(
                 f"{self.what} answered {self.url(path)} with something that is not JSON: {snippet!r}"
             ) from None

@@ -30,6 +30,7 @@ from typing import Any, Callable
 
 from ..api import Memory
 from ..errors import MnemoclawError, PathDeniedError
+from ..workspace import create_note
 from ..text.tokenize import estimate_tokens
 from .bootstrap import InjectedFile, load_bootstrap, render, sections_to_reinject
 from .compaction import (
@@ -316,6 +317,10 @@ class AgentSession:
                                                                            "lines": args.get("lines")})
             elif name == "read":
                 out = self._read(str(args.get("path", "")), args.get("from"), args.get("lines"))
+            elif name == "memory_append" and set(args) - ({"text"} if flush else {"text", "target"}):
+                unknown = ", ".join(sorted(set(args) - {"text", "target"})) or "target"
+                out = {"ok": False, "error": f"memory_append does not take {unknown}; nothing was written "
+                                             "(text, and target=\"long_term\" for MEMORY.md)"}
             elif name == "memory_append":
                 target = None if flush else args.get("target")
                 out = self._append(str(args.get("text", "")), target)
@@ -490,31 +495,27 @@ class AgentSession:
                      "/reset, /verbose", command=True)
 
     def end_session(self) -> str | None:
-        """The session-memory hook: the last 15 real messages to memory/YYYY-MM-DD-<slug>.md."""
+        """The session-memory hook: the last 15 real messages to memory/YYYY-MM-DD-<slug>.md.
+
+        Read from the transcript, which keeps every message: after a compaction the
+        history in memory holds only the summary and the turns kept verbatim.
+        """
         if self.rs.read_only:
             return None
-        real = [m for m in self.history if m.get("role") in ("user", "assistant") and m.get("content")
-                and not str(m["content"]).startswith("/") and str(m["content"]).strip() != NO_REPLY]
+        said = [e["message"] for _, e in self.store.read(self.session_id)
+                if e.get("type") == "message" and isinstance(e.get("message"), dict)]
+        real = [m for m in said if m.get("role") in ("user", "assistant") and isinstance(m.get("content"), str)
+                and m["content"].strip() and not m["content"].startswith("/") and m["content"].strip() != NO_REPLY]
         last = real[-15:]
         if not last:
             return None
         now = self._now()
         slug = self._slug(last) or f"{now:%H%M}"
-        rel = f"memory/{now:%Y-%m-%d}-{slug}.md"
-        path = self.workspace / rel
-        n = 2
-        while path.exists():
-            rel = f"memory/{now:%Y-%m-%d}-{slug}-{n}.md"
-            path = self.workspace / rel
-            n += 1
         body = [f"# Session {self.session_id} ({now:%Y-%m-%d %H:%M})", ""]
         for m in last:
             who = "User" if m["role"] == "user" else "Assistant"
             body.append(f"- **{who}**: {' '.join(str(m['content']).split())}")
-        (self.workspace / "memory").mkdir(exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write("\n".join(body) + "\n")
+        rel = create_note(self.workspace, f"{now:%Y-%m-%d}-{slug}", "\n".join(body) + "\n")
         self._autocommit(f"memory: {rel}")
         return rel
 

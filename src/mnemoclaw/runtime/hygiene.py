@@ -14,6 +14,8 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 
 from ..text.dates import note_date
+from ..text.secrets import redact
+from ..workspace import extend_file
 from .llm import ChatClient
 
 DISTIL_SYSTEM = (
@@ -30,6 +32,7 @@ class Proposal:
     diff: str
     sources: list[str]
     new_text: str
+    current: str = ""  # MEMORY.md when the proposal was made
 
 
 def recent_logs(workspace: Path, days: int, today: date | None = None) -> list[Path]:
@@ -49,7 +52,7 @@ def propose(workspace: Path, chat: ChatClient, days: int = 7, today: date | None
     memory_path = workspace / "MEMORY.md"
     current = memory_path.read_text("utf-8") if memory_path.is_file() else ""
     if not logs:
-        return Proposal([], "", [], current)
+        return Proposal([], "", [], current, current)
     text = "\n\n".join(f"### {p.name}\n{p.read_text('utf-8', errors='replace')}" for p in logs)
     if len(text) > max_chars:
         text = text[-max_chars:]  # the newest days matter most
@@ -57,26 +60,20 @@ def propose(workspace: Path, chat: ChatClient, days: int = 7, today: date | None
         {"role": "system", "content": DISTIL_SYSTEM},
         {"role": "user", "content": f"Current MEMORY.md:\n{current or '(empty)'}\n\nDaily logs:\n{text}"},
     ]).text
-    additions = [line.strip() for line in answer.splitlines() if line.strip().startswith("- ")]
+    additions = [redact(line.strip()) for line in answer.splitlines() if line.strip().startswith("- ")]
     additions = [a for a in additions if a[2:].strip() and a[2:].strip().lower() not in current.lower()]
     if not additions:
-        return Proposal([], "", [p.name for p in logs], current)
+        return Proposal([], "", [p.name for p in logs], current, current)
     stamp = (today or datetime.now().date()).isoformat()
     block = f"\n## Distilled {stamp} (from {len(logs)} daily logs)\n\n" + "\n".join(additions) + "\n"
     base = current if not current or current.endswith("\n") else current + "\n"
     new_text = (base or "# Memory\n") + block
     diff = "".join(difflib.unified_diff(current.splitlines(True), new_text.splitlines(True),
                                         "MEMORY.md", "MEMORY.md (proposed)"))
-    return Proposal(additions, diff, [p.name for p in logs], new_text)
+    return Proposal(additions, diff, [p.name for p in logs], new_text, current)
 
 
 def apply(workspace: Path, proposal: Proposal) -> None:
-    """Append the proposal to MEMORY.md (the file is only ever extended)."""
-    path = workspace / "MEMORY.md"
-    if path.is_symlink():
-        raise OSError("MEMORY.md is a symbolic link; not writing through it")
-    current = path.read_text("utf-8") if path.is_file() else ""
-    if not proposal.new_text.startswith(current):
-        raise OSError("MEMORY.md changed since the proposal was made; run the command again")
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(proposal.new_text[len(current):])
+    """Append the proposal to MEMORY.md (the file is only ever extended, through the one
+    writer of memory files: no links, no hard links, no secrets)."""
+    extend_file(workspace, "MEMORY.md", proposal.current, proposal.new_text[len(proposal.current):])

@@ -19,6 +19,11 @@ _OVERFLOW = re.compile(
     r"exceeds? the (?:model's )?(?:maximum|context)|reduce the length|input is too long", re.I)
 
 
+CHAT_ADVICE = ("Check that a chat model serves there: llm.baseUrl and llm.model in the config (or "
+               "MNEMOCLAW_LLM_BASE_URL / MNEMOCLAW_LLM_MODEL), any OpenAI-compatible endpoint such as Ollama's "
+               "http://127.0.0.1:11434/v1")
+
+
 class LLMError(MnemoclawError):
     """The chat model could not be reached or answered with something unusable."""
 
@@ -49,7 +54,8 @@ class ChatClient:
         self.model = model
         self.base_url = base_url.rstrip("/")
         self.http = HttpClient(self.base_url, {**auth, **(headers or {})}, what=f"the chat model at {self.base_url}",
-                               key_hint="set llm.apiKey (or MNEMOCLAW_LLM_API_KEY)", timeout_s=timeout_s, retry=retry)
+                               key_hint="set llm.apiKey (or MNEMOCLAW_LLM_API_KEY)", timeout_s=timeout_s, retry=retry,
+                               advice=CHAT_ADVICE)
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
                  **params: Any) -> ChatResult:
@@ -68,7 +74,8 @@ class ChatClient:
             choice = data["choices"][0]
             message = dict(choice["message"])
         except (KeyError, IndexError, TypeError):
-            raise LLMError(f"the chat model answered without choices[0].message: {str(data)[:200]}") from None
+            raise LLMError(f"the chat model answered without choices[0].message: "
+                           f"{self.http.scrub(str(data)[:200])}") from None
         message.setdefault("role", "assistant")
         if choice.get("finish_reason") == "length" and not message.get("content") and not message.get("tool_calls"):
             raise ContextOverflowError("the model stopped at its length limit before answering")

@@ -153,9 +153,11 @@ def runtime_settings(settings: Settings) -> RuntimeSettings:
     llm = raw.get("llm") or {}
     if not isinstance(llm, dict):
         raise ConfigError("llm must be an object with baseUrl, model, apiKey")
-    r.llm_base_url = str(llm.get("baseUrl") or os.environ.get("MNEMOCLAW_LLM_BASE_URL") or r.llm_base_url)
-    r.llm_model = str(llm.get("model") or os.environ.get("MNEMOCLAW_LLM_MODEL") or r.llm_model)
-    r.llm_api_key = llm.get("apiKey") or os.environ.get("MNEMOCLAW_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")
+    # the environment wins over the config file, as it does for every other setting
+    env = os.environ
+    r.llm_base_url = str(env.get("MNEMOCLAW_LLM_BASE_URL") or llm.get("baseUrl") or r.llm_base_url)
+    r.llm_model = str(env.get("MNEMOCLAW_LLM_MODEL") or llm.get("model") or r.llm_model)
+    r.llm_api_key = env.get("MNEMOCLAW_LLM_API_KEY") or llm.get("apiKey") or env.get("OPENAI_API_KEY")
     r.llm_headers = dict(llm.get("headers") or {})
     r.llm_timeout_s = _num(llm.get("timeoutSeconds"), "llm.timeoutSeconds", 1, None, r.llm_timeout_s, "float")
     r.git_autocommit = bool(_get(raw, "memory", "git", "autoCommit") or False)
