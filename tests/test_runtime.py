@@ -464,3 +464,52 @@ def test_new_after_a_compaction_saves_the_last_15_real_messages(ws, tmp_path):
     bullets = [line for line in body.splitlines() if line.startswith("- **")]
     assert len(bullets) == 15
     assert [n for n in range(9) if f"Exchange {n} " in body] == list(range(2, 9))  # users' last 7 (+8 replies)
+
+
+def test_session_commands_speak_json_and_get_says_when_a_file_is_missing(ws, tmp_path):
+    today = datetime.now().strftime("%Y-%m-%d")
+    write(ws / "memory" / f"{today}.md", "- decided: staging runs on Postgres 16\n")
+
+    def brain(body):
+        if body["messages"][0]["content"].startswith("You maintain an assistant's long-term memory"):
+            return {"content": "- Staging runs on Postgres 16"}
+        return {"content": "## Decisions\n- none" if _kind(body) == "summary" else "Noted."}
+
+    with ChatServer(brain) as srv:
+        agent = _session(ws, tmp_path, srv)
+        for i in range(6):
+            agent.send(f"message {i} " + "padding " * 200)
+        base, env = _cli(ws, tmp_path, {"llm": {"baseUrl": srv.base_url, "model": "scripted"},
+                                        "agents": {"defaults": {"memorySearch": {"provider": "none"}}}})
+
+        def run(*args):
+            r = subprocess.run(base + list(args), capture_output=True, text=True, env=env, timeout=60,
+                               stdin=subprocess.DEVNULL)
+            assert r.returncode == 0, r.stderr
+            return r
+
+        ctx = json.loads(run("context", "detail", "--json").stdout)
+        assert ctx["session"] == agent.session_id and ctx["history"]["messages"] == 12
+        assert {f["name"] for f in ctx["files"]} >= {"AGENTS.md", "MEMORY.md"} and "historyByRole" in ctx
+        done = json.loads(run("compact", "--json").stdout)
+        assert done["compacted"] is True and done["tokensAfter"] < done["tokensBefore"]
+        hy = json.loads(run("hygiene", "--json").stdout)
+        assert hy["additions"] == ["- Staging runs on Postgres 16"] and hy["applied"] is False
+        assert json.loads(run("sessions", "--json").stdout)[0]["sessionId"] == agent.session_id
+    missing = run("get", "memory/2001-01-01.md")
+    assert missing.stdout == "" and "memory/2001-01-01.md does not exist" in missing.stderr
+
+
+def test_hygiene_without_a_chat_model_says_what_it_needs(ws, tmp_path):
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    write(ws / "memory" / f"{datetime.now():%Y-%m-%d}.md", "- a decision\n")
+    base, env = _cli(ws, tmp_path, {"llm": {"baseUrl": f"http://127.0.0.1:{port}/v1", "model": "m"},
+                                    "agents": {"defaults": {"memorySearch": {"provider": "none"}}}})
+    r = subprocess.run(base + ["hygiene"], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "hygiene needs a chat model" in r.stderr and "llm.baseUrl" in r.stderr and "llm.model" in r.stderr
+    assert "memorySearch.fallback" not in r.stderr

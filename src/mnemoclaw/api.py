@@ -506,12 +506,18 @@ class Memory:
 
     # -- reading ----------------------------------------------------------------------
     def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, Any]:
+        """``{"path", "text"}``: the lines asked for; empty text past the end or for a missing file."""
+        shown, text = self.read(path, from_line, lines)
+        return {"path": shown, "text": text or ""}
+
+    def read(self, path: str, from_line: int | None = None, lines: int | None = None) -> tuple[str, str | None]:
+        """(the path as results show it, the text or ``None`` if the file does not exist)."""
         if from_line is not None and from_line < 1:
             raise PathDeniedError(f"from must be 1 or more (lines are numbered from 1), got {from_line}")
         if lines is not None and lines < 0:
             raise PathDeniedError(f"lines must be 0 or more, got {lines}")
         resolved = resolve_memory_path(path, self.settings.workspace, self.settings.extra_paths())
-        return {"path": resolved.display, "text": read_lines(resolved.abspath, from_line, lines, resolved.display)}
+        return resolved.display, read_lines(resolved.abspath, from_line, lines, resolved.display)
 
     def memory_get(self, path: str, from_: int | None = None, lines: int | None = None, **kw: Any) -> dict[str, Any]:
         """The ``memory_get`` tool (``from`` is a keyword in Python, so ``from_`` or ``from=``)."""

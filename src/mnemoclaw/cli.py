@@ -379,10 +379,13 @@ def search(obj: _Ctx, query: str, max_results, min_score, mode, as_json) -> None
 def get(obj: _Ctx, path: str, from_line, lines, as_json) -> None:
     """Read a memory file or a line range of it (memory_get semantics)."""
     with obj.memory() as mem:
-        result = mem.get(path, from_line, lines)
+        shown, text = mem.read(path, from_line, lines)
+    if text is None:
+        click.echo(f"{shown} does not exist (yet); nothing to show.", err=True)
+    result = {"path": shown, "text": text or ""}
     if as_json:
         _emit_json(result)
-    else:
+    elif result["text"]:
         click.echo(result["text"], nl=not result["text"].endswith("\n"))
 
 
@@ -561,22 +564,28 @@ def sessions(obj: _Ctx, as_json: bool) -> None:
 @cli.command()
 @click.argument("what", type=click.Choice(["list", "detail"]), default="list")
 @click.option("--session", "session_id", metavar="ID", help="Session (default: the latest).")
+@click.option("--json", "as_json", is_flag=True, help="Print the breakdown as JSON.")
 @click.pass_obj
 @_run
-def context(obj: _Ctx, what: str, session_id) -> None:
+def context(obj: _Ctx, what: str, session_id, as_json: bool) -> None:
     """What the next request of a chat session holds (the /context report)."""
     from .api import Memory
 
     with Memory(obj.settings(), background=False) as mem:
-        click.echo(_agent_session(session_id, mem).context_report(detail=what == "detail"))
+        agent = _agent_session(session_id, mem)
+        if as_json:
+            _emit_json(agent.context_breakdown(detail=what == "detail"))
+        else:
+            click.echo(agent.context_report(detail=what == "detail"))
 
 
 @cli.command()
 @click.argument("focus", required=False)
 @click.option("--session", "session_id", metavar="ID", help="Session (default: the latest).")
+@click.option("--json", "as_json", is_flag=True, help="Print {session, compacted, tokensBefore, tokensAfter} as JSON.")
 @click.pass_obj
 @_run
-def compact(obj: _Ctx, focus, session_id) -> None:
+def compact(obj: _Ctx, focus, session_id, as_json: bool) -> None:
     """Compact a chat session now (the /compact command), optionally with a focus."""
     from .api import Memory
 
@@ -586,44 +595,48 @@ def compact(obj: _Ctx, focus, session_id) -> None:
         agent = _agent_session(session_id, mem)
         before = agent.session_tokens()
         done = agent.compact(focus, reason="command")
-        click.echo(f"Compacted session {agent.session_id}: ~{before} -> ~{agent.session_tokens()} tokens."
+        after = agent.session_tokens()
+    if as_json:
+        _emit_json({"session": agent.session_id, "compacted": done, "tokensBefore": before, "tokensAfter": after})
+    else:
+        click.echo(f"Compacted session {agent.session_id}: ~{before} -> ~{after} tokens."
                    if done else f"Nothing to compact in session {agent.session_id} yet.")
 
 
 @cli.command()
 @click.option("--days", type=click.IntRange(1, 365), default=7, show_default=True, help="How many recent days of logs.")
 @click.option("--apply", "apply_", is_flag=True, help="Append the proposal to MEMORY.md without asking.")
+@click.option("--json", "as_json", is_flag=True, help="Print {additions, diff, sources, applied} as JSON.")
 @click.pass_obj
 @_run
-def hygiene(obj: _Ctx, days: int, apply_: bool) -> None:
-    """Distil the last days of daily logs into proposed MEMORY.md additions (shown as a diff)."""
+def hygiene(obj: _Ctx, days: int, apply_: bool, as_json: bool) -> None:
+    """Distil the last days of daily logs into proposed MEMORY.md additions (shown as a diff).
+
+    Needs a chat model: llm.baseUrl and llm.model in the config (or MNEMOCLAW_LLM_BASE_URL and
+    MNEMOCLAW_LLM_MODEL), any OpenAI-compatible endpoint.
+    """
     from .runtime import hygiene as hy
-    from .runtime.agent import autocommit
-    from .runtime.llm import ChatClient
-    from .runtime.settings import runtime_settings
 
     settings = obj.settings()
     if apply_:
         settings.check_writable("hygiene --apply (MEMORY.md)")
-    rs = runtime_settings(settings)
-    chat_client = ChatClient(rs.llm_base_url, rs.llm_model, api_key=rs.llm_api_key, headers=rs.llm_headers,
-                             timeout_s=rs.llm_timeout_s)
-    proposal = hy.propose(settings.workspace, chat_client, days)
-    if not proposal.additions:
-        click.echo(f"Nothing new to add to MEMORY.md from {len(proposal.sources)} daily logs.")
-        return
-    click.echo(proposal.diff)
-    if rs.read_only:
-        click.echo("The workspace is read-only (sandbox.workspaceAccess); not applying.", err=True)
-        return
-    if apply_ or (settings.openclaw_dir is None and sys.stdin.isatty()
-                  and click.confirm("Append these lines to MEMORY.md?", default=False)):
-        settings.check_writable("hygiene --apply (MEMORY.md)")
-        hy.apply(settings.workspace, proposal)
+    proposal = hy.distil(settings, days)
+    ask = proposal.additions and not apply_ and not as_json and settings.openclaw_dir is None and sys.stdin.isatty()
+    if not as_json:
+        if not proposal.additions:
+            click.echo(f"Nothing new to add to MEMORY.md from {len(proposal.sources)} daily logs.")
+        else:
+            click.echo(proposal.diff)
+    applied = False
+    if proposal.additions and (apply_ or (ask and click.confirm("Append these lines to MEMORY.md?", default=False))):
+        hy.accept(settings, proposal)
+        applied = True
+    if as_json:
+        _emit_json({"additions": proposal.additions, "diff": proposal.diff, "sources": proposal.sources,
+                    "applied": applied})
+    elif applied:
         click.echo(f"MEMORY.md: {len(proposal.additions)} lines added.")
-        if rs.git_autocommit:
-            autocommit(settings.workspace, "memory: hygiene")
-    else:
+    elif proposal.additions:
         click.echo("Not applied (run with --apply, or answer yes).", err=True)
 
 

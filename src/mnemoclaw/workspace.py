@@ -120,8 +120,9 @@ def _resolve(text: str, workspace: Path, extra_paths: list[Path]) -> ResolvedPat
 MAX_READ_BYTES = 32 * 1024 * 1024
 
 
-def read_lines(path: Path, from_line: int | None, lines: int | None, shown: str | None = None) -> str:
-    """Lines ``from_line`` (1-based) .. ``from_line + lines - 1``; empty text past the end or if missing.
+def read_lines(path: Path, from_line: int | None, lines: int | None, shown: str | None = None) -> str | None:
+    """Lines ``from_line`` (1-based) .. ``from_line + lines - 1``; empty text past the end,
+    ``None`` if the file does not exist.
 
     ``shown`` is how errors name the file (the path as the caller gave it)."""
     name = shown or str(path)
@@ -130,7 +131,7 @@ def read_lines(path: Path, from_line: int | None, lines: int | None, shown: str 
         # O_NONBLOCK: a FIFO does not hang the reader
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
-        return ""
+        return None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise PathDeniedError(f"{name} is a symbolic link; memory files are never read through links") from None

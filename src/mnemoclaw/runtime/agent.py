@@ -44,6 +44,7 @@ from .compaction import (
 )
 from .compaction import render as render_history
 from .compaction import split_point
+from .git import autocommit
 from .llm import ChatClient, ContextOverflowError, LLMError
 from .pruning import prune
 from .settings import RuntimeSettings, runtime_settings
@@ -99,8 +100,7 @@ class AgentSession:
                  extra_tools: dict[str, tuple[dict[str, Any], Callable[[dict[str, Any]], Any]]] | None = None):
         self.memory = memory
         self.rs = runtime or runtime_settings(memory.settings)
-        self.chat = chat or ChatClient(self.rs.llm_base_url, self.rs.llm_model, api_key=self.rs.llm_api_key,
-                                       headers=self.rs.llm_headers, timeout_s=self.rs.llm_timeout_s)
+        self.chat = chat or ChatClient.from_settings(self.rs)
         self.workspace = Path(memory.settings.workspace)
         # an OpenClaw agent's sessions are OpenClaw's: read (for /context), never written
         self.store = SessionStore(memory.settings.sessions_dir, read_only=memory.settings.openclaw_dir is not None)
@@ -531,39 +531,64 @@ class AgentSession:
         slug = re.sub(r"[^a-z0-9-]+", "-", result.text.strip().lower()).strip("-")
         return "-".join(slug.split("-")[:2])[:40] or None
 
-    def context_report(self, *, detail: bool = False) -> str:
+    def context_breakdown(self, *, detail: bool = False) -> dict[str, Any]:
+        """What the next request holds, as data (``/context``, ``mnemoclaw context --json``)."""
         system, files = self.system_prompt()
         tools_json = json.dumps(self.tools())
-        hist = sum(self.message_tokens(m) for m in self.history)
-        total = self.session_tokens()
-        lines = ["Bootstrap files (injected every turn):"]
-        for f in files:
-            lines.append(f"  {f.status:9} {f.name:13} raw {f.raw_chars:>7} chars  injected {f.injected_chars:>7} chars "
-                         f"~{f.injected_tokens} tokens")
-        truncated = [f.name for f in files if f.status == "TRUNCATED"]
-        if truncated:
-            lines.append(f"  WARNING: {', '.join(truncated)} TRUNCATED to bootstrapMaxChars {self.rs.bootstrap_max_chars} "
-                         f"(total cap {self.rs.bootstrap_total_max_chars}): the model sees only the head and tail. "
-                         "Shorten the file or raise agents.defaults.bootstrapMaxChars.")
-        lines += [
-            f"System prompt: {len(system)} chars ~{estimate_tokens(system)} tokens",
-            f"Tool schemas: {len(self.tools())} tools, {len(tools_json)} chars ~{estimate_tokens(tools_json)} tokens",
-            f"History: {len(self.history)} messages ~{hist} tokens" + (" (+ compaction summary)" if self.summary else ""),
-            f"Session: ~{total} / {self.rs.context_tokens} tokens "
-            f"(flush at {self.rs.flush_threshold}, compaction at {self.rs.compaction_threshold})",
-        ]
+        out: dict[str, Any] = {
+            "session": self.session_id,
+            "files": [{"name": f.name, "path": f.path, "status": f.status, "rawChars": f.raw_chars,
+                       "injectedChars": f.injected_chars, "injectedTokens": f.injected_tokens} for f in files],
+            "bootstrapMaxChars": self.rs.bootstrap_max_chars,
+            "bootstrapTotalMaxChars": self.rs.bootstrap_total_max_chars,
+            "systemPrompt": {"chars": len(system), "tokens": estimate_tokens(system)},
+            "tools": {"count": len(self.tools()), "chars": len(tools_json), "tokens": estimate_tokens(tools_json)},
+            "history": {"messages": len(self.history), "tokens": sum(self.message_tokens(m) for m in self.history),
+                        "compacted": self.summary is not None},
+            "sessionTokens": self.session_tokens(),
+            "contextTokens": self.rs.context_tokens,
+            "flushAt": self.rs.flush_threshold,
+            "compactionAt": self.rs.compaction_threshold,
+        }
         if detail:
             by_role: dict[str, list[int]] = {}
             for m in self.history:
                 by_role.setdefault(str(m.get("role")), []).append(self.message_tokens(m))
-            lines.append("History by role: " + ", ".join(f"{r} {len(v)} msgs ~{sum(v)} tokens" for r, v in by_role.items()))
-            biggest = sorted(self.history, key=self.message_tokens, reverse=True)[:5]
-            for m in biggest:
-                lines.append(f"  line {m['_line']:>6} {m.get('role'):9} ~{self.message_tokens(m)} tokens "
-                             f"{str(m.get('content') or m.get('tool_calls'))[:60]!r}")
-            for schema in self.tools():
-                fn = schema["function"]
-                lines.append(f"  tool {fn['name']}: ~{estimate_tokens(json.dumps(schema))} tokens")
+            out["historyByRole"] = {r: {"messages": len(v), "tokens": sum(v)} for r, v in by_role.items()}
+            out["largestMessages"] = [
+                {"line": m["_line"], "role": m.get("role"), "tokens": self.message_tokens(m),
+                 "preview": str(m.get("content") or m.get("tool_calls"))[:60]}
+                for m in sorted(self.history, key=self.message_tokens, reverse=True)[:5]]
+            out["toolTokens"] = {s["function"]["name"]: estimate_tokens(json.dumps(s)) for s in self.tools()}
+        return out
+
+    def context_report(self, *, detail: bool = False) -> str:
+        c = self.context_breakdown(detail=detail)
+        lines = ["Bootstrap files (injected every turn):"]
+        for f in c["files"]:
+            lines.append(f"  {f['status']:9} {f['name']:13} raw {f['rawChars']:>7} chars  injected "
+                         f"{f['injectedChars']:>7} chars ~{f['injectedTokens']} tokens")
+        truncated = [f["name"] for f in c["files"] if f["status"] == "TRUNCATED"]
+        if truncated:
+            lines.append(f"  WARNING: {', '.join(truncated)} TRUNCATED to bootstrapMaxChars {c['bootstrapMaxChars']} "
+                         f"(total cap {c['bootstrapTotalMaxChars']}): the model sees only the head and tail. "
+                         "Shorten the file or raise agents.defaults.bootstrapMaxChars.")
+        sp, tools, hist = c["systemPrompt"], c["tools"], c["history"]
+        lines += [
+            f"System prompt: {sp['chars']} chars ~{sp['tokens']} tokens",
+            f"Tool schemas: {tools['count']} tools, {tools['chars']} chars ~{tools['tokens']} tokens",
+            f"History: {hist['messages']} messages ~{hist['tokens']} tokens"
+            + (" (+ compaction summary)" if hist["compacted"] else ""),
+            f"Session: ~{c['sessionTokens']} / {c['contextTokens']} tokens "
+            f"(flush at {c['flushAt']}, compaction at {c['compactionAt']})",
+        ]
+        if detail:
+            lines.append("History by role: " + ", ".join(f"{r} {v['messages']} msgs ~{v['tokens']} tokens"
+                                                         for r, v in c["historyByRole"].items()))
+            for m in c["largestMessages"]:
+                lines.append(f"  line {m['line']:>6} {m['role']:9} ~{m['tokens']} tokens {m['preview']!r}")
+            for name, tokens in c["toolTokens"].items():
+                lines.append(f"  tool {name}: ~{tokens} tokens")
         return "\n".join(lines)
 
     def status_report(self) -> str:
@@ -584,21 +609,6 @@ class AgentSession:
 
 def _fmt_time(ts: Any) -> str:
     return datetime.fromtimestamp(float(ts)).strftime("%Y-%m-%d %H:%M") if ts else "never"
-
-
-def autocommit(workspace: Path, message: str) -> bool:
-    """Commit the workspace's memory files to git (``memory.git.autoCommit``)."""
-    try:
-        if not (workspace / ".git").exists():
-            subprocess.run(["git", "init", "-q"], cwd=workspace, check=True, capture_output=True, timeout=30)
-        paths = [p for p in ("MEMORY.md", "memory.md", "memory") if (workspace / p).exists()]
-        subprocess.run(["git", "add", "-A", "--", *paths], cwd=workspace, capture_output=True, timeout=30)
-        r = subprocess.run(["git", "-c", "user.name=mnemoclaw", "-c", "user.email=mnemoclaw@localhost",
-                            "commit", "-q", "-m", message], cwd=workspace, capture_output=True, timeout=30)
-        return r.returncode == 0
-    except (OSError, subprocess.SubprocessError) as exc:
-        log.warning("git auto-commit failed: %s", exc)
-        return False
 
 
 __all__ = ["AgentSession", "Reply", "MnemoclawError", "autocommit"]

@@ -14,9 +14,13 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 
 from ..text.dates import note_date
+from ..config import Settings
+from ..errors import ReadOnlyError
 from ..text.secrets import redact
 from ..workspace import extend_file
-from .llm import ChatClient
+from .git import autocommit
+from .llm import ChatClient, LLMError
+from .settings import runtime_settings
 
 DISTIL_SYSTEM = (
     "You maintain an assistant's long-term memory file MEMORY.md. From the daily logs given, pick what is worth "
@@ -77,3 +81,23 @@ def apply(workspace: Path, proposal: Proposal) -> None:
     """Append the proposal to MEMORY.md (the file is only ever extended, through the one
     writer of memory files: no links, no hard links, no secrets)."""
     extend_file(workspace, "MEMORY.md", proposal.current, proposal.new_text[len(proposal.current):])
+
+
+def distil(settings: Settings, days: int = 7, chat: ChatClient | None = None) -> Proposal:
+    """``mnemoclaw hygiene``: the proposal from the last ``days`` of logs, by the configured chat model."""
+    chat = chat or ChatClient.from_settings(runtime_settings(settings))
+    try:
+        return propose(settings.workspace, chat, days)
+    except LLMError as exc:
+        raise LLMError(f"hygiene needs a chat model to distil the daily logs: {exc}") from None
+
+
+def accept(settings: Settings, proposal: Proposal) -> None:
+    """Append an accepted proposal to MEMORY.md (and commit it, with ``memory.git.autoCommit``)."""
+    settings.check_writable("hygiene --apply (MEMORY.md)")
+    rs = runtime_settings(settings)
+    if rs.read_only:
+        raise ReadOnlyError("the workspace is read-only (agents.defaults.sandbox.workspaceAccess); not applying")
+    apply(settings.workspace, proposal)
+    if rs.git_autocommit:
+        autocommit(settings.workspace, "memory: hygiene")

@@ -57,6 +57,12 @@ class ChatClient:
                                key_hint="set llm.apiKey (or MNEMOCLAW_LLM_API_KEY)", timeout_s=timeout_s, retry=retry,
                                advice=CHAT_ADVICE)
 
+    @classmethod
+    def from_settings(cls, rs: Any) -> "ChatClient":
+        """The chat model the runtime settings (``llm.*``) name."""
+        return cls(rs.llm_base_url, rs.llm_model, api_key=rs.llm_api_key, headers=rs.llm_headers,
+                   timeout_s=rs.llm_timeout_s)
+
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
                  **params: Any) -> ChatResult:
         body: dict[str, Any] = {"model": self.model, "messages": messages, **params}
