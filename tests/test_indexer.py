@@ -208,8 +208,10 @@ def test_an_interrupted_first_sync_then_a_new_model_rebuilds(workspace, make_mem
         write(workspace / "memory" / f"n{i:03d}.md", f"- note {i}")
     flaky = HashEmbedder()
     flaky.fail_after = 256  # the first batch lands, the second fails
-    with pytest.raises(ProviderError):
-        make_memory(workspace, provider=flaky).sync()
+    first_mem = make_memory(workspace, provider=flaky)
+    first = first_mem.sync()  # the batches after the failure are indexed for keyword search only
+    assert 0 < first.vectors_pending < 300 and "went away" in first.vectors_error
+    assert first_mem.store.counts()["files"] == 300
     other = HashEmbedder()
     other.model = "hash-64-other"
     mem = make_memory(workspace, provider=other)

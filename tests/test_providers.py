@@ -302,10 +302,39 @@ def test_a_dead_endpoint_keeps_the_index(workspace, make_memory):
         p = make("openai", srv)
         mem = make_memory(workspace, provider=p)
         mem.sync()
-    write(workspace / "memory" / "new.md", "- a new note")  # the server is gone now
-    with pytest.raises(ProviderUnavailableError, match="cannot connect"):
-        mem.sync()
+    write(workspace / "memory" / "new.md", "- a new note about the harbour")  # the server is gone now
+    r = mem.sync()  # indexes the new note for keyword search instead of giving up on it
+    assert r.vectors_pending == 1 and "cannot connect" in r.vectors_error and not r.failed
     assert mem.search("boat Saltmarsh", sync=False, mode="keyword")[0].path == "MEMORY.md"
+    assert mem.search("harbour", sync=False, mode="keyword")[0].path == "memory/new.md"
+    assert mem.vectors_usable()  # the old vectors still serve
+
+
+def test_with_a_failing_embedder_keyword_search_still_finds_everything(workspace, make_memory):
+    """No fallback configured and the provider down from the start: everything in the files
+    is indexed for keyword search, says so, and gets its vectors once the provider is back."""
+    write(workspace / "MEMORY.md", "- the boat is called Saltmarsh\n")
+    write(workspace / "memory" / "2026-02-01.md", "- 周五和王芳去看了港口的新码头\n")
+    with ProviderServer("openai") as srv:
+        srv.script = ["500"] * 1000  # down for everything that follows
+        mem = make_memory(workspace, provider=make("openai", srv))
+        r = mem.sync()
+        assert r.added == 2 and r.vectors_pending == 2 and "failed 3 times" in r.vectors_error
+        st = mem.status()
+        assert st["vectorsPending"] == 2 and st["vectors"] == 0
+        out = mem.memory_search("Saltmarsh")
+        assert out["results"][0]["path"] == "MEMORY.md" and "keyword only" in out["warning"]
+        assert out["results"] and mem.memory_search("码头")["results"][0]["path"] == "memory/2026-02-01.md"
+        write(workspace / "memory" / "2026-02-02.md", "- the dinghy needs new oars\n")
+        assert mem.memory_search("dinghy oars")["results"][0]["path"] == "memory/2026-02-02.md"  # inline, no vectors
+        srv.script = []  # the provider is back
+        r = mem.sync(retry_vectors=True)
+        assert r.vectors_pending == 0 and not r.vectors_error
+        st = mem.status()
+        assert st["vectorsPending"] == 0 and st["vectors"] == st["chunks"] == 3
+        mem._query_embedding_off_until = 0.0
+        out = mem.memory_search("Saltmarsh", mode="vector")
+        assert out["results"][0]["path"] == "MEMORY.md" and "warning" not in out
 
 
 def test_status_names_provider_endpoint_and_cache_never_the_key(workspace, make_memory):

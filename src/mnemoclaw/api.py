@@ -46,6 +46,9 @@ MAX_QUERY_CHARS = 4000
 INLINE_SYNC_FILES = 64
 # How long a search waits for another writer before it answers from the last commit.
 SEARCH_LOCK_WAIT = 0.2
+# After the provider failed to embed a query, searches go by keyword for this long
+# instead of waiting for its retries (and timeouts) every time.
+QUERY_EMBEDDING_RETRY_SECONDS = 60.0
 _AUTO = object()
 # settings reported as not taking effect, so each is said once per process on stderr
 _SAID: set[str] = set()
@@ -168,6 +171,8 @@ class Memory:
         self._watcher: Watcher | None = None
         self._interval_stop: threading.Event | None = None
         self.sync_error: str | None = None  # why the last search-triggered sync failed
+        self.vectors_error: str | None = None  # why new chunks were indexed without vectors
+        self._query_embedding_off_until = 0.0
         self.allow_background = background
         # called with (report, reasons) after each background sync
         self.sync_listeners: list[Callable[[IndexReport, set[str]], None]] = []
@@ -205,6 +210,12 @@ class Memory:
         except ProviderError as exc:
             log.warning("the fallback provider %s cannot be used either: %s", info["to"], exc)
 
+    def can_fall_back(self) -> bool:
+        """A fallback provider is configured and not in use yet."""
+        name = self.settings.memory_search["fallback"]
+        return (self.use_fallback and self.fallback is None and name not in ("none", "auto")
+                and self.provider is not None and name != self.provider.id)
+
     def switch_to_fallback(self, exc: Exception) -> bool:
         """The primary provider failed: use ``memorySearch.fallback`` from now on (once).
 
@@ -213,9 +224,7 @@ class Memory:
         models cannot be compared).
         """
         name = self.settings.memory_search["fallback"]
-        if not self.use_fallback or self.fallback is not None or name in ("none", "auto") or self.provider is None:
-            return False
-        if name == self.provider.id:
+        if not self.can_fall_back() or self.provider is None:
             return False
         try:
             fallback = build_provider(name, self.settings)
@@ -290,20 +299,36 @@ class Memory:
     # -- indexing -------------------------------------------------------------------
     def sync(self, *, full: bool = False, progress: Progress | None = None, lock_timeout: float | None = None,
              sources: tuple[str, ...] | None = None, limit: int | None = None,
-             fallback_now: bool = True) -> IndexReport:
+             fallback_now: bool = True, retry_vectors: bool = False) -> IndexReport:
         """Index what changed. If the provider fails and a fallback is configured, switch
-        to it and (unless ``fallback_now`` is false) rebuild with it right away."""
+        to it and (unless ``fallback_now`` is false) rebuild with it right away; with no
+        fallback, index for keyword search only and add the vectors later
+        (``retry_vectors``: try the chunks waiting for vectors now)."""
         kwargs = dict(full=full, progress=progress, lock_timeout=lock_timeout, sources=sources, limit=limit)
         try:
-            report = self.indexer.sync(**kwargs)  # type: ignore[arg-type]
+            report = self.indexer.sync(**kwargs, retry_vectors=retry_vectors)  # type: ignore[arg-type]
         except ProviderError as exc:
-            if not fallback_now or isinstance(exc, ProviderResponseError) or not self.switch_to_fallback(exc):
+            if isinstance(exc, ProviderResponseError):
                 raise
-            report = self.indexer.sync(**kwargs)  # type: ignore[arg-type]  (a rebuild with the fallback)
+            if fallback_now and self.switch_to_fallback(exc):
+                report = self.indexer.sync(**kwargs)  # type: ignore[arg-type]  (a rebuild with the fallback)
+            elif not fallback_now and self.can_fall_back():
+                raise  # the caller switches and rebuilds in the background
+            else:
+                # no fallback: what is in the files is indexed for keyword search now, and the
+                # vectors are added when the provider works again
+                self.vectors_error = str(exc)
+                log.warning("%s; indexing for keyword search only until it works again", exc)
+                report = self.indexer.sync(**kwargs, without_vectors=str(exc))  # type: ignore[arg-type]
         except IndexCorruptError as exc:
             # the index is a cache of the Markdown: set the damaged file aside and rebuild
             self.store.recover(str(exc))
             report = self.indexer.sync(**{**kwargs, "full": False})  # type: ignore[arg-type]
+        else:
+            if report.vectors_error:
+                self.vectors_error = report.vectors_error
+            elif not report.vectors_pending:
+                self.vectors_error = None
         self.sync_error = None
         return report
 
@@ -438,6 +463,8 @@ class Memory:
         sources = self.indexer.spec.sources
         if (mode or self.searcher.default_mode()) != "keyword" and not self.vectors_usable():
             mode = "keyword"  # the index's vectors are from another model (a rebuild is under way)
+        if (mode or self.searcher.default_mode()) != "keyword" and time.monotonic() < self._query_embedding_off_until:
+            mode = "keyword"  # the provider just failed to embed a query: do not wait for it on every search
         kwargs = dict(max_results=max_results, min_score=min_score, mode=mode,
                       sources=sources if len(sources) > 1 else None)
         try:
@@ -448,6 +475,7 @@ class Memory:
                 self.request_sync("fallback")
             else:
                 self.sync_error = f"vector search unavailable: {exc}"
+                self._query_embedding_off_until = time.monotonic() + QUERY_EMBEDDING_RETRY_SECONDS
             return self.searcher.search(query, **{**kwargs, "mode": "keyword"}).hits
         except IndexCorruptError as exc:
             self.store.recover(str(exc))
@@ -500,8 +528,14 @@ class Memory:
             "fallback": self.fallback is not None,
             "mode": mode or self.searcher.default_mode(),
         }
+        warnings = []
         if self.sync_error:
-            out["warning"] = f"the index could not be updated ({self.sync_error}); results may miss recent notes"
+            warnings.append(f"the index could not be updated ({self.sync_error}); results may miss recent notes")
+        if self.vectors_error:
+            warnings.append(f"the embedding provider failed ({self.vectors_error}): notes are searchable by keyword "
+                            "only until it works again")
+        if warnings:
+            out["warning"] = self.public("; ".join(warnings))
         return out
 
     # -- reading ----------------------------------------------------------------------
@@ -591,6 +625,8 @@ class Memory:
             "ftsTokenizer": f"{TOKENIZER_ID}, in FTS5 {desc['ftsTokenizer']}; BM25 k1 1.2 b 0.4",
             "sources": list(self.indexer.spec.sources),
             "extraPaths": [str(p) for p in self.settings.extra_paths()],
+            "vectorsPending": int(meta.get("vectors_pending", 0)),
+            "vectorsError": self.vectors_error,
             "fingerprint": meta.get("fingerprint"),
             "fingerprintCurrent": self.indexer.fingerprint,
             "lastSync": float(meta["last_sync"]) if "last_sync" in meta else None,

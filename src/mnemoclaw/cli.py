@@ -213,18 +213,21 @@ def _print_report(report, workspace: Path) -> None:
                f"{r.chunks_reused} reused from cache")
     for path, why in r.failed:
         click.echo(f"  failed: {path}: {why}")
+    if r.vectors_pending:
+        click.echo(f"  vectors: {r.vectors_pending} chunks are searchable by keyword only: the embedding provider "
+                   f"failed ({r.vectors_error or 'see above'}). `mnemoclaw index` adds their vectors once it works.")
     if r.chunks_total == 0 and not r.failed:
         click.echo(f"  No memory files yet: write {workspace / 'MEMORY.md'} or "
                    f"{workspace / 'memory' / 'YYYY-MM-DD.md'} (`mnemoclaw init` creates them).")
 
 
-def _sync_waiting(mem, full: bool, wait: bool, progress=None):
+def _sync_waiting(mem, full: bool, wait: bool, progress=None, retry_vectors: bool = False):
     """Sync; if another process is writing, say so and wait for it (or skip: ``None``)."""
     from .errors import LockTimeoutError
     from .store.lock import lock_holder
 
     try:
-        return mem.sync(full=full, progress=progress, lock_timeout=0)
+        return mem.sync(full=full, progress=progress, lock_timeout=0, retry_vectors=retry_vectors)
     except LockTimeoutError:
         holder = lock_holder(mem.store.path + ".lock")
         who = f"process {holder}" if holder else "another process"
@@ -232,7 +235,7 @@ def _sync_waiting(mem, full: bool, wait: bool, progress=None):
             click.echo(f"Skipped: {who} is updating the index {mem.store.path} right now.", err=True)
             return None
         click.echo(f"Waiting for {who}, which is updating the index {mem.store.path}… (Ctrl-C to stop)", err=True)
-        return mem.sync(full=full, progress=progress, lock_timeout=None)
+        return mem.sync(full=full, progress=progress, lock_timeout=None, retry_vectors=retry_vectors)
 
 
 def _index(obj: _Ctx, full: bool, as_json: bool, wait: bool = True) -> None:
@@ -245,7 +248,7 @@ def _index(obj: _Ctx, full: bool, as_json: bool, wait: bool = True) -> None:
                            f"{mem.fallback['from']} keeps failing.", err=True)
         bar = Progress("indexing")
         try:
-            report = _sync_waiting(mem, full, wait, bar)
+            report = _sync_waiting(mem, full, wait, bar, retry_vectors=True)
         finally:
             bar.finish()
         if report is None:
@@ -406,7 +409,9 @@ def status(obj: _Ctx, as_json: bool) -> None:
         ("workspace", st["workspace"] + ("" if st["workspaceExists"] else "  (missing: run `mnemoclaw init`)")),
         ("config", st["config"] or "(none; defaults)"),
         ("index", st["index"]),
-        ("files / chunks", f"{st['files']} / {st['chunks']} ({st['vectors']} with vectors)"),
+        ("files / chunks", f"{st['files']} / {st['chunks']} ({st['vectors']} with vectors)"
+                           + (f"; {st['vectorsPending']} wait for vectors (keyword only until the provider works)"
+                              if st["vectorsPending"] else "")),
         ("provider / model", f"{st['provider']} / {st['model'] or '-'}"
                              + (f"  at {st['endpoint']}" if st.get("endpoint") else "")),
         ("search mode", st["mode"]),

@@ -89,6 +89,10 @@ class IndexReport:
     reason: str = ""
     seconds: float = 0.0
     deferred: int = 0  # changed files left for a later (background) sync
+    # chunks indexed for keyword search only because the embedding provider failed
+    # (``vectors_error`` says how); a later sync adds their vectors
+    vectors_pending: int = 0
+    vectors_error: str = ""
 
     @property
     def degraded(self) -> bool:
@@ -108,4 +112,6 @@ class IndexReport:
             "reason": self.reason,
             "seconds": round(self.seconds, 3),
             "deferred": self.deferred,
+            "vectorsPending": self.vectors_pending,
+            "vectorsError": self.vectors_error or None,
         }

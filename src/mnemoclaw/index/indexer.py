@@ -48,6 +48,9 @@ SCHEMA_FINGERPRINT = 1
 # A transcript that grew by less than the delta thresholds is indexed anyway once it
 # has been quiet this long, so the end of a short session becomes searchable too.
 SESSION_IDLE_SECONDS = 60.0
+# After the provider failed to embed the chunks that were indexed without vectors, a
+# process tries again only after this long (an explicit `mnemoclaw index` always tries).
+VECTOR_RETRY_SECONDS = 300.0
 
 
 @dataclass(frozen=True)
@@ -114,6 +117,8 @@ class Indexer:
         self.model = provider.model if provider else KEYWORD_ONLY_MODEL
         self.fingerprint, self.fingerprint_text = spec.fingerprint(provider)
         self.failed: dict[str, tuple[int, int]] = {}  # path -> (mtime_ns, size) that failed to read
+        self._no_vectors: str | None = None  # during a sync: why the provider is not asked
+        self._vectors_retry_at = 0.0  # monotonic time after which pending vectors are tried again
 
     # -- inspection ---------------------------------------------------------------
     def discover(self, sources: Sequence[str] | None = None) -> list[SourceFile]:
@@ -184,13 +189,27 @@ class Indexer:
 
     # -- sync ---------------------------------------------------------------------
     def sync(self, *, full: bool = False, progress: Progress | None = None, lock_timeout: float | None = None,
-             sources: Sequence[str] | None = None, limit: int | None = None) -> IndexReport:
+             sources: Sequence[str] | None = None, limit: int | None = None,
+             without_vectors: str | None = None, retry_vectors: bool = False) -> IndexReport:
         """Bring the index up to date with the files.
 
         ``sources`` restricts an incremental sync to some sources; ``limit`` processes at
         most that many changed files, newest first, and reports the rest as ``deferred``.
         A full rebuild always covers everything.
+
+        ``without_vectors`` (why: the provider cannot be reached) indexes new chunks for
+        keyword search only, reusing every vector the index or the cache already has; a
+        later sync adds the missing vectors (``retry_vectors``: now, whatever the backoff).
         """
+        self._no_vectors = without_vectors
+        try:
+            return self._sync(full=full, progress=progress, lock_timeout=lock_timeout, sources=sources, limit=limit,
+                              retry_vectors=retry_vectors)
+        finally:
+            self._no_vectors = None
+
+    def _sync(self, *, full: bool, progress: Progress | None, lock_timeout: float | None,
+              sources: Sequence[str] | None, limit: int | None, retry_vectors: bool) -> IndexReport:
         started = time.monotonic()
         ws = Path(self.spec.workspace)
         if not ws.is_dir():
@@ -203,11 +222,17 @@ class Indexer:
                 reason = f"the index file was damaged and was moved to {self.store.recovered}"
                 self.store.recovered = None
             if (full or reason) and has_files:
+                if self._no_vectors is not None:
+                    # a rebuild without vectors would replace a complete index by a lesser one:
+                    # the old index keeps serving until the provider works
+                    raise ProviderError(self._no_vectors)
                 report = self._rebuild(progress, reason or "full rebuild requested")
             else:
                 report = self._sync_into(self.store, self.store, full=full, progress=progress,
                                          sources=sources, limit=limit)
                 report.reason = reason
+            if limit is None and self.provider is not None and self._no_vectors is None:
+                self._add_missing_vectors(report, force=retry_vectors)
             if self.spec.cache_enabled and self.spec.cache_max_entries:
                 self.store.cache_prune(self.spec.cache_max_entries)
         report.seconds = time.monotonic() - started
@@ -316,6 +341,8 @@ class Indexer:
             "vectors_reused": str(int(before.get("vectors_reused", 0)) + report.chunks_reused),
             "vectors_embedded": str(int(before.get("vectors_embedded", 0)) + report.chunks_embedded),
         })
+        if self.provider is not None and (report.vectors_pending or "vectors_pending" in before):
+            self._record_pending(target)
         report.chunks_total = target.counts()["chunks"]
         if not indexed and not plan.new:
             log.info("workspace %s has no memory files yet", self.spec.workspace)
@@ -366,7 +393,9 @@ class Indexer:
         writes = []
         for p in batch:
             vecs = [vectors.get(r.hash) for r in p.rows]
-            if self.provider is not None and any(v is None for v in vecs):
+            if self._no_vectors is not None:
+                report.vectors_pending += sum(v is None for v in vecs)  # keyword-only until the provider works
+            elif self.provider is not None and any(v is None for v in vecs):
                 why = next((errors[r.hash] for r in p.rows if r.hash in errors), "embedding failed")
                 report.failed.append((p.file.path, why))
                 self.failed[p.file.path] = (p.file.mtime_ns, p.file.size)
@@ -392,6 +421,9 @@ class Indexer:
                 found.update(cache_source.cache_get(key, missing))
         todo = [h for h in texts if h not in found]
         report.chunks_reused += len(texts) - len(todo)
+        if self._no_vectors is not None:
+            report.vectors_error = self._no_vectors
+            return found, {}
         fresh: dict[str, np.ndarray] = {}
         errors: dict[str, str] = {}
         dims = target.vector_dims()
@@ -423,6 +455,50 @@ class Indexer:
             target.cache_put(key, fresh)
         found.update(fresh)
         return found, errors
+
+
+    # -- chunks indexed without vectors -----------------------------------------------
+    def _record_pending(self, target: SQLiteStore) -> int:
+        pending = target.count_without_vectors()
+        if pending:
+            target.set_meta({"vectors_pending": str(pending)})
+        else:
+            target.delete_meta(["vectors_pending"])
+        return pending
+
+    def _add_missing_vectors(self, report: IndexReport, *, force: bool) -> None:
+        """Embed the chunks a sync indexed while the provider was down (we hold the write lock)."""
+        assert self.provider is not None
+        if "vectors_pending" not in self.store.meta() or (not force and time.monotonic() < self._vectors_retry_at):
+            return
+        key = CacheKey(self.provider.id, self.provider.model, self.provider.provider_key)
+        size = embed_batch_size(self.provider)
+        while True:
+            rows = self.store.chunks_without_vectors(size)
+            if not rows:
+                break
+            cached = self.store.cache_get(key, [h for _, h, _ in rows]) if self.spec.cache_enabled else {}
+            todo = [(rid, h, text) for rid, h, text in rows if h not in cached]
+            try:
+                mat = np.asarray(self.provider.embed([text for _, _, text in todo]), dtype=np.float32) if todo \
+                    else np.zeros((0, 0), dtype=np.float32)
+                dims = self.store.vector_dims()
+                if todo and (mat.ndim != 2 or mat.shape[0] != len(todo) or not np.all(np.isfinite(mat))
+                             or (dims is not None and mat.shape[1] != dims)):
+                    raise ProviderResponseError(f"{self.provider.id}/{self.provider.model} returned vectors that do "
+                                                "not fit the index (count, dimension or values)")
+            except ProviderError as exc:
+                self._vectors_retry_at = time.monotonic() + VECTOR_RETRY_SECONDS
+                report.vectors_error = str(exc)
+                log.warning("the chunks indexed without vectors still wait for them: %s", exc)
+                break
+            fresh = {h: v for (_, h, _), v in zip(todo, mat)}
+            if fresh and self.spec.cache_enabled:
+                self.store.cache_put(key, fresh)
+            self.store.add_vectors([(rid, cached[h] if h in cached else fresh[h]) for rid, h, _ in rows])
+            report.chunks_embedded += len(fresh)
+            report.chunks_reused += len(rows) - len(fresh)
+        report.vectors_pending = self._record_pending(self.store)
 
 
 def embed_batch_size(provider: EmbeddingProvider | None) -> int:

@@ -261,6 +261,39 @@ class SQLiteStore:
     def _set_meta(self, items: dict[str, str]) -> None:
         self.conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", list(items.items()))
 
+    def delete_meta(self, keys: Iterable[str]) -> None:
+        keys = list(keys)
+        with self.transaction():
+            self.conn.executemany("DELETE FROM meta WHERE key = ?", [(k,) for k in keys])
+
+    # -- chunks indexed without vectors (the provider was down) ------------------
+    def chunks_without_vectors(self, limit: int) -> list[tuple[int, str, str]]:
+        """(rowid, chunk hash, text) of chunks that have no vector yet."""
+        return self.conn.execute(
+            "SELECT rowid, hash, text FROM chunks WHERE embedding IS NULL ORDER BY rowid LIMIT ?", (limit,))
+
+    def count_without_vectors(self) -> int:
+        return self.conn.one("SELECT count(*) FROM chunks WHERE embedding IS NULL")[0]
+
+    def add_vectors(self, items: Sequence[tuple[int, np.ndarray]]) -> None:
+        """Give chunks that were indexed without a vector their vector."""
+        if not items:
+            return
+        rows = [(to_blob(v), rid) for rid, v in items]
+        try:
+            with self.transaction():
+                if self.vec_loaded and self._vec_stale():
+                    self._rebuild_vec_table()
+                self._ensure_vec_table(len(items[0][1]))
+                self.conn.executemany("UPDATE chunks SET embedding = ? WHERE rowid = ? AND embedding IS NULL", rows)
+                if self.vec_loaded:
+                    self.conn.executemany("INSERT INTO chunks_vec(rowid, embedding) VALUES (?, ?)",
+                                          [(rid, blob) for blob, rid in rows])
+                elif self._vec_table_exists():
+                    self._set_meta({"vec_stale": "1"})
+        except self.driver.error as exc:
+            raise self._translate(exc, "write to") from exc
+
     # -- vectors table ----------------------------------------------------------
     def _vec_table_exists(self) -> bool:
         return self.conn.one("SELECT 1 FROM sqlite_master WHERE name='chunks_vec'") is not None
