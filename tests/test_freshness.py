@@ -198,3 +198,65 @@ def test_zero_debounce_still_works(workspace, make_memory, debounce):
     time.sleep(0.2)
     write(workspace / "memory" / "z.md", "- zero debounce zebra")
     assert _wait(lambda: _paths(mem, "zebra"))
+
+
+class SlowEmbedder(HashEmbedder):
+    """The hash embedder at the pace of a real model on a busy laptop."""
+
+    def embed(self, texts, *, query: bool = False):
+        if not query:
+            time.sleep(0.002 * len(texts))
+        return super().embed(texts, query=query)
+
+
+def test_a_search_during_the_first_index_says_it_is_partial(workspace, make_memory):
+    """The first MCP search on a fresh state used to return [] with only a log line blaming
+    "another process": the agent then reported that memory held nothing."""
+    for i in range(600):
+        write(workspace / "memory" / f"2026-01-{i % 28 + 1:02d}-n{i:03d}.md", f"- note {i}: the walrus {i} sings\n")
+    mem = make_memory(workspace, provider=SlowEmbedder())
+    mem.start_background()  # the session-start sync of a long-running server
+    deadline = time.monotonic() + 20
+    out = mem.memory_search("walrus")
+    while "indexing" not in out and time.monotonic() < deadline:
+        out = mem.memory_search("walrus")
+    assert "indexing" in out, out
+    state = out["indexing"]
+    assert state["by"] == "this process" and 0 <= state["filesDone"] < state["filesTotal"] <= 600
+    assert "still being indexed" in out["warning"] and "not that nothing is there" in out["warning"]
+    assert mem.background.wait_idle(60)
+    out = mem.memory_search("walrus 599")
+    assert "indexing" not in out and "warning" not in out and out["results"]
+    assert mem.status()["indexing"] is None
+
+
+def test_another_process_building_the_index_is_named_with_its_progress(workspace, tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    from mnemoclaw.api import Memory
+    from mnemoclaw.config import load_settings
+
+    for i in range(6000):
+        write(workspace / "memory" / f"n{i:05d}.md", f"- note {i} about the harbour\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "MNEMOCLAW_PROVIDER": "none"}
+    proc = subprocess.Popen([sys.executable, "-m", "mnemoclaw.cli", "--workspace", str(workspace), "--state-dir",
+                             str(tmp_path / "state"), "index"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    seen = None
+    settings = load_settings(workspace=workspace, state_dir=tmp_path / "state", config={}, env={},
+                             overrides={"provider": "none"})
+    try:
+        deadline = time.monotonic() + 60
+        while seen is None and proc.poll() is None and time.monotonic() < deadline:
+            if (tmp_path / "state" / "memory" / "main.sqlite").exists():
+                with Memory(settings, background=False) as mem:
+                    seen = mem.indexing()
+            time.sleep(0.02)
+    finally:
+        proc.wait(60)
+    assert seen is not None and seen["by"] == f"process {proc.pid}" and seen["filesTotal"] == 6000
+    with Memory(settings, background=False) as mem:
+        assert mem.indexing() is None  # finished: nothing is announced any more

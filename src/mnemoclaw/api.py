@@ -30,6 +30,7 @@ from .index.background import BackgroundSync
 from .index.indexer import Indexer, IndexSpec, Progress
 from .index.watcher import Watcher
 from .search.searcher import QueryOptions, Searcher, ranking_summary
+from .store.lock import lock_busy, lock_holder
 from .store.sqlite import SQLiteStore
 from .text.tokenize import TOKENIZER_ID, keyword_query
 from .types import Hit, IndexReport
@@ -173,6 +174,7 @@ class Memory:
         self.sync_error: str | None = None  # why the last search-triggered sync failed
         self.vectors_error: str | None = None  # why new chunks were indexed without vectors
         self._query_embedding_off_until = 0.0
+        self._left_over: tuple[int, int] | None = None  # (files done, files changed) by the last inline sync
         self.allow_background = background
         # called with (report, reasons) after each background sync
         self.sync_listeners: list[Callable[[IndexReport, set[str]], None]] = []
@@ -354,10 +356,13 @@ class Memory:
             report = self.sync(lock_timeout=SEARCH_LOCK_WAIT, sources=("memory",), limit=INLINE_SYNC_FILES,
                                fallback_now=False)
             if report.deferred:
+                self._left_over = (report.added + report.changed, report.added + report.changed + report.deferred)
                 self.request_sync("search")
         except LockTimeoutError:
             # another writer (perhaps a long rebuild) is bringing the index up to date
-            log.info("index busy in another process; searching the last committed state")
+            holder = lock_holder(self.store.path + ".lock")
+            who = "this process's background sync" if holder == os.getpid() else f"process {holder or '?'}"
+            log.info("%s is updating the index; searching the last committed state", who)
         except WorkspaceError:
             raise
         except ProviderError as exc:
@@ -458,6 +463,7 @@ class Memory:
     ) -> list[Hit]:
         if not self.settings.memory_search["enabled"]:
             raise MnemoclawError("memory search is disabled (agents.defaults.memorySearch.enabled is false)")
+        self._left_over = None
         if sync:
             self._sync_if_dirty()
         sources = self.indexer.spec.sources
@@ -481,6 +487,23 @@ class Memory:
             self.store.recover(str(exc))
             self.sync()
             return self.searcher.search(query, **kwargs).hits
+
+    def indexing(self) -> dict[str, Any] | None:
+        """The sync or rebuild under way right now, in this process or another, and how far it is."""
+        raw = self.store.meta().get("indexing")
+        if raw and lock_busy(self.store.path + ".lock"):
+            try:
+                info = json.loads(raw)
+                pid = int(info.get("pid") or 0)
+                return {"kind": str(info.get("kind") or "sync"), "filesDone": int(info["done"]),
+                        "filesTotal": int(info["total"]), "by": "this process" if pid == os.getpid()
+                        else f"process {pid}"}
+            except (ValueError, KeyError, TypeError):
+                return None
+        if self._left_over is not None:  # this search indexed the newest files; the rest is on its way
+            done, total = self._left_over
+            return {"kind": "sync", "filesDone": done, "filesTotal": total, "by": "this process"}
+        return None
 
     def _citations_on(self) -> bool:
         return self.settings.memory["citations"] != "off"
@@ -529,6 +552,17 @@ class Memory:
             "mode": mode or self.searcher.default_mode(),
         }
         warnings = []
+        state = self.indexing()
+        if state is not None:
+            out["indexing"] = state
+            done, total = state["filesDone"], state["filesTotal"]
+            if state["kind"] == "rebuild":
+                warnings.append(f"the index is being rebuilt ({done} of {total} files); until that is done the "
+                                "results come from the previous index")
+            else:
+                warnings.append(f"memory is still being indexed ({done} of {total} changed files so far), so these "
+                                "results may be incomplete: if nothing relevant is found, say that memory is still "
+                                "loading and search again shortly, not that nothing is there")
         if self.sync_error:
             warnings.append(f"the index could not be updated ({self.sync_error}); results may miss recent notes")
         if self.vectors_error:
@@ -632,6 +666,7 @@ class Memory:
             "lastSync": float(meta["last_sync"]) if "last_sync" in meta else None,
             "warnings": list(self.settings.warnings),
         }
+        out["indexing"] = self.indexing()
         bg = self._background
         out["background"] = {
             "watching": self._watcher.mode if self._watcher else "off",

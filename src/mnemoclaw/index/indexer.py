@@ -26,7 +26,7 @@ import numpy as np
 
 from ..embeddings.base import EmbeddingProvider
 from ..embeddings.http import ProviderResponseError
-from ..errors import LockTimeoutError, ProviderError, WorkspaceError
+from ..errors import LockTimeoutError, ProviderError, StoreError, WorkspaceError
 from ..markdown.chunker import chunk_markdown, text_hash
 from ..sessions.transcript import parse_transcript
 from ..store.base import CacheKey, FileWrite
@@ -51,6 +51,8 @@ SESSION_IDLE_SECONDS = 60.0
 # After the provider failed to embed the chunks that were indexed without vectors, a
 # process tries again only after this long (an explicit `mnemoclaw index` always tries).
 VECTOR_RETRY_SECONDS = 300.0
+# How often a sync records its progress for searchers (``meta.indexing``).
+INDEXING_NOTE_EVERY = 0.5
 
 
 @dataclass(frozen=True)
@@ -226,10 +228,18 @@ class Indexer:
                     # a rebuild without vectors would replace a complete index by a lesser one:
                     # the old index keeps serving until the provider works
                     raise ProviderError(self._no_vectors)
-                report = self._rebuild(progress, reason or "full rebuild requested")
+                try:
+                    report = self._rebuild(self._announce(progress, "rebuild"), reason or "full rebuild requested")
+                finally:
+                    self._end_announce()
             else:
-                report = self._sync_into(self.store, self.store, full=full, progress=progress,
-                                         sources=sources, limit=limit)
+                try:
+                    # a search's own small inline sync is not announced: that search is the one waiting
+                    announce = self._announce(progress, "sync") if limit is None else progress
+                    report = self._sync_into(self.store, self.store, full=full, progress=announce,
+                                             sources=sources, limit=limit)
+                finally:
+                    self._end_announce()
                 report.reason = reason
             if limit is None and self.provider is not None and self._no_vectors is None:
                 self._add_missing_vectors(report, force=retry_vectors)
@@ -245,6 +255,34 @@ class Indexer:
                 _remove_stale_builds(self.store.path)
         except (LockTimeoutError, OSError):
             pass
+
+    def _announce(self, progress: Progress | None, kind: str) -> Callable[[int, int], None]:
+        """A progress callback that also tells other searchers (in this process or another)
+        how far the index is: ``meta.indexing`` in the index, while the write lock is held."""
+        last = [0.0]
+        started = time.time()
+
+        def report(done: int, total: int) -> None:
+            if progress:
+                progress(done, total)
+            now = time.monotonic()
+            if total <= 0 or (done not in (0, total) and now - last[0] < INDEXING_NOTE_EVERY):
+                return
+            last[0] = now
+            try:
+                self.store.set_meta({"indexing": json.dumps({"done": done, "total": total, "pid": os.getpid(),
+                                                             "kind": kind, "startedAt": started})})
+            except StoreError as exc:  # a full disk, say: the sync itself will say so
+                log.debug("could not record indexing progress: %s", exc)
+
+        return report
+
+    def _end_announce(self) -> None:
+        if "indexing" in self.store.meta():
+            try:
+                self.store.delete_meta(["indexing"])
+            except StoreError as exc:
+                log.debug("could not clear indexing progress: %s", exc)
 
     def _rebuild(self, progress: Progress | None, reason: str) -> IndexReport:
         build_path = f"{self.store.path}.rebuild-{os.getpid()}.tmp"

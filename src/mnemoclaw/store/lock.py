@@ -29,6 +29,24 @@ def lock_holder(path: str) -> int | None:
         return None
 
 
+def lock_busy(path: str) -> bool:
+    """Whether some process (this one included) holds the lock at ``path``. Writes nothing,
+    so it works on a read-only state directory too."""
+    if fcntl is None:
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False  # no lock file: nobody has written yet
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return False
+    except OSError as exc:
+        return exc.errno in (errno.EAGAIN, errno.EACCES)
+    finally:
+        os.close(fd)  # releases the shared lock, if it was taken
+
+
 @contextmanager
 def file_lock(path: str, timeout: float | None = None, what: str = "the index") -> Iterator[None]:
     """Hold an exclusive lock on ``path``; wait up to ``timeout`` seconds (None: forever)."""
