@@ -25,7 +25,15 @@ from typing import Any
 from .config import Settings, load_settings
 from .embeddings.base import AUTO_REMOTE_ORDER, EmbeddingProvider, create_provider
 from .embeddings.http import ProviderResponseError
-from .errors import IndexCorruptError, LockTimeoutError, MnemoclawError, PathDeniedError, ProviderError, WorkspaceError
+from .errors import (
+    IndexCorruptError,
+    LockTimeoutError,
+    MnemoclawError,
+    PathDeniedError,
+    ProviderError,
+    ReadOnlyError,
+    WorkspaceError,
+)
 from .index.background import BackgroundSync
 from .index.indexer import Indexer, IndexSpec, Progress
 from .index.watcher import Watcher
@@ -307,6 +315,10 @@ class Memory:
         fallback, index for keyword search only and add the vectors later
         (``retry_vectors``: try the chunks waiting for vectors now)."""
         kwargs = dict(full=full, progress=progress, lock_timeout=lock_timeout, sources=sources, limit=limit)
+        if self.store.read_only:
+            raise ReadOnlyError(f"the index {self.store.path} is read-only (its directory or file cannot be "
+                                "written), so it cannot be synced; search and get still answer from it. "
+                                "Give a writable --state-dir to index")
         try:
             report = self.indexer.sync(**kwargs, retry_vectors=retry_vectors)  # type: ignore[arg-type]
         except ProviderError as exc:
@@ -342,7 +354,7 @@ class Memory:
         change, transcripts) goes to the background writer while the search answers
         from the last committed index.
         """
-        if not self.settings.memory_search["sync"]["onSearch"]:
+        if not self.settings.memory_search["sync"]["onSearch"] or self.store.read_only:
             return
         dirty = self.indexer.dirty_sources()
         if "sessions" in dirty:
@@ -389,7 +401,7 @@ class Memory:
 
     def request_sync(self, reason: str) -> None:
         """Sync soon in the background writer; returns at once."""
-        if self.allow_background:
+        if self.allow_background and not self.store.read_only:
             self.background.request(reason)
 
     def _background_failed(self, exc: Exception) -> None:
@@ -411,6 +423,9 @@ class Memory:
 
     def watch(self, *, debounce_ms: int | None = None, polling: bool | None = None) -> Watcher:
         """Watch the memory files; changes are synced in the background after the debounce."""
+        if self.store.read_only:
+            raise ReadOnlyError(f"the index {self.store.path} is read-only, so it cannot be kept fresh; "
+                                "give a writable --state-dir to watch")
         if self._watcher is None:
             sync = self.settings.memory_search["sync"]
             self._watcher = Watcher(
@@ -426,6 +441,8 @@ class Memory:
     def start_background(self, *, watch: bool | None = None) -> "Memory":
         """Everything a long-running process wants: session-start sync, watcher, interval sync."""
         sync = self.settings.memory_search["sync"]
+        if self.store.read_only:
+            return self  # served as it is: nothing to keep fresh
         self.start_session()
         if sync["watch"] if watch is None else watch:
             self.watch()
@@ -552,6 +569,11 @@ class Memory:
             "mode": mode or self.searcher.default_mode(),
         }
         warnings = []
+        if self.store.read_only:
+            synced = self.store.meta().get("last_sync")
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(synced))) if synced else "an unknown time"
+            warnings.append(f"the index is read-only and was not updated: these results are as of its last sync "
+                            f"({when}); notes written since then are not in it")
         state = self.indexing()
         if state is not None:
             out["indexing"] = state
@@ -661,6 +683,7 @@ class Memory:
             "extraPaths": [str(p) for p in self.settings.extra_paths()],
             "vectorsPending": int(meta.get("vectors_pending", 0)),
             "vectorsError": self.vectors_error,
+            "readOnly": self.store.read_only,
             "fingerprint": meta.get("fingerprint"),
             "fingerprintCurrent": self.indexer.fingerprint,
             "lastSync": float(meta["last_sync"]) if "last_sync" in meta else None,

@@ -342,6 +342,11 @@ def _print_results(result: dict[str, Any]) -> None:
     if result.get("disabled"):
         click.echo(f"Search unavailable: {result['error']}\n  {result['action']}", err=True)
         return
+    if result.get("error"):
+        click.echo(f"Not searched: {result['error']}; {result.get('action', '')}", err=True)
+        return
+    if result.get("warning"):
+        click.echo(f"Note: {result['warning']}", err=True)
     if not result["results"]:
         click.echo("No results.")
         return
@@ -421,7 +426,7 @@ def status(obj: _Ctx, as_json: bool) -> None:
         ("fts tokenizer", st["ftsTokenizer"]),
         ("embedding cache", _cache_line(st["cache"])),
         ("fingerprint", st["fingerprint"] or "(not indexed yet)"),
-        ("state", "dirty (run `mnemoclaw index`)" if st.get("dirty") else "clean"),
+        ("state", _state_line(st)),
     ]
     if st.get("fallback"):
         fb = st["fallback"]
@@ -436,6 +441,16 @@ def status(obj: _Ctx, as_json: bool) -> None:
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
         click.echo(f"{k.ljust(width)}  {v}")
+
+
+def _state_line(st: dict[str, Any]) -> str:
+    if st.get("readOnly"):
+        return ("READ-ONLY: served as it is, never synced" + ("; files changed since its last sync are not in it"
+                                                              if st.get("dirty") else ""))
+    if st.get("indexing"):
+        i = st["indexing"]
+        return f"{i['kind']} under way by {i['by']}: {i['filesDone']} of {i['filesTotal']} files"
+    return "dirty (run `mnemoclaw index`)" if st.get("dirty") else "clean"
 
 
 def _cache_line(cache: dict[str, Any]) -> str:

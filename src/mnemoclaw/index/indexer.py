@@ -250,6 +250,8 @@ class Indexer:
 
     def remove_stale_builds(self) -> None:
         """Delete rebuild databases a crashed process left behind, unless a writer is busy."""
+        if self.store.read_only:
+            return
         try:
             with self.store.write_lock(0):
                 _remove_stale_builds(self.store.path)

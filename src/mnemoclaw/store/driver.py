@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import urllib.parse
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -66,21 +67,29 @@ class Driver:
     sqlite_version: str
     can_load_extensions: bool
 
-    def connect(self, path: str, *, busy_timeout_ms: int = 30_000, readonly: bool = False) -> Connection:
+    def connect(self, path: str, *, busy_timeout_ms: int = 30_000, readonly: bool = False,
+                immutable: bool = False) -> Connection:
+        """``readonly``: never write (the file or its directory is read-only); ``immutable``
+        too: the file is promised not to change, so no lock or ``-shm`` file is needed
+        (a read-only directory without one)."""
+        uri = None
+        if readonly or immutable:
+            uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + ("?immutable=1" if immutable else "?mode=ro")
         if self.name == "apsw":
-            flags = self.module.SQLITE_OPEN_READONLY if readonly else (
+            flags = self.module.SQLITE_OPEN_READONLY if uri else (
                 self.module.SQLITE_OPEN_READWRITE | self.module.SQLITE_OPEN_CREATE
             )
-            raw = self.module.Connection(path, flags=flags)
+            if uri:
+                flags |= self.module.SQLITE_OPEN_URI
+            raw = self.module.Connection(uri or path, flags=flags)
             raw.set_busy_timeout(busy_timeout_ms)
         else:
-            target = f"file:{path}?mode=ro" if readonly else path
             raw = self.module.connect(
-                target,
+                uri or path,
                 timeout=busy_timeout_ms / 1000,
                 isolation_level=None,
                 check_same_thread=False,
-                uri=readonly,
+                uri=uri is not None,
             )
         return Connection(self, raw)
 

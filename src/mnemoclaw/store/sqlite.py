@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import IndexCorruptError, StoreError
+from ..errors import IndexCorruptError, ReadOnlyError, StoreError
 from ..search import bm25
 from ..text.tokenize import KeywordQuery, fts_document
 from ..types import ChunkRow, FileRecord, StoredChunk
@@ -102,6 +102,19 @@ WARM_AFTER = 3
 RESCORE_DEPTH = 2
 
 
+def _read_only(path: str) -> bool:
+    """The index cannot be written: its file, or the directory that must hold it (and its
+    -wal, -shm and lock files), refuses writes. Checked with access(2), which also sees a
+    read-only mount for root."""
+    parent = os.path.dirname(os.path.abspath(path))
+    probe = parent
+    while not os.path.exists(probe):  # the directory is made on first use
+        probe = os.path.dirname(probe)
+    if not os.access(probe, os.W_OK):
+        return True
+    return os.path.exists(path) and not os.access(path, os.W_OK)
+
+
 def _chunked(seq: Sequence[Any], n: int = _IN_BATCH) -> Iterator[Sequence[Any]]:
     for i in range(0, len(seq), n):
         yield seq[i : i + n]
@@ -133,11 +146,20 @@ class SQLiteStore:
         self._meta_cache: tuple[Any, ...] | None = None
         self._own_writes = 0
         parent = os.path.dirname(os.path.abspath(path))
-        os.makedirs(parent, exist_ok=True)
+        self.read_only = _read_only(path)  # a mounted backup, a locked-down machine: serve, never write
+        if self.read_only:
+            if not os.path.exists(path):
+                raise ReadOnlyError(f"there is no index at {path} and its directory is read-only, so none can be "
+                                    "made; give a writable --state-dir (or store.path) and run `mnemoclaw index`")
+            log.info("index %s is read-only: serving it as it is, without syncing", path)
+        else:
+            os.makedirs(parent, exist_ok=True)
         self._durable = durable
         try:
             self._open(durable)
         except IndexCorruptError as exc:
+            if self.read_only:
+                raise
             with self.write_lock(timeout=60):
                 self._quarantine(str(exc))
             self._open(durable)
@@ -153,9 +175,23 @@ class SQLiteStore:
         self._open(self._durable)
 
     # -- opening ----------------------------------------------------------------
+    def _connect_read_only(self) -> Connection:
+        conn = self.driver.connect(self.path, busy_timeout_ms=self.busy_timeout_ms, readonly=True)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master")
+            return conn
+        except self.driver.error:
+            # a WAL index needs its -shm file, which a read-only directory cannot get: the file
+            # cannot change under us there, so it is read as immutable
+            conn.close()
+            return self.driver.connect(self.path, busy_timeout_ms=self.busy_timeout_ms, immutable=True)
+
     def _open(self, durable: bool) -> None:
         try:
-            self.conn: Connection = self.driver.connect(self.path, busy_timeout_ms=self.busy_timeout_ms)
+            if self.read_only:
+                self.conn: Connection = self._connect_read_only()
+            else:
+                self.conn = self.driver.connect(self.path, busy_timeout_ms=self.busy_timeout_ms)
             self.vec_loaded = False
             if self.choice.vec_path:
                 try:
@@ -163,7 +199,9 @@ class SQLiteStore:
                     self.vec_loaded = True
                 except self.driver.error as exc:
                     log.warning("could not load sqlite-vec (%s); using numpy vectors", exc)
-            if durable:
+            if self.read_only:
+                pass
+            elif durable:
                 mode = self.conn.one("PRAGMA journal_mode=WAL")
                 if mode and str(mode[0]).lower() != "wal":
                     log.warning("index %s could not use WAL (journal mode %s): readers may wait for writers",
@@ -174,8 +212,11 @@ class SQLiteStore:
                 self.conn.execute("PRAGMA synchronous=OFF")
             self.conn.execute("PRAGMA temp_store=MEMORY")
             self.conn.execute("SELECT count(*) FROM sqlite_master")
-            self._migrate()
-            self._repair_vectors()
+            if self.read_only:
+                self._check_schema_read_only()
+            else:
+                self._migrate()
+                self._repair_vectors()
         except self.driver.error as exc:
             self._close_quietly()
             if self.driver.is_corrupt(exc):
@@ -200,6 +241,16 @@ class SQLiteStore:
                 os.replace(self.path + suffix, aside + suffix)
         log.warning("%s; moved to %s, rebuilding from the Markdown files", why, aside)
         self.recovered = aside
+
+    def _check_schema_read_only(self) -> None:
+        try:
+            done = {r[0] for r in self.conn.execute("SELECT name FROM schema_migrations")}
+        except self.driver.error:
+            done = set()
+        missing = [name for name, _ in MIGRATIONS if name not in done]
+        if missing or done - {name for name, _ in MIGRATIONS}:
+            raise StoreError(f"index {self.path} is read-only and was written by another version of mnemoclaw "
+                             "(its schema cannot be upgraded here); copy it somewhere writable or rebuild it")
 
     def _migrate(self) -> None:
         self.conn.execute(
@@ -243,6 +294,9 @@ class SQLiteStore:
 
     @contextmanager
     def write_lock(self, timeout: float | None = None) -> Iterator[None]:
+        if self.read_only:
+            raise ReadOnlyError(f"index {self.path} is read-only (its directory or file cannot be written): it is "
+                                "served as it is, and indexing needs a writable --state-dir")
         with file_lock(self.path + ".lock", timeout, what=f"index {self.path}"):
             yield
 
