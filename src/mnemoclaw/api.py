@@ -22,6 +22,7 @@ from datetime import datetime
 from collections.abc import Callable
 from typing import Any
 
+from .atomic import write_atomic
 from .config import Settings, load_settings
 from .embeddings.base import AUTO_REMOTE_ORDER, EmbeddingProvider, create_provider
 from .embeddings.http import ProviderResponseError
@@ -98,8 +99,9 @@ def _models_providers(settings: Settings) -> dict[str, dict[str, Any]]:
 def build_provider(name: str, settings: Settings) -> EmbeddingProvider:
     """Provider ``name`` with the memorySearch settings (and ``models.providers.<name>``)."""
     ms = dict(settings.memory_search)
-    if name == "local" and not ms["local"].get("modelCacheDir"):
-        ms["local"] = {**ms["local"], "modelCacheDir": str(settings.state_dir / "cache")}
+    if name == "local":
+        cache = settings.model_cache_dir
+        ms["local"] = {**ms["local"], "modelCacheDir": str(cache) if cache else None}
     ms["_providerSettings"] = _models_providers(settings).get(name, {})
     return create_provider(name, ms)
 
@@ -316,9 +318,10 @@ class Memory:
         (``retry_vectors``: try the chunks waiting for vectors now)."""
         kwargs = dict(full=full, progress=progress, lock_timeout=lock_timeout, sources=sources, limit=limit)
         if self.store.read_only:
-            raise ReadOnlyError(f"the index {self.store.path} is read-only (its directory or file cannot be "
-                                "written), so it cannot be synced; search and get still answer from it. "
-                                "Give a writable --state-dir to index")
+            fix = ("free some space, then run `mnemoclaw index`" if self.store.read_only_why == "the disk is full"
+                   else "give a writable --state-dir to index")
+            raise ReadOnlyError(f"the index {self.store.path} cannot be written ({self.store.read_only_why}), so "
+                                f"it was not synced; search and get still answer from it as it is. To sync, {fix}")
         try:
             report = self.indexer.sync(**kwargs, retry_vectors=retry_vectors)  # type: ignore[arg-type]
         except ProviderError as exc:
@@ -424,8 +427,8 @@ class Memory:
     def watch(self, *, debounce_ms: int | None = None, polling: bool | None = None) -> Watcher:
         """Watch the memory files; changes are synced in the background after the debounce."""
         if self.store.read_only:
-            raise ReadOnlyError(f"the index {self.store.path} is read-only, so it cannot be kept fresh; "
-                                "give a writable --state-dir to watch")
+            raise ReadOnlyError(f"the index {self.store.path} cannot be written ({self.store.read_only_why}), so "
+                                "it cannot be kept fresh")
         if self._watcher is None:
             sync = self.settings.memory_search["sync"]
             self._watcher = Watcher(
@@ -572,8 +575,8 @@ class Memory:
         if self.store.read_only:
             synced = self.store.meta().get("last_sync")
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(synced))) if synced else "an unknown time"
-            warnings.append(f"the index is read-only and was not updated: these results are as of its last sync "
-                            f"({when}); notes written since then are not in it")
+            warnings.append(f"the index was not updated ({self.store.read_only_why}): these results are as of its "
+                            f"last sync ({when}); notes written since then are not in it")
         state = self.indexing()
         if state is not None:
             out["indexing"] = state
@@ -672,6 +675,7 @@ class Memory:
             "endpoint": getattr(self.provider, "endpoint", None),  # never the key
             "fallback": self.fallback,
             "cache": _cache_status(self.settings, meta, counts["cacheEntries"]),
+            "modelCache": _model_cache_status(self.provider),
             "mode": self.searcher.default_mode() if self.vectors_usable() or self.provider is None else "keyword",
             "fusion": self.searcher.options.fusion,
             "ranking": ranking_summary(self.searcher.options),
@@ -683,7 +687,7 @@ class Memory:
             "extraPaths": [str(p) for p in self.settings.extra_paths()],
             "vectorsPending": int(meta.get("vectors_pending", 0)),
             "vectorsError": self.vectors_error,
-            "readOnly": self.store.read_only,
+            "indexReadOnly": self.store.read_only_why if self.store.read_only else None,
             "fingerprint": meta.get("fingerprint"),
             "fingerprintCurrent": self.indexer.fingerprint,
             "lastSync": float(meta["last_sync"]) if "last_sync" in meta else None,
@@ -719,11 +723,26 @@ def _cache_status(settings: Settings, meta: dict[str, str], entries: int) -> dic
     }
 
 
+def _model_cache_status(provider: EmbeddingProvider | None) -> dict[str, Any] | None:
+    """The bundled model's cache file: where, how big (``None`` for other providers)."""
+    if getattr(provider, "id", None) != "local" or not hasattr(provider, "cache_dir"):
+        return None
+    folder = getattr(provider, "cache_dir", None)
+    if not folder:
+        return {"path": None, "bytes": 0, "note": "off (local.modelCacheDir / MNEMOCLAW_MODEL_CACHE)"}
+    size = 0
+    try:
+        size = sum(e.stat().st_size for e in os.scandir(folder) if e.name.endswith(".pickle"))
+    except OSError:
+        pass
+    return {"path": folder, "bytes": size}
+
+
 def _write_json_atomic(path: str, data: Any) -> None:
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh)
-    os.replace(tmp, path)
+    try:
+        write_atomic(path, json.dumps(data))
+    except OSError as exc:  # the switch holds for this process; the next one tries the primary again
+        log.warning("could not record the provider fallback in %s: %s", path, exc)
 
 
 def _as_int(name: str, value: Any, lo: int, hi: int) -> int:

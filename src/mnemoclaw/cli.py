@@ -425,6 +425,9 @@ def status(obj: _Ctx, as_json: bool) -> None:
         ("sqlite", st["sqlite"]),
         ("fts tokenizer", st["ftsTokenizer"]),
         ("embedding cache", _cache_line(st["cache"])),
+        *([("model cache", f"{mc['path']} ({mc['bytes'] / 1e6:.0f} MB; local.modelCacheDir or "
+                           "MNEMOCLAW_MODEL_CACHE moves it, \"off\" turns it off)" if mc["path"] else mc["note"])]
+          if (mc := st.get("modelCache")) else []),
         ("fingerprint", st["fingerprint"] or "(not indexed yet)"),
         ("state", _state_line(st)),
     ]
@@ -444,9 +447,9 @@ def status(obj: _Ctx, as_json: bool) -> None:
 
 
 def _state_line(st: dict[str, Any]) -> str:
-    if st.get("readOnly"):
-        return ("READ-ONLY: served as it is, never synced" + ("; files changed since its last sync are not in it"
-                                                              if st.get("dirty") else ""))
+    if st.get("indexReadOnly"):
+        return (f"READ-ONLY ({st['indexReadOnly']}): served as it is, not synced"
+                + ("; files changed since its last sync are not in it" if st.get("dirty") else ""))
     if st.get("indexing"):
         i = st["indexing"]
         return f"{i['kind']} under way by {i['by']}: {i['filesDone']} of {i['filesTotal']} files"

@@ -27,6 +27,7 @@ ENV_CONFIG = "MNEMOCLAW_CONFIG"
 ENV_WORKSPACE = "MNEMOCLAW_WORKSPACE"
 ENV_AGENT = "MNEMOCLAW_AGENT"
 ENV_PROVIDER = "MNEMOCLAW_PROVIDER"
+ENV_MODEL_CACHE = "MNEMOCLAW_MODEL_CACHE"  # a directory for the parsed local model, or "off"
 
 DEFAULT_AGENT = "main"
 DEFAULT_STATE_DIR = "~/.mnemoclaw"
@@ -334,6 +335,14 @@ class Settings:
             out.append(f"{qmd_keys} set, but memory.backend is \"builtin\": not used")
         return out
 
+    @property
+    def model_cache_dir(self) -> Path | None:
+        """Where the bundled model's parsed form is kept between processes (``None``: off)."""
+        raw = self.memory_search["local"].get("modelCacheDir")
+        if raw is not None and raw.strip().lower() in ("off", "none", "false", ""):
+            return None
+        return _expand(raw) if raw else self.state_dir / "cache"
+
     def extra_paths(self) -> list[Path]:
         out = []
         for raw in self.memory_search["extraPaths"]:
@@ -428,6 +437,9 @@ def load_settings(
                          f"agents.list[{chosen_id}].memorySearch", warn)
     if env.get(ENV_PROVIDER):
         ms = merge_validated(MEMORY_SEARCH, ms, {"provider": env[ENV_PROVIDER]}, ENV_PROVIDER, warn)
+    if env.get(ENV_MODEL_CACHE):
+        ms = merge_validated(MEMORY_SEARCH, ms, {"local": {"modelCacheDir": env[ENV_MODEL_CACHE]}}, ENV_MODEL_CACHE,
+                             warn)
     if overrides:
         ms = merge_validated(MEMORY_SEARCH, ms, overrides, "overrides", warn)
     if ms["chunking"]["overlap"] >= ms["chunking"]["tokens"]:

@@ -37,6 +37,10 @@ class IndexCorruptError(StoreError):
     """The index file is damaged; it can be rebuilt from the Markdown files."""
 
 
+class DiskFullError(StoreError):
+    """The disk filled up while writing the index; the message says what the index holds."""
+
+
 class LockTimeoutError(StoreError):
     """Another process holds the index's write lock for too long."""
 

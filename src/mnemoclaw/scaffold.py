@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from .atomic import write_atomic
 from .config import ENV_CONFIG, Settings, load_settings
 from .errors import ConfigError
 
@@ -49,12 +50,7 @@ def _set_workspace(config: Path, old: Path, new: Path) -> None:
         )
     m = hits[0]
     value = str(new).replace("\\", "/")
-    tmp = config.with_name(f".{config.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text[: m.start("value")] + value + text[m.end("value"):], "utf-8")
-        os.replace(tmp, config)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_atomic(config, text[: m.start("value")] + value + text[m.end("value"):])
 
 
 def init_workspace(*, workspace: str | os.PathLike[str] | None = None, state_dir: str | os.PathLike[str] | None = None,

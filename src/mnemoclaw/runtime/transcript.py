@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..atomic import write_atomic
 from ..errors import ReadOnlyError
 from ..store.lock import file_lock
 
@@ -81,10 +82,7 @@ class SessionStore:
             data = self.all_meta()
             entry = {**(data.get(session_id) or {}), **changes}
             data[session_id] = entry
-            tmp = self.meta_path.with_suffix(f".json.{os.getpid()}.tmp")
-            with open(tmp, "w", encoding="utf-8") as fh:
-                json.dump(data, fh, ensure_ascii=False, indent=1)
-            os.replace(tmp, self.meta_path)
+            write_atomic(self.meta_path, json.dumps(data, ensure_ascii=False, indent=1))
         return entry
 
     def latest(self) -> str | None:

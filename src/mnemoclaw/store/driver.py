@@ -13,7 +13,7 @@ import importlib
 import logging
 import os
 import urllib.parse
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,27 +25,44 @@ DRIVER_NAMES = ("sqlite3", "pysqlite3", "apsw")
 
 
 class Connection:
-    """A connection with autocommit semantics: transactions only where BEGIN says so."""
+    """A connection with autocommit semantics: transactions only where BEGIN says so.
+
+    ``translate``, when set, turns every error of the SQLite module into the caller's own
+    (a full disk, a damaged page, a busy database): no statement anywhere lets a raw one out.
+    """
 
     def __init__(self, driver: "Driver", raw: Any):
         self.driver = driver
         self.raw = raw
+        self.translate: Callable[[BaseException], BaseException] | None = None
+
+    def _failed(self, exc: BaseException) -> BaseException:
+        return self.translate(exc) if self.translate is not None else exc
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
-        return self.raw.execute(sql, params).fetchall()
+        try:
+            return self.raw.execute(sql, params).fetchall()
+        except self.driver.error as exc:
+            raise self._failed(exc) from exc
 
     def one(self, sql: str, params: Sequence[Any] = ()) -> tuple | None:
         rows = self.execute(sql, params)
         return rows[0] if rows else None
 
     def executemany(self, sql: str, seq: Iterable[Sequence[Any]]) -> None:
-        self.raw.executemany(sql, seq)
+        try:
+            self.raw.executemany(sql, seq)
+        except self.driver.error as exc:
+            raise self._failed(exc) from exc
 
     def script(self, sql: str) -> None:
-        if self.driver.name == "apsw":
-            self.raw.execute(sql)
-        else:
-            self.raw.executescript(sql)
+        try:
+            if self.driver.name == "apsw":
+                self.raw.execute(sql)
+            else:
+                self.raw.executescript(sql)
+        except self.driver.error as exc:
+            raise self._failed(exc) from exc
 
     def last_rowid(self) -> int:
         if self.driver.name == "apsw":
@@ -119,6 +136,11 @@ class Driver:
         if self.name == "apsw":
             return isinstance(exc, self.module.FullError)
         return "database or disk is full" in str(exc).lower()
+
+    def is_io(self, exc: BaseException) -> bool:
+        if self.name == "apsw":
+            return isinstance(exc, self.module.IOError)
+        return "disk i/o error" in str(exc).lower()
 
     @property
     def error(self) -> type[BaseException]:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import IndexCorruptError, ReadOnlyError, StoreError
+from ..errors import DiskFullError, IndexCorruptError, ReadOnlyError, StoreError
 from ..search import bm25
 from ..text.tokenize import KeywordQuery, fts_document
 from ..types import ChunkRow, FileRecord, StoredChunk
@@ -102,6 +102,15 @@ WARM_AFTER = 3
 RESCORE_DEPTH = 2
 
 
+def disk_full(directory: str, room: int = 1 << 20) -> bool:
+    """Less than ``room`` bytes left for us on the disk holding ``directory``."""
+    try:
+        st = os.statvfs(directory)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < room
+
+
 def _read_only(path: str) -> bool:
     """The index cannot be written: its file, or the directory that must hold it (and its
     -wal, -shm and lock files), refuses writes. Checked with access(2), which also sees a
@@ -147,6 +156,7 @@ class SQLiteStore:
         self._own_writes = 0
         parent = os.path.dirname(os.path.abspath(path))
         self.read_only = _read_only(path)  # a mounted backup, a locked-down machine: serve, never write
+        self.read_only_why = "read-only: its directory or file cannot be written"
         if self.read_only:
             if not os.path.exists(path):
                 raise ReadOnlyError(f"there is no index at {path} and its directory is read-only, so none can be "
@@ -162,6 +172,13 @@ class SQLiteStore:
                 raise
             with self.write_lock(timeout=60):
                 self._quarantine(str(exc))
+            self._open(durable)
+        except StoreError:
+            # a full disk cannot even give a WAL index its -shm file: serve what is there
+            if self.read_only or not durable or not os.path.exists(path) or not disk_full(parent):
+                raise
+            self.read_only, self.read_only_why = True, "the disk is full"
+            log.warning("the disk holding %s is full: serving the index as it is, without syncing", path)
             self._open(durable)
 
     def recover(self, why: str) -> None:
@@ -181,9 +198,16 @@ class SQLiteStore:
             conn.execute("SELECT count(*) FROM sqlite_master")
             return conn
         except self.driver.error:
-            # a WAL index needs its -shm file, which a read-only directory cannot get: the file
-            # cannot change under us there, so it is read as immutable
             conn.close()
+            # a WAL index needs its -shm file, which a read-only directory (or a full disk) cannot
+            # give it. With nothing waiting in the -wal, the main file is the whole index, and
+            # reading it as immutable needs no -shm
+            try:
+                wal = os.path.getsize(self.path + "-wal")
+            except OSError:
+                wal = 0
+            if wal:
+                raise
             return self.driver.connect(self.path, busy_timeout_ms=self.busy_timeout_ms, immutable=True)
 
     def _open(self, durable: bool) -> None:
@@ -192,6 +216,7 @@ class SQLiteStore:
                 self.conn: Connection = self._connect_read_only()
             else:
                 self.conn = self.driver.connect(self.path, busy_timeout_ms=self.busy_timeout_ms)
+            self.conn.translate = self._translate
             self.vec_loaded = False
             if self.choice.vec_path:
                 try:
@@ -219,9 +244,10 @@ class SQLiteStore:
                 self._repair_vectors()
         except self.driver.error as exc:
             self._close_quietly()
-            if self.driver.is_corrupt(exc):
-                raise IndexCorruptError(f"index file {self.path} is damaged: {exc}") from exc
-            raise StoreError(f"cannot open index {self.path}: {exc}") from exc
+            translated = self._translate(exc, "open")
+            if type(translated) is StoreError:
+                raise StoreError(f"cannot open index {self.path}: {exc}") from exc
+            raise translated from exc
         except BaseException:
             self._close_quietly()
             raise
@@ -245,7 +271,7 @@ class SQLiteStore:
     def _check_schema_read_only(self) -> None:
         try:
             done = {r[0] for r in self.conn.execute("SELECT name FROM schema_migrations")}
-        except self.driver.error:
+        except StoreError:
             done = set()
         missing = [name for name, _ in MIGRATIONS if name not in done]
         if missing or done - {name for name, _ in MIGRATIONS}:
@@ -295,8 +321,8 @@ class SQLiteStore:
     @contextmanager
     def write_lock(self, timeout: float | None = None) -> Iterator[None]:
         if self.read_only:
-            raise ReadOnlyError(f"index {self.path} is read-only (its directory or file cannot be written): it is "
-                                "served as it is, and indexing needs a writable --state-dir")
+            raise ReadOnlyError(f"index {self.path} cannot be written ({self.read_only_why}): it is served as it "
+                                "is, without syncing")
         with file_lock(self.path + ".lock", timeout, what=f"index {self.path}"):
             yield
 
@@ -464,11 +490,11 @@ class SQLiteStore:
         except self.driver.error as exc:
             raise self._translate(exc, "write to") from exc
 
-    def _translate(self, exc: BaseException, doing: str) -> StoreError:
+    def _translate(self, exc: BaseException, doing: str = "use") -> StoreError:
         if self.driver.is_corrupt(exc):
             return IndexCorruptError(f"index file {self.path} is damaged ({exc}); run `mnemoclaw index --full`")
-        if self.driver.is_full(exc):
-            return StoreError(f"disk full: could not {doing} index {self.path}; the last good index is unchanged")
+        if self.driver.is_full(exc) or (self.driver.is_io(exc) and disk_full(os.path.dirname(self.path))):
+            return DiskFullError(f"disk full: could not {doing} index {self.path}")
         if self.driver.is_busy(exc):
             return StoreError(f"index {self.path} is locked by another process ({exc}); try again")
         return StoreError(f"could not {doing} index {self.path}: {exc}")
@@ -712,7 +738,7 @@ class SQLiteStore:
     def checkpoint(self) -> None:
         try:
             self.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        except self.driver.error as exc:  # a busy reader just delays the checkpoint
+        except StoreError as exc:  # a busy reader just delays the checkpoint
             log.debug("checkpoint skipped: %s", exc)
 
     # -- description ------------------------------------------------------------
