@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from mnemoclaw.errors import StoreError
+from mnemoclaw.markdown.chunker import text_hash
 from mnemoclaw.store.base import CacheKey, FileWrite
 from mnemoclaw.store.sqlite import SQLiteStore
 from mnemoclaw.text.tokenize import keyword_query
@@ -35,7 +36,8 @@ def vec(*xs):
 
 
 def file_write(path, texts, vectors=None, source="memory"):
-    rows = [ChunkRow(f"{path}:{i}", path, source, i + 1, i + 1, f"h{hash(t)}", "m", t) for i, t in enumerate(texts)]
+    # a chunk's hash is the sha256 of its text: the store checks it on every read
+    rows = [ChunkRow(f"{path}:{i}", path, source, i + 1, i + 1, text_hash(t), "m", t) for i, t in enumerate(texts)]
     return FileWrite(FileRecord(path, source, "fh", 1, 1), rows, vectors or [None] * len(rows))
 
 

@@ -40,7 +40,7 @@ from .index.indexer import Indexer, IndexSpec, Progress
 from .index.watcher import Watcher
 from .search.searcher import QueryOptions, Searcher, ranking_summary
 from .store.lock import lock_busy, lock_holder
-from .store.sqlite import SQLiteStore
+from .store.sqlite import SQLiteStore, damage_reason
 from .text.tokenize import TOKENIZER_ID, keyword_query
 from .types import Hit, IndexReport
 from .workspace import append_note, read_lines, resolve_memory_path
@@ -359,7 +359,15 @@ class Memory:
         """
         if not self.settings.memory_search["sync"]["onSearch"] or self.store.read_only:
             return
-        dirty = self.indexer.dirty_sources()
+        if self.store.damaged() is not None:
+            self.request_sync("repair")  # too slow to do before a search; it answers from what is readable
+            return
+        try:
+            dirty = self.indexer.dirty_sources()
+        except IndexCorruptError as exc:
+            self.store.mark_damaged(damage_reason(exc))
+            self.request_sync("repair")
+            return
         if "sessions" in dirty:
             self.request_sync("sessions")
         if "memory" not in dirty:
@@ -486,6 +494,15 @@ class Memory:
         self._left_over = None
         if sync:
             self._sync_if_dirty()
+        try:
+            hits = self._search(query, max_results, min_score, mode)
+        except IndexCorruptError as exc:
+            hits = self._search_damaged(query, max_results, min_score, mode, exc)
+        if self.store.damaged() is not None:
+            self.request_sync("repair")  # a long-running process repairs at once; otherwise the next sync does
+        return hits
+
+    def _search(self, query: str, max_results: int | None, min_score: float | None, mode: str | None) -> list[Hit]:
         sources = self.indexer.spec.sources
         if (mode or self.searcher.default_mode()) != "keyword" and not self.vectors_usable():
             mode = "keyword"  # the index's vectors are from another model (a rebuild is under way)
@@ -494,7 +511,7 @@ class Memory:
         kwargs = dict(max_results=max_results, min_score=min_score, mode=mode,
                       sources=sources if len(sources) > 1 else None)
         try:
-            return self.searcher.search(query, **kwargs).hits
+            return self.searcher.search(query, **kwargs).hits  # type: ignore[arg-type]
         except ProviderError as exc:
             # the query could not be embedded: answer by keyword, and switch provider if configured
             if not isinstance(exc, ProviderResponseError) and self.switch_to_fallback(exc):
@@ -502,11 +519,29 @@ class Memory:
             else:
                 self.sync_error = f"vector search unavailable: {exc}"
                 self._query_embedding_off_until = time.monotonic() + QUERY_EMBEDDING_RETRY_SECONDS
-            return self.searcher.search(query, **{**kwargs, "mode": "keyword"}).hits
-        except IndexCorruptError as exc:
-            self.store.recover(str(exc))
-            self.sync()
-            return self.searcher.search(query, **kwargs).hits
+            return self.searcher.search(query, **{**kwargs, "mode": "keyword"}).hits  # type: ignore[arg-type]
+
+    def _search_damaged(self, query: str, max_results: int | None, min_score: float | None, mode: str | None,
+                        exc: IndexCorruptError) -> list[Hit]:
+        """Damage met while searching: answer from what can still be read (the keyword side
+        or the vector side alone), or else after rebuilding the index from the Markdown."""
+        self.store.mark_damaged(damage_reason(exc))
+        tried = mode or self.searcher.default_mode()
+        for other in ("keyword", "vector"):
+            if other == tried or (other == "vector" and self.provider is None):
+                continue
+            try:
+                return self._search(query, max_results, min_score, other)
+            except IndexCorruptError:
+                continue
+        if self.store.read_only:
+            return []
+        try:  # nothing readable answers this query: repair now, it is the only way to answer
+            self.sync(lock_timeout=SEARCH_LOCK_WAIT, fallback_now=False)
+            return self._search(query, max_results, min_score, mode)
+        except (MnemoclawError, OSError) as err:
+            self.sync_error = str(err)
+            return []
 
     def indexing(self) -> dict[str, Any] | None:
         """The sync or rebuild under way right now, in this process or another, and how far it is."""
@@ -572,6 +607,11 @@ class Memory:
             "mode": mode or self.searcher.default_mode(),
         }
         warnings = []
+        damage = self.store.damaged()
+        if damage is not None:
+            out["damaged"] = damage
+            warnings.append(f"the index is damaged ({damage}): these results come from what could still be read and "
+                            "may miss notes; the next sync rebuilds it from the Markdown files (`mnemoclaw index`)")
         if self.store.read_only:
             synced = self.store.meta().get("last_sync")
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(synced))) if synced else "an unknown time"
@@ -656,9 +696,24 @@ class Memory:
         return message
 
     # -- status -----------------------------------------------------------------------
-    def status(self, *, check_dirty: bool = True) -> dict[str, Any]:
-        meta = self.store.meta()
-        counts = self.store.counts()
+    def status(self, *, check_dirty: bool = True, check_integrity: bool = False, deep: bool = False) -> dict[str, Any]:
+        """The index and how it is kept. ``check_integrity`` reads every page and chunk of
+        the index (about 0.5 s per 10 000 chunks; ``deep`` checks the keyword index too) so
+        that damage is found even where no search has looked yet; damage found before, by
+        any process, is always reported."""
+        def readable(read: Callable[[], Any], empty: Any) -> Any:
+            try:
+                return read()
+            except IndexCorruptError as exc:
+                self.store.mark_damaged(damage_reason(exc))
+                return empty
+
+        meta = readable(self.store.meta, {})
+        counts = readable(self.store.counts, {"files": None, "chunks": None, "vectors": None, "cacheEntries": None})
+        if check_integrity and self.store.damaged() is None:
+            problems = self.store.check(deep=deep)
+            if problems:
+                self.store.mark_damaged("; ".join(problems[:3]))
         desc = self.store.describe()
         out: dict[str, Any] = {
             "agent": self.settings.agent_id,
@@ -674,9 +729,10 @@ class Memory:
             "model": self.provider.model if self.provider else None,
             "endpoint": getattr(self.provider, "endpoint", None),  # never the key
             "fallback": self.fallback,
-            "cache": _cache_status(self.settings, meta, counts["cacheEntries"]),
+            "cache": _cache_status(self.settings, meta, counts["cacheEntries"] or 0),
             "modelCache": _model_cache_status(self.provider),
-            "mode": self.searcher.default_mode() if self.vectors_usable() or self.provider is None else "keyword",
+            "mode": self.searcher.default_mode() if readable(self.vectors_usable, False) or self.provider is None
+            else "keyword",
             "fusion": self.searcher.options.fusion,
             "ranking": ranking_summary(self.searcher.options),
             "ignoredSettings": self.settings.ignored(),
@@ -693,7 +749,9 @@ class Memory:
             "lastSync": float(meta["last_sync"]) if "last_sync" in meta else None,
             "warnings": list(self.settings.warnings),
         }
-        out["indexing"] = self.indexing()
+        out["indexing"] = readable(self.indexing, None)
+        out["damaged"] = self.store.damaged()
+        out["integrityChecked"] = check_integrity
         bg = self._background
         out["background"] = {
             "watching": self._watcher.mode if self._watcher else "off",
@@ -702,10 +760,11 @@ class Memory:
             "lastError": (bg.last_error if bg else None) or self.sync_error,
         }
         if check_dirty and out["workspaceExists"]:
-            rebuild = self.indexer.needs_rebuild()
-            out["dirty"] = self.indexer.is_dirty()
+            rebuild = readable(lambda: self.indexer.needs_rebuild(meta), "")
+            out["dirty"] = readable(self.indexer.is_dirty, True)
             if rebuild:
                 out["rebuildReason"] = rebuild
+        out["damaged"] = self.store.damaged()  # the reads above may have found more
         return out
 
 

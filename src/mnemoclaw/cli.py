@@ -400,12 +400,15 @@ def get(obj: _Ctx, path: str, from_line, lines, as_json) -> None:
 # -- status -------------------------------------------------------------------------------
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@click.option("--fast", is_flag=True, help="Skip reading every page and chunk of the index for damage (about "
+              "0.5 s per 10 000 chunks).")
+@click.option("--deep", is_flag=True, help="Also check the keyword index against the chunk texts.")
 @click.pass_obj
 @_run
-def status(obj: _Ctx, as_json: bool) -> None:
-    """Show the workspace, index, provider, vector path, tokenizer and whether a sync is due."""
+def status(obj: _Ctx, as_json: bool, fast: bool, deep: bool) -> None:
+    """Show the workspace, index, provider, vector path, tokenizer, damage and whether a sync is due."""
     with obj.memory() as mem:
-        st = mem.status()
+        st = mem.status(check_integrity=not fast, deep=deep)
     if as_json:
         _emit_json(st)
         return
@@ -414,7 +417,7 @@ def status(obj: _Ctx, as_json: bool) -> None:
         ("workspace", st["workspace"] + ("" if st["workspaceExists"] else "  (missing: run `mnemoclaw init`)")),
         ("config", st["config"] or "(none; defaults)"),
         ("index", st["index"]),
-        ("files / chunks", f"{st['files']} / {st['chunks']} ({st['vectors']} with vectors)"
+        ("files / chunks", f"{_n(st['files'])} / {_n(st['chunks'])} ({_n(st['vectors'])} with vectors)"
                            + (f"; {st['vectorsPending']} wait for vectors (keyword only until the provider works)"
                               if st["vectorsPending"] else "")),
         ("provider / model", f"{st['provider']} / {st['model'] or '-'}"
@@ -446,14 +449,23 @@ def status(obj: _Ctx, as_json: bool) -> None:
         click.echo(f"{k.ljust(width)}  {v}")
 
 
+def _n(value: Any) -> str:
+    return "?" if value is None else str(value)
+
+
 def _state_line(st: dict[str, Any]) -> str:
+    if st.get("damaged"):
+        return (f"DAMAGED ({st['damaged']}): searches answer from what can still be read; "
+                "`mnemoclaw index` rebuilds it from the Markdown files")
     if st.get("indexReadOnly"):
         return (f"READ-ONLY ({st['indexReadOnly']}): served as it is, not synced"
                 + ("; files changed since its last sync are not in it" if st.get("dirty") else ""))
     if st.get("indexing"):
         i = st["indexing"]
         return f"{i['kind']} under way by {i['by']}: {i['filesDone']} of {i['filesTotal']} files"
-    return "dirty (run `mnemoclaw index`)" if st.get("dirty") else "clean"
+    if st.get("dirty"):
+        return "dirty (run `mnemoclaw index`)"
+    return "clean" if st.get("integrityChecked") else "clean (pages not checked: run `mnemoclaw status` without --fast)"
 
 
 def _cache_line(cache: dict[str, Any]) -> str:

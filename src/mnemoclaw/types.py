@@ -59,6 +59,7 @@ class StoredChunk:
     start_line: int
     end_line: int
     text: str
+    hash: str = ""
 
 
 @dataclass(frozen=True, slots=True)

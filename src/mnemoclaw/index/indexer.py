@@ -26,11 +26,11 @@ import numpy as np
 
 from ..embeddings.base import EmbeddingProvider
 from ..embeddings.http import ProviderResponseError
-from ..errors import DiskFullError, LockTimeoutError, ProviderError, StoreError, WorkspaceError
+from ..errors import DiskFullError, IndexCorruptError, LockTimeoutError, ProviderError, StoreError, WorkspaceError
 from ..markdown.chunker import chunk_markdown, text_hash
 from ..sessions.transcript import parse_transcript
 from ..store.base import CacheKey, FileWrite
-from ..store.sqlite import SQLiteStore
+from ..store.sqlite import SQLiteStore, damage_reason
 from ..text.tokenize import TOKENIZER_ID, estimate_tokens
 from ..types import Chunk, ChunkRow, FileRecord, IndexReport, SourceFile
 from .discovery import discover, discover_sessions
@@ -120,6 +120,7 @@ class Indexer:
         self.fingerprint, self.fingerprint_text = spec.fingerprint(provider)
         self.failed: dict[str, tuple[int, int]] = {}  # path -> (mtime_ns, size) that failed to read
         self._no_vectors: str | None = None  # during a sync: why the provider is not asked
+        self._salvaging = False  # during a repair: vectors read from the damaged index are checked
         self._vectors_retry_at = 0.0  # monotonic time after which pending vectors are tried again
 
     # -- inspection ---------------------------------------------------------------
@@ -218,34 +219,80 @@ class Indexer:
             raise WorkspaceError(f"workspace {ws} does not exist; create it with `mnemoclaw init --workspace {ws}`")
         with self.store.write_lock(lock_timeout):
             _remove_stale_builds(self.store.path)
-            reason = self.needs_rebuild()
-            has_files = bool(self.store.file_records())
-            if self.store.recovered:
-                reason = f"the index file was damaged and was moved to {self.store.recovered}"
-                self.store.recovered = None
-            if (full or reason) and has_files:
-                if self._no_vectors is not None:
-                    # a rebuild without vectors would replace a complete index by a lesser one:
-                    # the old index keeps serving until the provider works
-                    raise ProviderError(self._no_vectors)
-                try:
-                    report = self._rebuild(self._announce(progress, "rebuild"), reason or "full rebuild requested")
-                finally:
-                    self._end_announce()
-            else:
-                try:
-                    # a search's own small inline sync is not announced: that search is the one waiting
-                    announce = self._announce(progress, "sync") if limit is None else progress
-                    report = self._sync_into(self.store, self.store, full=full, progress=announce,
-                                             sources=sources, limit=limit)
-                finally:
-                    self._end_announce()
-                report.reason = reason
+            try:
+                report = self._sync_locked(full=full, progress=progress, sources=sources, limit=limit)
+            except IndexCorruptError as exc:
+                # damage met on the way: rebuild from the files, keeping every vector still readable
+                self.store.mark_damaged(damage_reason(exc))
+                report = self._repair_announced(progress, str(exc))
             if limit is None and self.provider is not None and self._no_vectors is None:
                 self._add_missing_vectors(report, force=retry_vectors)
             if self.spec.cache_enabled and self.spec.cache_max_entries:
                 self.store.cache_prune(self.spec.cache_max_entries)
         report.seconds = time.monotonic() - started
+        return report
+
+    def _sync_locked(self, *, full: bool, progress: Progress | None, sources: Sequence[str] | None,
+                     limit: int | None) -> IndexReport:
+        damage = self.store.damaged()
+        if damage is not None:
+            return self._repair_announced(progress, damage)
+        reason = self.needs_rebuild()
+        has_files = bool(self.store.file_records())
+        if self.store.recovered:
+            reason = f"the index file was damaged and was moved to {self.store.recovered}"
+            self.store.recovered = None
+        if (full or reason) and has_files:
+            if self._no_vectors is not None:
+                # a rebuild without vectors would replace a complete index by a lesser one:
+                # the old index keeps serving until the provider works
+                raise ProviderError(self._no_vectors)
+            try:
+                return self._rebuild(self._announce(progress, "rebuild"), reason or "full rebuild requested")
+            finally:
+                self._end_announce()
+        try:
+            # a search's own small inline sync is not announced: that search is the one waiting
+            announce = self._announce(progress, "sync") if limit is None else progress
+            report = self._sync_into(self.store, self.store, full=full, progress=announce,
+                                     sources=sources, limit=limit)
+        finally:
+            self._end_announce()
+        report.reason = reason
+        return report
+
+    def _repair_announced(self, progress: Progress | None, why: str) -> IndexReport:
+        if self._no_vectors is not None:
+            raise ProviderError(self._no_vectors)  # the repair waits for the provider, like a rebuild
+        try:
+            return self._repair(self._announce(progress, "repair"), why)
+        finally:
+            self._end_announce()
+
+    def _repair(self, progress: Progress | None, why: str) -> IndexReport:
+        """Rebuild a damaged index from the Markdown files into a new database, reusing every
+        vector the damaged one can still give (checked), and copy it over the damaged file."""
+        build_path = f"{self.store.path}.rebuild-{os.getpid()}.tmp"
+        _unlink_db(build_path)
+        build: SQLiteStore | None = None
+        self._salvaging = True
+        try:
+            build = SQLiteStore(build_path, choice=self.store.choice, durable=False)
+            report = self._sync_into(build, self.store, full=True, progress=progress)
+            self._keep_unreadable(build, report)
+            build.close()
+            self.store.replace_with(build_path)
+        except BaseException:
+            if build is not None:
+                build.close()
+            _unlink_db(build_path)
+            raise
+        finally:
+            self._salvaging = False
+        _unlink_db(build_path)
+        log.warning("repaired the damaged index %s from the Markdown files (%s)", self.store.path, why)
+        report.full_rebuild = True
+        report.reason = f"repaired the damaged index from the Markdown files ({why})"
         return report
 
     def remove_stale_builds(self) -> None:
@@ -280,11 +327,11 @@ class Indexer:
         return report
 
     def _end_announce(self) -> None:
-        if "indexing" in self.store.meta():
-            try:
+        try:
+            if "indexing" in self.store.meta():
                 self.store.delete_meta(["indexing"])
-            except StoreError as exc:
-                log.debug("could not clear indexing progress: %s", exc)
+        except StoreError as exc:
+            log.debug("could not clear indexing progress: %s", exc)
 
     def _rebuild(self, progress: Progress | None, reason: str) -> IndexReport:
         build_path = f"{self.store.path}.rebuild-{os.getpid()}.tmp"
@@ -295,7 +342,15 @@ class Indexer:
             report = self._sync_into(build, self.store, full=True, progress=progress)
             self._keep_unreadable(build, report)
             build.close()
-            self.store.replace_from(build_path)
+            try:
+                self.store.replace_from(build_path)
+            except StoreError as exc:
+                problems = [] if isinstance(exc, DiskFullError) else self.store.check()
+                if not problems:
+                    raise
+                # the old tables cannot be read to be replaced: the index is damaged
+                self.store.mark_damaged("; ".join(problems[:3]))
+                self.store.replace_with(build_path)
         except BaseException as exc:
             if build is not None:
                 build.close()
@@ -401,7 +456,10 @@ class Indexer:
                 flush()
         flush()
         # files that failed to read keep their old chunks, but vanish from "unchanged"
-        before = cache_source.meta()
+        try:
+            before = cache_source.meta()
+        except IndexCorruptError:  # a repair reads from a damaged index: its counts are lost
+            before = {}
         target.set_meta({
             "model": self.model,
             "provider": self.provider.id if self.provider else "none",
@@ -489,6 +547,12 @@ class Indexer:
             missing = [h for h in texts if h not in found]
             if missing:
                 found.update(cache_source.cache_get(key, missing))
+        if self._salvaging:
+            # read from a damaged index: keep a vector only if it is still a unit vector of
+            # numbers (every provider's are); the new index gets them into its own cache
+            found = {h: v for h, v in found.items() if _sound(v, target)}
+            if found and self.spec.cache_enabled:
+                target.cache_put(key, found)
         todo = [h for h in texts if h not in found]
         report.chunks_reused += len(texts) - len(todo)
         if self._no_vectors is not None:
@@ -569,6 +633,13 @@ class Indexer:
             report.chunks_embedded += len(fresh)
             report.chunks_reused += len(rows) - len(fresh)
         report.vectors_pending = self._record_pending(self.store)
+
+
+def _sound(vec: np.ndarray, target: SQLiteStore) -> bool:
+    dims = target.vector_dims()
+    if not np.all(np.isfinite(vec)) or (dims is not None and len(vec) != dims):
+        return False
+    return abs(float(np.linalg.norm(vec)) - 1.0) < 1e-3
 
 
 def embed_batch_size(provider: EmbeddingProvider | None) -> int:

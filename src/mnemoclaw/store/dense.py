@@ -24,6 +24,7 @@ class DenseVectors:
         self._src = np.empty(0, dtype=object)
         self._n = 0
         self.version: object = None
+        self.bad = 0  # rows left out of the last refresh: not finite (a damaged page)
 
     @property
     def ids(self) -> np.ndarray:
@@ -43,6 +44,7 @@ class DenseVectors:
         ``fetch`` returns (rowid, source, float32 blob) for the given rowids."""
         if version == self.version:
             return
+        self.bad = 0
         now = np.fromiter(current_ids(), dtype=np.int64)
         keep = np.isin(self.ids, now)
         if not keep.all():
@@ -56,6 +58,11 @@ class DenseVectors:
                 self._buf = np.empty((0, len(rows[0][2]) // 4), dtype=np.float32)
             rows = [r for r in rows if len(r[2]) == self.dims * 4]
             block = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), self.dims)
+            finite = np.isfinite(block).all(axis=1)
+            if not finite.all():  # garbage where a vector was: leave it out, and say so
+                self.bad += int((~finite).sum())
+                rows = [r for r, ok in zip(rows, finite) if ok]
+                block = block[finite]
             norms = np.linalg.norm(block, axis=1)
             norms[norms == 0] = 1.0
             start, end = self._n, self._n + len(rows)

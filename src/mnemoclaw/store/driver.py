@@ -110,6 +110,17 @@ class Driver:
             )
         return Connection(self, raw)
 
+    def backup(self, source: Connection, target: Connection) -> None:
+        """Copy every page of ``source`` over ``target`` (SQLite's online backup), in one
+        transaction on the target: its readers keep their snapshot until it commits, and
+        pages of the target are overwritten, never read, so damaged ones do no harm."""
+        if self.name == "apsw":
+            with target.raw.backup("main", source.raw, "main") as job:
+                while not job.done:
+                    job.step(-1)
+        else:
+            source.raw.backup(target.raw)
+
     def load_extension(self, conn: Connection, path: str) -> None:
         raw = conn.raw
         raw.enable_load_extension(True)

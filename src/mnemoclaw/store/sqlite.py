@@ -6,6 +6,7 @@ Readers never block: WAL gives every reader a consistent snapshot while one writ
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import time
@@ -15,7 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from ..atomic import write_atomic
 from ..errors import DiskFullError, IndexCorruptError, ReadOnlyError, StoreError
+from ..markdown.chunker import text_hash
 from ..search import bm25
 from ..text.tokenize import KeywordQuery, fts_document
 from ..types import ChunkRow, FileRecord, StoredChunk
@@ -102,6 +105,12 @@ WARM_AFTER = 3
 RESCORE_DEPTH = 2
 
 
+def damage_reason(exc: BaseException) -> str:
+    """What SQLite said about the damage, without our wrapping of it."""
+    cause = exc.__cause__
+    return str(cause) if cause is not None and not isinstance(cause, StoreError) else str(exc)
+
+
 def disk_full(directory: str, room: int = 1 << 20) -> bool:
     """Less than ``room`` bytes left for us on the disk holding ``directory``."""
     try:
@@ -147,6 +156,7 @@ class SQLiteStore:
         self.driver = self.choice.driver
         self.busy_timeout_ms = busy_timeout_ms
         self.recovered: str | None = None  # set when a damaged index was moved aside
+        self._damage: str | None = None
         self._dense = DenseVectors()
         self._vector_searches = 0
         self._stats_cache: tuple[Any, ...] | None = None
@@ -499,51 +509,139 @@ class SQLiteStore:
             return StoreError(f"index {self.path} is locked by another process ({exc}); try again")
         return StoreError(f"could not {doing} index {self.path}: {exc}")
 
+    # -- damage -----------------------------------------------------------------
+    # The index is a cache of the Markdown: damage anywhere in it (a torn write, a bad
+    # sector) is noted in a marker file next to it, every reader keeps answering from
+    # what can still be read, and the next sync rebuilds it from the files, reusing
+    # every vector that can still be read (Indexer._repair).
+    @property
+    def _damage_file(self) -> str:
+        return self.path + ".damaged"
+
+    def mark_damaged(self, why: str) -> None:
+        if self.damaged() is None:
+            log.warning("index %s is damaged (%s): answering from what can be read; the next sync repairs it",
+                        self.path, why)
+        if not self.read_only:
+            try:  # the marker is what every process (and the next sync) goes by
+                write_atomic(self._damage_file, json.dumps({"why": why, "at": time.time(), "pid": os.getpid()}))
+                return
+            except OSError as exc:
+                log.debug("could not record the damage in %s: %s", self._damage_file, exc)
+        self._damage = why  # nowhere to write it: this process remembers
+
+    def damaged(self) -> str | None:
+        """Why the index is known to be damaged (by this process or another), or None."""
+        try:
+            with open(self._damage_file, encoding="utf-8") as fh:
+                return str(json.load(fh).get("why") or "damaged")
+        except FileNotFoundError:
+            return self._damage
+        except (OSError, ValueError, AttributeError):
+            return "damaged (its marker file is unreadable)"
+
+    def clear_damaged(self) -> None:
+        self._damage = None
+        try:
+            os.unlink(self._damage_file)
+        except FileNotFoundError:
+            pass
+
+    def check(self, *, deep: bool = False) -> list[str]:
+        """What is wrong with the index; an empty list when it is sound.
+
+        Every page's structure (``PRAGMA quick_check``) and every chunk's content (its text
+        against its hash, its vector a unit vector of numbers, as every provider's are):
+        about 0.5 s per 10 000 chunks. ``deep`` also checks the keyword index against the
+        texts (FTS5's integrity check, another 0.35 s per 10 000 chunks).
+        """
+        try:
+            rows = self.conn.execute("PRAGMA quick_check")
+            lines = [line.strip() for r in rows for line in str(r[0]).splitlines()]
+            problems = [line for line in lines if line and line != "ok" and not line.startswith("***")]
+            if not problems:
+                problems = self._check_content()
+            if deep and not problems and not self.read_only:
+                with self.transaction():  # a read despite its form: FTS5 takes its checks as an insert
+                    self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('integrity-check')")
+        except IndexCorruptError as exc:
+            return [damage_reason(exc)]
+        return problems
+
+    def _check_content(self) -> list[str]:
+        texts = vectors = 0
+        for _, h, text, blob in self.conn.execute("SELECT rowid, hash, text, embedding FROM chunks"):
+            if text_hash(text) != h:
+                texts += 1
+            if blob is not None:
+                v = from_blob(blob)
+                if not np.all(np.isfinite(v)) or abs(float(np.linalg.norm(v)) - 1.0) > 1e-3:
+                    vectors += 1
+        out = [f"{texts} chunk texts do not match their hashes"] if texts else []
+        return out + ([f"{vectors} stored vectors are not unit vectors of numbers"] if vectors else [])
+
+    def _rows_of(self, sql: str, items: Sequence[Any], prefix: Sequence[Any] = ()) -> list[tuple]:
+        """``sql`` (with ``{marks}``) for ``items`` in batches. A batch that meets a damaged
+        page is read again one item at a time, and what cannot be read is left out: the
+        caller gets everything readable, and the index is marked for repair."""
+        out: list[tuple] = []
+        for group in _chunked(list(items)):
+            try:
+                out += self.conn.execute(sql.format(marks=",".join("?" * len(group))), [*prefix, *group])
+            except IndexCorruptError as exc:
+                self.mark_damaged(damage_reason(exc))
+                for item in group:
+                    try:
+                        out += self.conn.execute(sql.format(marks="?"), [*prefix, item])
+                    except IndexCorruptError:
+                        continue
+        return out
+
     def file_chunks(self, path: str) -> FileWrite | None:
-        """Everything indexed for one file, in the shape ``apply`` takes (None if not indexed)."""
+        """Everything indexed for one file, in the shape ``apply`` takes (None if not indexed
+        or not readable)."""
         rec = self.file_records().get(path)
         if rec is None:
             return None
-        rows = self.conn.execute(
-            "SELECT id, path, source, start_line, end_line, hash, model, text, embedding FROM chunks "
-            "WHERE path = ? ORDER BY start_line, rowid",
-            (path,),
-        )
+        try:
+            rows = self.conn.execute(
+                "SELECT id, path, source, start_line, end_line, hash, model, text, embedding FROM chunks "
+                "WHERE path = ? ORDER BY start_line, rowid",
+                (path,),
+            )
+        except IndexCorruptError as exc:
+            self.mark_damaged(damage_reason(exc))
+            return None
+        readable = [r for r in rows if text_hash(r[7]) == r[5]]
+        if len(readable) < len(rows):
+            self.mark_damaged(f"{len(rows) - len(readable)} chunks of {path} do not match their hashes")
+        rows = readable
         chunks = [ChunkRow(*r[:8]) for r in rows]
         vectors = [None if r[8] is None else from_blob(r[8]) for r in rows]
         return FileWrite(rec, chunks, vectors)
 
     def vectors_for_hashes(self, hashes: Iterable[str], model: str) -> dict[str, np.ndarray]:
-        out: dict[str, np.ndarray] = {}
-        hs = list(dict.fromkeys(hashes))
-        for group in _chunked(hs):
-            marks = ",".join("?" * len(group))
-            for h, blob in self.conn.execute(
-                f"SELECT hash, embedding FROM chunks WHERE model = ? AND embedding IS NOT NULL AND hash IN ({marks})",
-                [model, *group],
-            ):
-                out[h] = from_blob(blob)
-        return out
+        rows = self._rows_of("SELECT hash, embedding FROM chunks WHERE model = ? AND embedding IS NOT NULL "
+                             "AND hash IN ({marks})", list(dict.fromkeys(hashes)), (model,))
+        return {h: from_blob(blob) for h, blob in rows}
 
     def chunks(self, rowids: Sequence[int]) -> dict[int, StoredChunk]:
+        """The chunks by rowid; a chunk whose text no longer matches its hash (a damaged
+        page) is left out and the index marked for repair: nothing garbled is returned."""
         out: dict[int, StoredChunk] = {}
-        for group in _chunked(list(rowids)):
-            marks = ",".join("?" * len(group))
-            for r in self.conn.execute(
-                f"SELECT rowid, path, source, start_line, end_line, text FROM chunks WHERE rowid IN ({marks})", group
-            ):
-                out[r[0]] = StoredChunk(*r)
+        rows = self._rows_of("SELECT rowid, path, source, start_line, end_line, text, hash FROM chunks "
+                             "WHERE rowid IN ({marks})", list(rowids))
+        for r in rows:
+            if text_hash(r[5]) != r[6]:
+                self.mark_damaged(f"the text of chunk {r[0]} does not match its hash")
+                continue
+            out[r[0]] = StoredChunk(*r)
         return out
 
     def file_heads(self, paths: Iterable[str]) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for group in _chunked(list(dict.fromkeys(paths))):
-            marks = ",".join("?" * len(group))
-            for path, text in self.conn.execute(
-                f"SELECT path, text FROM chunks WHERE start_line = 1 AND path IN ({marks})", group
-            ):
-                out[path] = text
-        return out
+        rows = self._rows_of("SELECT path, text, hash FROM chunks WHERE start_line = 1 AND path IN ({marks})",
+                             list(dict.fromkeys(paths)))
+        return {path: text for path, text, h in rows if text_hash(text) == h}
 
     def vector_dims(self) -> int | None:
         """The dimension of the vectors the index holds (None while it holds none)."""
@@ -634,8 +732,21 @@ class SQLiteStore:
             # WARM_AFTER-th search on, an in-memory copy is faster
             if self.vec_loaded and self._vector_searches < WARM_AFTER and self._dense.version is None \
                     and self._vec_ready(len(q)):
-                return self._vec0_search(q, limit, sources)
+                try:
+                    return self._vec0_search(q, limit, sources)
+                except (IndexCorruptError, DiskFullError, ReadOnlyError):
+                    raise
+                except StoreError as exc:
+                    # sqlite-vec reports a damaged page of its table as a plain error: look
+                    # before calling it damage, and answer from the vectors stored with the chunks
+                    problems = self.check()
+                    if problems:
+                        self.mark_damaged("; ".join(problems[:3]))
+                    else:
+                        log.warning("sqlite-vec failed (%s); searching the vectors stored with the chunks", exc)
             self._dense.refresh(self._version(), self._vector_ids, self._vector_rows)
+            if self._dense.bad:
+                self.mark_damaged(f"{self._dense.bad} stored vectors are not numbers")
             return self._dense.search(q, limit, sources)
         except self.driver.error as exc:
             raise self._translate(exc, "search") from exc
@@ -644,8 +755,7 @@ class SQLiteStore:
         return [r[0] for r in self.conn.execute("SELECT rowid FROM chunks WHERE embedding IS NOT NULL")]
 
     def _vector_rows(self, rowids: Sequence[int]) -> list[tuple[int, str, bytes]]:
-        marks = ",".join("?" * len(rowids))
-        return self.conn.execute(f"SELECT rowid, source, embedding FROM chunks WHERE rowid IN ({marks})", rowids)
+        return self._rows_of("SELECT rowid, source, embedding FROM chunks WHERE rowid IN ({marks})", rowids)
 
     def _vec_ready(self, dims: int) -> bool:
         meta = dict(self.conn.execute("SELECT key, value FROM meta WHERE key IN ('vector_dims', 'vec_stale')"))
@@ -665,17 +775,10 @@ class SQLiteStore:
 
     # -- embedding cache --------------------------------------------------------
     def cache_get(self, key: CacheKey, hashes: Iterable[str]) -> dict[str, np.ndarray]:
-        out: dict[str, np.ndarray] = {}
-        hs = list(dict.fromkeys(hashes))
-        for group in _chunked(hs):
-            marks = ",".join("?" * len(group))
-            for h, blob in self.conn.execute(
-                "SELECT hash, embedding FROM embedding_cache WHERE provider = ? AND model = ? AND provider_key = ? "
-                f"AND hash IN ({marks})",
-                [key.provider, key.model, key.provider_key, *group],
-            ):
-                out[h] = from_blob(blob)
-        return out
+        rows = self._rows_of("SELECT hash, embedding FROM embedding_cache WHERE provider = ? AND model = ? AND "
+                             "provider_key = ? AND hash IN ({marks})", list(dict.fromkeys(hashes)),
+                             (key.provider, key.model, key.provider_key))
+        return {h: from_blob(blob) for h, blob in rows}
 
     def cache_put(self, key: CacheKey, items: dict[str, np.ndarray]) -> None:
         if not items:
@@ -733,6 +836,31 @@ class SQLiteStore:
         finally:
             if not self.conn.in_transaction:
                 self.conn.execute("DETACH DATABASE build")
+        self.checkpoint()
+
+    def replace_with(self, build_path: str) -> None:
+        """Make this index a copy of a build database, page by page (a repair).
+
+        The swap by tables (``replace_from``) must read the old tables, which a damaged
+        index cannot always do; this overwrites every page instead, in one transaction, so
+        other processes keep reading their snapshot until it commits and then see the
+        repaired index, under the same file name (nothing is renamed under them).
+        """
+        source = self.driver.connect(build_path, busy_timeout_ms=self.busy_timeout_ms)
+        try:
+            self.driver.backup(source, self.conn)
+        except self.driver.error as exc:
+            raise self._translate(exc, "copy the repaired index into") from exc
+        finally:
+            source.close()
+        self._own_writes += 1
+        self._stats_cache = self._files_cache = self._meta_cache = None
+        self._df_cache = {}
+        self._dense = DenseVectors()
+        mode = self.conn.one("PRAGMA journal_mode=WAL")
+        if mode and str(mode[0]).lower() != "wal":
+            log.warning("index %s could not use WAL after its repair (journal mode %s)", self.path, mode[0])
+        self.clear_damaged()
         self.checkpoint()
 
     def checkpoint(self) -> None:
