@@ -146,3 +146,25 @@ def test_the_real_entry_point_and_the_demo(tmp_path):
     for section, path in zip(sections, expected):
         first = [ln for ln in section.splitlines() if ln.startswith("1. ")][0]
         assert first.startswith(f"1. {path}#L"), section
+
+
+def test_init_with_another_workspace_says_which_one_plain_commands_use_and_fixes_it(tmp_path):
+    state, a, b = tmp_path / "state", tmp_path / "A", tmp_path / "B"
+    assert run("init", "--workspace", str(a), "--state-dir", str(state)).exit_code == 0
+    r = CliRunner().invoke(cli, ["init", "--workspace", str(b), "--state-dir", str(state)],
+                           env={"MNEMOCLAW_PROVIDER": "none"})
+    assert r.exit_code == 0 and (b / "MEMORY.md").exists()
+    said = r.output + (r.stderr if r.stderr_bytes is not None else "")
+    assert f"names the workspace {a}" in said and "--set-default" in said
+    cfg = (state / "config.json5").read_text()
+    assert str(a) in cfg and str(b) not in cfg  # not changed without being asked
+    write(b / "memory" / "2026-01-01.md", "- a note only B has: pelican\n")
+    st = json.loads(run("--state-dir", str(state), "status", "--json", "--fast").output)
+    assert st["workspace"] == str(a)  # which is what the message said
+    r = run("init", "--workspace", str(b), "--state-dir", str(state), "--set-default")
+    assert r.exit_code == 0 and "now names this workspace" in r.output
+    after = (state / "config.json5").read_text()
+    assert str(b) in after and str(a) not in after and after.count("//") == cfg.count("//")  # comments kept
+    assert run("--state-dir", str(state), "index").exit_code == 0
+    out = json.loads(run("--state-dir", str(state), "search", "pelican", "--json").output)
+    assert out["results"][0]["path"] == "memory/2026-01-01.md"
