@@ -295,8 +295,6 @@ def sync_cmd(obj: _Ctx, full: bool, as_json: bool, wait: bool) -> None:
 @_run
 def watch(obj: _Ctx, debounce_ms, poll: bool, as_json: bool) -> None:
     """Keep the index fresh: sync now, then after every burst of changes, until Ctrl-C."""
-    import threading
-
     with obj.memory(background=True) as mem:
         bar = Progress("indexing")
         try:
@@ -320,6 +318,7 @@ def watch(obj: _Ctx, debounce_ms, poll: bool, as_json: bool) -> None:
                 click.echo(f"  failed: {path}: {why}")
 
         mem.sync_listeners.append(show)
+        stop = _stop_on_signals()
         watcher = mem.watch(debounce_ms=debounce_ms, polling=True if poll else None)
         mem.start_background(watch=True)
         if as_json:
@@ -329,12 +328,27 @@ def watch(obj: _Ctx, debounce_ms, poll: bool, as_json: bool) -> None:
             where = ", ".join(f"{t.path}{'/**' if t.recursive else ''}" for t in watcher.targets)
             click.echo(f"Watching {where} ({watcher.mode}, debounce {watcher.debounce * 1000:.0f} ms). Ctrl-C stops.",
                        err=True)
-        stop = threading.Event()
-        try:
-            while not stop.wait(1.0):
-                pass
-        except KeyboardInterrupt:
-            click.echo("Stopped.", err=True)
+        while not stop.wait(1.0):
+            pass
+        click.echo("Stopped.", err=True)
+
+
+def _stop_on_signals():
+    """An event Ctrl-C (or SIGTERM) sets, so a long-running command stops between two steps
+    and closes cleanly, whatever it was doing; a second Ctrl-C stops it at once."""
+    import signal
+    import threading
+
+    stop = threading.Event()
+
+    def handler(signum, frame) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+
+    signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGTERM, handler)
+    return stop
 
 
 # -- search / get -------------------------------------------------------------------------
