@@ -49,7 +49,7 @@ def test_citations_off_and_on(workspace, make_memory, mem):
 
 
 def test_snippets_are_at_most_700_characters(mem):
-    for r in mem.memory_search("gardening filler", maxResults=10)["results"]:
+    for r in mem.memory_search("gardening filler", max_results=10)["results"]:
         body = r["snippet"].split("\n\nSource: ")[0]
         assert len(body) <= SNIPPET_MAX_CHARS
 
@@ -61,8 +61,8 @@ def test_snippet_centres_on_the_match():
 
 
 def test_max_results_and_min_score(mem):
-    assert len(mem.memory_search("filler gardening", maxResults=2)["results"]) <= 2
-    assert mem.memory_search("filler gardening", minScore=1.0)["results"] == []
+    assert len(mem.memory_search("filler gardening", max_results=2)["results"]) <= 2
+    assert mem.memory_search("filler gardening", min_score=1.0)["results"] == []
 
 
 @pytest.mark.parametrize("query", ['"', "AND", "OR NOT", "NEAR(a b)", "*", "^", "???", "'''", "(", "title:x", "   "])
@@ -76,7 +76,7 @@ def test_memory_get_whole_file_and_ranges(mem):
     assert mem.get("MEMORY.md", from_line=3, lines=1) == {"path": "MEMORY.md", "text": "- Alex prefers PostgreSQL."}
     assert mem.get("MEMORY.md", from_line=999)["text"] == ""
     assert mem.get("memory/2099-01-01.md") == {"path": "memory/2099-01-01.md", "text": ""}
-    assert mem.memory_get("MEMORY.md", **{"from": 3, "lines": 1})["text"] == "- Alex prefers PostgreSQL."
+    assert mem.memory_get("MEMORY.md", from_line=3, lines=1)["text"] == "- Alex prefers PostgreSQL."
 
 
 @pytest.mark.parametrize("path,why", [
@@ -135,7 +135,7 @@ def test_memory_get_through_a_linked_workspace_and_extra_path(tmp_path, make_mem
     os.symlink(real, tmp_path / "link")
     m = make_memory(tmp_path / "link", overrides={"extraPaths": ["notes"]})
     m.sync()
-    paths = {r["path"] for r in m.memory_search("note", minScore=0)["results"]}
+    paths = {r["path"] for r in m.memory_search("note", min_score=0)["results"]}
     assert "notes/n.md" in paths
     assert m.get("notes/n.md")["text"] == "a note"
     assert m.get(str(tmp_path / "link" / "memory" / "a.md"))["text"] == "in memory"
@@ -148,8 +148,8 @@ def test_memory_get_refuses_a_fifo_without_hanging(mem, workspace):
 
 
 def test_tools_never_raise_on_bad_arguments(mem):
-    assert mem.memory_search("x", maxResults="many")["disabled"]
-    assert mem.memory_search("x", minScore=float("nan"))["disabled"]
+    assert mem.memory_search("x", max_results="many")["disabled"]
+    assert mem.memory_search("x", min_score=float("nan"))["disabled"]
     assert mem.memory_search(None)["disabled"]
     assert "error" in mem.memory_get("MEMORY.md", lines="ten")
     assert "error" in mem.memory_get("\udcff.md")

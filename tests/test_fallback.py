@@ -4,6 +4,7 @@ safely, says so, and goes back to the primary when asked and it works again."""
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 from conftest import write
@@ -53,6 +54,7 @@ def test_a_failing_primary_switches_to_the_fallback_once(workspace, tmp_path, se
     asked = len(primary.embedding_requests())
     with Memory(s, background=False) as mem:
         assert mem.provider.id == "ollama" and mem.fallback is not None
+        assert os.path.exists(mem.providers.state_file)  # remembered for the next process
         assert mem.memory_search("plumber")["results"]
         assert not mem.indexer.is_dirty()
     assert len(primary.embedding_requests()) == asked
@@ -64,7 +66,7 @@ def test_a_failing_primary_switches_to_the_fallback_once(workspace, tmp_path, se
         r = mem.sync()
         assert r.full_rebuild and mem.provider.id == "openai"
         assert mem.memory_search("plumber")["fallback"] is False
-    assert not os.path.exists(mem.store.path + ".fallback.json")
+    assert not os.path.exists(mem.providers.state_file)  # the switch back is remembered too
 
 
 def test_a_search_while_the_primary_is_down_still_answers(workspace, tmp_path, servers):
@@ -96,3 +98,24 @@ def test_without_a_fallback_the_error_is_reported_and_the_index_kept(workspace, 
         assert out["results"][0]["path"] == "MEMORY.md" and out["fallback"] is False
         assert "keyword only" in out["warning"]
         assert mem.memory_search("new", mode="keyword")["results"][0]["path"] == "memory/n.md"
+
+
+def test_a_long_running_process_switches_in_its_background_writer(workspace, tmp_path, servers):
+    """The writer thread meets the dead primary first: the owner's one decision switches to
+    the fallback, and a new writer rebuilds with it (the writer does not go keyword-only)."""
+    primary, backup = servers
+    write(workspace / "MEMORY.md", "- the spare key is under the blue flowerpot")
+    s = _settings(workspace, tmp_path, primary, backup)
+    with Memory(s) as mem:
+        assert mem.sync().failed == []
+        primary.script = ["500"] * 40
+        write(workspace / "memory" / "2026-06-01.md", "- the plumber comes on Friday")
+        mem.request_sync("watch")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (mem.fallback and mem.background.wait_idle(0.2)):
+            time.sleep(0.1)
+        assert mem.background.wait_idle(60)
+        assert mem.provider.id == "ollama" and mem.vectors_error is None
+        out = mem.memory_search("plumber Friday", mode="vector")
+        assert out["fallback"] is True and out["results"][0]["path"] == "memory/2026-06-01.md"
+        assert mem.status()["vectorsPending"] == 0

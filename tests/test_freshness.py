@@ -185,7 +185,7 @@ def test_no_background_thread_in_short_lived_mode(workspace, make_memory):
     for i in range(INLINE_SYNC_FILES + 5):
         write(workspace / "memory" / f"n{i:03d}.md", f"- note {i}")
     mem.search("note")
-    assert mem._background is None
+    assert mem.freshness._background is None
     assert mem.store.counts()["files"] == INLINE_SYNC_FILES
     mem.search("note")  # the next search takes the next slice
     assert mem.store.counts()["files"] == INLINE_SYNC_FILES + 5

@@ -108,7 +108,7 @@ def test_transcripts_are_indexed_and_searchable(workspace, sessions_memory):
     assert (top["startLine"], top["endLine"]) == (1, 5)  # JSONL line numbers
     # the secret is nowhere: not in results, not in any chunk, not in the keyword index
     assert "Walrus!Gate99" not in json.dumps(out)
-    by_secret = mem.memory_search("Walrus!Gate99", minScore=0)
+    by_secret = mem.memory_search("Walrus!Gate99", min_score=0)
     assert all("Walrus" not in r["snippet"] for r in by_secret["results"])
     texts = " ".join(r[0] for r in mem.store.conn.execute("SELECT text FROM chunks"))
     fts = " ".join(r[0] for r in mem.store.conn.execute("SELECT text FROM chunks_fts"))

@@ -5,6 +5,7 @@ import pytest
 
 from mnemoclaw.errors import StoreError
 from mnemoclaw.markdown.chunker import text_hash
+from mnemoclaw.search.keyword import search as keyword_search  # BM25 over the store's candidates
 from mnemoclaw.store.base import CacheKey, FileWrite
 from mnemoclaw.store.sqlite import SQLiteStore
 from mnemoclaw.text.tokenize import keyword_query
@@ -45,18 +46,18 @@ def test_keyword_search_english_and_chinese_any_length(store):
     store.apply([file_write("a.md", ["The deploy key rotation happens every 90 days", "用户喜欢喝乌龙茶"]),
                  file_write("b.md", ["我们决定用数据库作为默认索引", "Tea is nice"])])
     def top(q):
-        return [store.chunks([r])[r].text for r, _ in store.keyword_search(keyword_query(q), 5)]
+        return [store.chunks([r])[r].text for r, _ in keyword_search(store, keyword_query(q), 5)]
     assert top("rotating keys")[0].startswith("The deploy key")  # stemming
     assert top("茶")[0] == "用户喜欢喝乌龙茶"  # one character
     assert top("乌龙")[0] == "用户喜欢喝乌龙茶"  # two characters
     assert top("默认索引")[0] == "我们决定用数据库作为默认索引"
     assert top("AND OR NOT") == []  # operators are words, and not in any note
-    assert store.keyword_search(keyword_query("?!"), 5) == []
+    assert keyword_search(store, keyword_query("?!"), 5) == []
 
 
 def test_keyword_scores_are_positive_and_sorted(store):
     store.apply([file_write("a.md", ["alpha beta", "alpha", "gamma alpha alpha"])])
-    hits = store.keyword_search(keyword_query("alpha beta"), 10)
+    hits = keyword_search(store, keyword_query("alpha beta"), 10)
     scores = [s for _, s in hits]
     assert scores == sorted(scores, reverse=True) and all(s > 0 for s in scores)
     assert store.chunks([hits[0][0]])[hits[0][0]].text == "alpha beta"
@@ -81,8 +82,8 @@ def test_vector_path_is_described(store):
 def test_replacing_a_file_replaces_its_chunks_everywhere(store):
     store.apply([file_write("a.md", ["old text here"], [vec(1, 0)])])
     store.apply([file_write("a.md", ["new words now"], [vec(0, 1)])])
-    assert store.keyword_search(keyword_query("old"), 5) == []
-    assert len(store.keyword_search(keyword_query("new"), 5)) == 1
+    assert keyword_search(store, keyword_query("old"), 5) == []
+    assert len(keyword_search(store, keyword_query("new"), 5)) == 1
     hits = store.vector_search(vec(1, 0), 5)
     assert len(hits) == 1 and store.chunks([hits[0][0]])[hits[0][0]].text == "new words now"
     store.apply([], removes=["a.md"])
@@ -93,8 +94,8 @@ def test_replacing_a_file_replaces_its_chunks_everywhere(store):
 def test_source_filter(store):
     store.apply([file_write("a.md", ["shared word"], [vec(1, 0)]),
                  file_write("s.jsonl", ["shared word"], [vec(1, 0)], source="sessions")])
-    assert len(store.keyword_search(keyword_query("shared"), 5)) == 2
-    only = store.keyword_search(keyword_query("shared"), 5, sources=["sessions"])
+    assert len(keyword_search(store, keyword_query("shared"), 5)) == 2
+    only = keyword_search(store, keyword_query("shared"), 5, sources=["sessions"])
     assert [store.chunks([r])[r].source for r, _ in only] == ["sessions"]
     only = store.vector_search(vec(1, 0), 5, sources=["memory"])
     assert [store.chunks([r])[r].source for r, _ in only] == ["memory"]
@@ -195,7 +196,7 @@ def test_disk_full_is_reported_and_the_index_keeps_serving(tmp_path):
     s.conn.execute("PRAGMA max_page_count = %d" % s.conn.one("PRAGMA page_count")[0])
     with pytest.raises(StoreError, match="disk full"):
         s.apply([file_write("b.md", ["x " * 5000 + str(i) for i in range(50)])])
-    assert len(s.keyword_search(keyword_query("kept"), 5)) == 1
+    assert len(keyword_search(s, keyword_query("kept"), 5)) == 1
     s.close()
 
 

@@ -19,6 +19,7 @@ import click
 
 from . import __version__
 from .errors import MnemoclawError
+from .tools import MAX_RESULTS
 
 
 def _emit_json(data: Any) -> None:
@@ -224,17 +225,17 @@ def _print_report(report, workspace: Path) -> None:
 def _sync_waiting(mem, full: bool, wait: bool, progress=None, retry_vectors: bool = False):
     """Sync; if another process is writing, say so and wait for it (or skip: ``None``)."""
     from .errors import LockTimeoutError
-    from .store.lock import lock_holder
 
     try:
         return mem.sync(full=full, progress=progress, lock_timeout=0, retry_vectors=retry_vectors)
     except LockTimeoutError:
-        holder = lock_holder(mem.store.path + ".lock")
+        holder = mem.backend.lock_holder()
         who = f"process {holder}" if holder else "another process"
         if not wait:
-            click.echo(f"Skipped: {who} is updating the index {mem.store.path} right now.", err=True)
+            click.echo(f"Skipped: {who} is updating the index {mem.settings.index_path} right now.", err=True)
             return None
-        click.echo(f"Waiting for {who}, which is updating the index {mem.store.path}… (Ctrl-C to stop)", err=True)
+        click.echo(f"Waiting for {who}, which is updating the index {mem.settings.index_path}… (Ctrl-C to stop)",
+                   err=True)
         return mem.sync(full=full, progress=progress, lock_timeout=None, retry_vectors=retry_vectors)
 
 
@@ -373,7 +374,7 @@ def _print_results(result: dict[str, Any]) -> None:
 
 @cli.command()
 @click.argument("query")
-@click.option("-n", "--max-results", type=click.IntRange(1, 1000), help="How many results (default 6).")
+@click.option("-n", "--max-results", type=click.IntRange(1, MAX_RESULTS), help="How many results (default 6).")
 @click.option("--min-score", type=click.FloatRange(0, 1), help="Drop results scoring below this (default 0.35).")
 @click.option("--mode", type=click.Choice(["hybrid", "keyword", "vector"]), help="Override the search mode.")
 @click.option("--json", "as_json", is_flag=True, help="Print the memory_search result as JSON.")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import hashlib
 import logging
 import math
 import os
@@ -18,7 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .backends import BACKENDS
 from .errors import ConfigError, ReadOnlyError
+from .index.indexer import IndexSpec
+from .search.searcher import QueryOptions
+from .store import DRIVERS as STORE_DRIVERS
+from .store.base import StoreOptions
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +85,7 @@ MEMORY_SEARCH: dict[str, Any] = {
         },
     },
     "store": {
-        "driver": F("sqlite", "choice", ("sqlite",)),
+        "driver": F("sqlite", "choice", STORE_DRIVERS),
         "path": F(None, "str", nullable=True),
         "vector": {
             "enabled": F(True, "bool"),
@@ -133,7 +139,7 @@ MEMORY_SEARCH: dict[str, Any] = {
 }
 
 MEMORY: dict[str, Any] = {
-    "backend": F("builtin", "choice", ("builtin", "qmd")),
+    "backend": F("builtin", "choice", BACKENDS),
     "citations": F("auto", "choice", ("auto", "on", "off")),
 }
 
@@ -292,6 +298,38 @@ class Settings:
             p = configured.replace("{agentId}", self.agent_id)
             return Path(os.path.expanduser(p)).resolve()
         return self.state_dir / "memory" / f"{self.agent_id}.sqlite"
+
+    @property
+    def index_state_dir(self) -> Path:
+        """What belongs to this agent's index but is not the index: the write lock, the
+        provider fallback state, the damage marker (one folder per index file)."""
+        key = hashlib.sha256(str(self.index_path).encode()).hexdigest()[:12]
+        return self.state_dir / "agents" / self.agent_id / "index" / key
+
+    def store_options(self) -> StoreOptions:
+        store = self.memory_search["store"]
+        return StoreOptions(driver=store["driver"], path=str(self.index_path), state_dir=str(self.index_state_dir),
+                            vector_enabled=store["vector"]["enabled"], extension_path=store["vector"]["extensionPath"])
+
+    def index_spec(self) -> IndexSpec:
+        """Everything that decides what the index holds (a change means a full rebuild)."""
+        ms = self.memory_search
+        sources = self.index_sources()
+        return IndexSpec(
+            workspace=str(self.workspace),
+            extra_paths=tuple(str(p) for p in self.extra_paths()),
+            sources=sources,
+            chunk_tokens=ms["chunking"]["tokens"],
+            chunk_overlap=ms["chunking"]["overlap"],
+            cache_enabled=ms["cache"]["enabled"],
+            cache_max_entries=ms["cache"]["maxEntries"],
+            sessions_dir=str(self.sessions_dir) if "sessions" in sources else None,
+            session_delta_bytes=ms["sync"]["sessions"]["deltaBytes"],
+            session_delta_messages=ms["sync"]["sessions"]["deltaMessages"],
+        )
+
+    def query_options(self) -> QueryOptions:
+        return QueryOptions.from_config(self.memory_search["query"])
 
     @property
     def sessions_dir(self) -> Path:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import inspect
 import ipaddress
 import json
 import logging
@@ -27,43 +28,12 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import Field  # the MCP SDK's own dependency: tool schemas are pydantic models
 
-from .api import MAX_QUERY_CHARS, Memory
+from . import tools
+from .api import Memory
 from .errors import ConfigError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-
-INSTRUCTIONS = """\
-This server is your long-term memory: Markdown notes (MEMORY.md for durable facts and \
-rules, memory/YYYY-MM-DD.md daily logs) that persist across sessions and compaction.
-- Before answering anything about earlier work, decisions, people, preferences, dates or \
-open tasks, call memory_search; read more with memory_get. If nothing is found, say so.
-- Write what must last as soon as you learn it with memory_append: decisions, facts, \
-commitments and the user's instructions go to today's log; corrections, preferences and \
-rules ("ask before sending", "do nothing until I say so") go to MEMORY.md \
-(target="long_term"). Anything not written down is forgotten."""
-
-SEARCH_DESC = """\
-Search long-term memory (MEMORY.md and the daily logs) by meaning and by keyword, in any \
-language. Use it BEFORE answering questions about past work, decisions, people, \
-preferences, dates or todos. Naming a date ("2026-03-04", "March 2026") favours notes \
-from then. Returns ranked snippets with path, line range and citation; read the \
-surrounding lines with memory_get."""
-
-GET_DESC = """\
-Read a memory file, or a range of its lines: MEMORY.md, memory.md, memory/*.md or a \
-configured extra Markdown path. Use after memory_search to read around a hit \
-(from = first line, 1-based; lines = how many). A missing file returns empty text."""
-
-APPEND_DESC = """\
-Write to memory (append-only, with a timestamp; never overwrites). Omit target to append \
-to today's daily log (facts, decisions, progress, the user's instructions); \
-target="long_term" appends to MEMORY.md (durable preferences, rules, corrections). Write \
-as soon as something worth keeping happens; keep entries short and specific. No other \
-file can be written."""
-
-STATUS_DESC = "Show the memory index: workspace, files and chunks, embedding provider, freshness."
-
 
 class MemoryService:
     """Runs every memory call on one dedicated thread, opening the Memory lazily."""
@@ -99,8 +69,30 @@ class MemoryService:
         self._executor.shutdown(wait=True)
 
 
+_TYPES: dict[str, Any] = {"string": str, "integer": int, "number": float}
+
+
+def _handler(service: MemoryService, spec: tools.ToolSpec, read_only: bool) -> Callable[..., Any]:
+    """An MCP tool function for ``spec``: its signature (the schema the client sees, and
+    what the SDK validates) is made from the spec's parameters and bounds."""
+    async def handler(**kwargs: Any) -> dict[str, Any]:
+        wire = {p.name: kwargs[p.keyword] for p in spec.params if kwargs.get(p.keyword) is not None}
+        return await service.call(lambda m: tools.call(m, spec.name, wire, read_only=read_only))
+
+    params = []
+    for p in spec.params:
+        kind = _TYPES[p.type] if p.required else _TYPES[p.type] | None  # type: ignore[operator]
+        field = Field(description=p.description, ge=p.minimum, le=p.maximum, max_length=p.max_length,
+                      validation_alias=p.name if p.py else None)
+        params.append(inspect.Parameter(p.keyword, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[kind, field],
+                                        default=inspect.Parameter.empty if p.required else None))
+    handler.__signature__ = inspect.Signature(params, return_annotation=dict[str, Any])  # type: ignore[attr-defined]
+    handler.__name__ = spec.name
+    return handler
+
+
 def _strict(tool: Any) -> Any:
-    """Refuse arguments the tool does not take, instead of dropping them: an agent that
+    """Refuse arguments a tool does not take, instead of dropping them: an agent that
     passes ``path`` to memory_append must learn it was not written there."""
     from pydantic import ConfigDict
 
@@ -115,45 +107,13 @@ def build_server(service: MemoryService, *, read_only: bool = False, name: str =
     from mcp.server import MCPServer
     from mcp.server.mcpserver.tools import Tool
 
-    instructions = INSTRUCTIONS if not read_only else INSTRUCTIONS.split("\n- Write")[0] + (
-        "\nThis memory is served read-only: it cannot be written from here.")
-
-    async def memory_search(
-        query: Annotated[str, Field(description="What to look for, in natural language or exact terms",
-                                    max_length=MAX_QUERY_CHARS)],
-        maxResults: Annotated[int | None, Field(description="How many results (default 6)", ge=1, le=100)] = None,
-        minScore: Annotated[float | None, Field(description="Drop results scoring below this, 0-1 (default 0.35)",
-                                                ge=0, le=1)] = None,
-    ) -> dict[str, Any]:
-        return await service.call(lambda m: m.memory_search(query, maxResults, minScore))
-
-    async def memory_get(
-        path: Annotated[str, Field(description="Workspace-relative path, e.g. memory/2026-05-01.md")],
-        from_: Annotated[int | None, Field(validation_alias="from", description="First line, 1-based", ge=1)] = None,
-        lines: Annotated[int | None, Field(description="Number of lines to read", ge=0)] = None,
-    ) -> dict[str, Any]:
-        return await service.call(lambda m: m.memory_get(path, from_, lines))
-
-    async def memory_append(
-        text: Annotated[str, Field(description="The note, in Markdown (a line or a short list)")],
-        target: Annotated[str | None, Field(description='Omit for today\'s log; "long_term" for MEMORY.md')] = None,
-    ) -> dict[str, Any]:
-        return await service.call(lambda m: m.memory_append(text, target))
-
-    async def memory_status() -> dict[str, Any]:
-        def status(m: Memory) -> dict[str, Any]:
-            st = m.status()
-            st["readOnly"] = read_only
-            return st
-
-        return await service.call(status)
-
-    tools = [Tool.from_function(memory_search, description=SEARCH_DESC),
-             Tool.from_function(memory_get, description=GET_DESC)]
-    if not read_only:
-        tools.append(_strict(Tool.from_function(memory_append, description=APPEND_DESC)))
-    tools.append(Tool.from_function(memory_status, description=STATUS_DESC))
-    return MCPServer(name, instructions=instructions, log_level="WARNING", tools=tools)
+    instructions = tools.INSTRUCTIONS if not read_only else tools.INSTRUCTIONS.split("\n- Write")[0] + (
+        "\n" + tools.READ_ONLY_NOTE)
+    made = []
+    for spec in tools.tools_for(read_only):
+        tool = Tool.from_function(_handler(service, spec, read_only), name=spec.name, description=spec.description)
+        made.append(_strict(tool) if spec.writes else tool)
+    return MCPServer(name, instructions=instructions, log_level="WARNING", tools=made)
 
 
 # -- transports -----------------------------------------------------------------------------

@@ -76,6 +76,13 @@ class Hit:
     text_score: float | None = None
 
 
+@dataclass
+class SearchOutcome:
+    hits: list[Hit]
+    mode: str
+    candidates: int
+
+
 @dataclass(slots=True)
 class IndexReport:
     added: int = 0

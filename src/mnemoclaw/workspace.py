@@ -120,6 +120,30 @@ def _resolve(text: str, workspace: Path, extra_paths: list[Path]) -> ResolvedPat
 MAX_READ_BYTES = 32 * 1024 * 1024
 
 
+def resolve_workspace_file(raw: str, workspace: Path) -> Path:
+    """Any file inside the workspace (the runtime's ``read`` tool: TOOLS.md, data files),
+    never through a symbolic link and never out of the workspace."""
+    if not isinstance(raw, str) or not raw.strip() or "\x00" in raw:
+        raise PathDeniedError("read needs a path inside the workspace, e.g. TOOLS.md")
+    if len(raw) > MAX_PATH_CHARS:
+        raise PathDeniedError(f"the path is too long to be a file name ({len(raw)} characters)")
+    ws = Path(os.path.realpath(workspace))
+    normal = Path(os.path.normpath(ws / os.path.expanduser(raw.strip())))
+    try:
+        normal.relative_to(ws)
+    except ValueError:
+        raise PathDeniedError(f"read is limited to files inside the workspace; {raw!r} is not") from None
+    if normal == ws:
+        raise PathDeniedError(f"{raw!r} is the workspace itself, not a file in it")
+    try:
+        link = _links_on_the_way(ws, normal)
+    except OSError as exc:
+        raise PathDeniedError(f"cannot read {raw!r}: {exc.strerror or exc}") from None
+    if link is not None:
+        raise PathDeniedError(f"read is limited to files inside the workspace; {raw!r} goes through a symbolic link")
+    return normal
+
+
 def read_lines(path: Path, from_line: int | None, lines: int | None, shown: str | None = None) -> str | None:
     """Lines ``from_line`` (1-based) .. ``from_line + lines - 1``; empty text past the end,
     ``None`` if the file does not exist.

@@ -12,7 +12,6 @@ transaction: until that commit, searches keep using the old index.
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import json
 import logging
@@ -29,8 +28,7 @@ from ..embeddings.http import ProviderResponseError
 from ..errors import DiskFullError, IndexCorruptError, LockTimeoutError, ProviderError, StoreError, WorkspaceError
 from ..markdown.chunker import chunk_markdown, text_hash
 from ..sessions.transcript import parse_transcript
-from ..store.base import CacheKey, FileWrite
-from ..store.sqlite import SQLiteStore, damage_reason
+from ..store.base import CacheKey, FileWrite, Store, damage_reason
 from ..text.tokenize import TOKENIZER_ID, estimate_tokens
 from ..types import Chunk, ChunkRow, FileRecord, IndexReport, SourceFile
 from .discovery import discover, discover_sessions
@@ -112,7 +110,7 @@ def read_markdown(path: str, size: int) -> str:
 
 
 class Indexer:
-    def __init__(self, store: SQLiteStore, provider: EmbeddingProvider | None, spec: IndexSpec):
+    def __init__(self, store: Store, provider: EmbeddingProvider | None, spec: IndexSpec):
         self.store = store
         self.provider = provider
         self.spec = spec
@@ -218,7 +216,7 @@ class Indexer:
         if not ws.is_dir():
             raise WorkspaceError(f"workspace {ws} does not exist; create it with `mnemoclaw init --workspace {ws}`")
         with self.store.write_lock(lock_timeout):
-            _remove_stale_builds(self.store.path)
+            self.store.remove_stale_builds()
             try:
                 report = self._sync_locked(full=full, progress=progress, sources=sources, limit=limit)
             except IndexCorruptError as exc:
@@ -270,26 +268,19 @@ class Indexer:
             self._end_announce()
 
     def _repair(self, progress: Progress | None, why: str) -> IndexReport:
-        """Rebuild a damaged index from the Markdown files into a new database, reusing every
-        vector the damaged one can still give (checked), and copy it over the damaged file."""
-        build_path = f"{self.store.path}.rebuild-{os.getpid()}.tmp"
-        _unlink_db(build_path)
-        build: SQLiteStore | None = None
+        """Rebuild a damaged index from the Markdown files into a new one, reusing every
+        vector the damaged one can still give (checked), and put it in place of the damaged one."""
+        build = self.store.begin_rebuild()
         self._salvaging = True
         try:
-            build = SQLiteStore(build_path, choice=self.store.choice, durable=False)
             report = self._sync_into(build, self.store, full=True, progress=progress)
             self._keep_unreadable(build, report)
-            build.close()
-            self.store.replace_with(build_path)
+            self.store.commit_rebuild(build, repair=True)
         except BaseException:
-            if build is not None:
-                build.close()
-            _unlink_db(build_path)
+            self.store.discard_rebuild(build)
             raise
         finally:
             self._salvaging = False
-        _unlink_db(build_path)
         log.warning("repaired the damaged index %s from the Markdown files (%s)", self.store.path, why)
         report.full_rebuild = True
         report.reason = f"repaired the damaged index from the Markdown files ({why})"
@@ -301,7 +292,7 @@ class Indexer:
             return
         try:
             with self.store.write_lock(0):
-                _remove_stale_builds(self.store.path)
+                self.store.remove_stale_builds()
         except (LockTimeoutError, OSError):
             pass
 
@@ -334,39 +325,24 @@ class Indexer:
             log.debug("could not clear indexing progress: %s", exc)
 
     def _rebuild(self, progress: Progress | None, reason: str) -> IndexReport:
-        build_path = f"{self.store.path}.rebuild-{os.getpid()}.tmp"
-        _unlink_db(build_path)
-        build: SQLiteStore | None = None
+        build = self.store.begin_rebuild()
         try:
-            build = SQLiteStore(build_path, choice=self.store.choice, durable=False)
             report = self._sync_into(build, self.store, full=True, progress=progress)
             self._keep_unreadable(build, report)
-            build.close()
-            try:
-                self.store.replace_from(build_path)
-            except StoreError as exc:
-                problems = [] if isinstance(exc, DiskFullError) else self.store.check()
-                if not problems:
-                    raise
-                # the old tables cannot be read to be replaced: the index is damaged
-                self.store.mark_damaged("; ".join(problems[:3]))
-                self.store.replace_with(build_path)
+            self.store.commit_rebuild(build)
         except BaseException as exc:
-            if build is not None:
-                build.close()
-            _unlink_db(build_path)
+            self.store.discard_rebuild(build)
             if isinstance(exc, DiskFullError):
                 raise DiskFullError(
                     f"disk full: the rebuild ({reason}) was abandoned and its temporary database removed; "
                     "the previous index is unchanged and answers searches. Free some space and run "
                     "`mnemoclaw index` again") from exc
             raise
-        _unlink_db(build_path)
         report.full_rebuild = True
         report.reason = reason
         return report
 
-    def _keep_unreadable(self, build: SQLiteStore, report: IndexReport) -> None:
+    def _keep_unreadable(self, build: Store, report: IndexReport) -> None:
         """A file that cannot be read now keeps what the old index had for it.
 
         Its vectors are kept only if they come from the model being built; otherwise the
@@ -380,7 +356,7 @@ class Indexer:
                        for row, v in zip(old.chunks, old.vectors)]
             build.apply([FileWrite(old.record, old.chunks, vectors)])
 
-    def _sync_into(self, target: SQLiteStore, cache_source: SQLiteStore, *, full: bool, progress: Progress | None,
+    def _sync_into(self, target: Store, cache_source: Store, *, full: bool, progress: Progress | None,
                    sources: Sequence[str] | None = None, limit: int | None = None) -> IndexReport:
         counted = [0, 0]  # files committed, files to do: what a full disk leaves in the index
 
@@ -406,7 +382,7 @@ class Indexer:
             raise DiskFullError(f"disk full: {what}. Free some space and run `mnemoclaw index` "
                                 f"(index {self.store.path})") from exc
 
-    def _sync_batches(self, target: SQLiteStore, cache_source: SQLiteStore, *, full: bool, progress: Progress,
+    def _sync_batches(self, target: Store, cache_source: Store, *, full: bool, progress: Progress,
                       sources: Sequence[str] | None, limit: int | None) -> IndexReport:
         report = IndexReport()
         # the fingerprint goes in before the first batch: if this sync is cut short and
@@ -510,7 +486,7 @@ class Indexer:
                 rows.append(ChunkRow(cid, f.path, f.source, c.start_line, c.end_line, c.hash, self.model, c.text))
             yield f, _Prepared(f, FileRecord(f.path, f.source, fhash, f.mtime_ns, f.size), rows)
 
-    def _write(self, target: SQLiteStore, cache_source: SQLiteStore, batch: list[_Prepared], removes: list[str],
+    def _write(self, target: Store, cache_source: Store, batch: list[_Prepared], removes: list[str],
                touches: list[FileRecord], report: IndexReport) -> None:
         if not (batch or removes or touches):
             return
@@ -531,7 +507,7 @@ class Indexer:
             writes.append(FileWrite(p.record, p.rows, vecs))
         target.apply(writes, removes, touches)
 
-    def _vectors(self, rows: list[ChunkRow], target: SQLiteStore, cache_source: SQLiteStore,
+    def _vectors(self, rows: list[ChunkRow], target: Store, cache_source: Store,
                  report: IndexReport) -> tuple[dict[str, np.ndarray], dict[str, str]]:
         """Vectors by chunk hash: from the index, the cache, or the provider.
 
@@ -592,7 +568,7 @@ class Indexer:
 
 
     # -- chunks indexed without vectors -----------------------------------------------
-    def _record_pending(self, target: SQLiteStore) -> int:
+    def _record_pending(self, target: Store) -> int:
         pending = target.count_without_vectors()
         if pending:
             target.set_meta({"vectors_pending": str(pending)})
@@ -635,7 +611,7 @@ class Indexer:
         report.vectors_pending = self._record_pending(self.store)
 
 
-def _sound(vec: np.ndarray, target: SQLiteStore) -> bool:
+def _sound(vec: np.ndarray, target: Store) -> bool:
     dims = target.vector_dims()
     if not np.all(np.isfinite(vec)) or (dims is not None and len(vec) != dims):
         return False
@@ -666,18 +642,3 @@ def _diff_fingerprints(old_text: str, new_text: str) -> str:
         return "unknown"
     changed = [k for k in new if old.get(k) != new.get(k)]
     return ", ".join(f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in changed) or "format"
-
-
-def _unlink_db(path: str) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        try:
-            os.unlink(path + suffix)
-        except FileNotFoundError:
-            pass
-
-
-def _remove_stale_builds(index_path: str) -> None:
-    """Builds left by a crashed process (we hold the write lock, so none is live)."""
-    for path in glob.glob(glob.escape(index_path) + ".rebuild-*.tmp"):
-        log.info("removing unfinished rebuild %s", path)
-        _unlink_db(path)

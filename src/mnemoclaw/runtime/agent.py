@@ -19,19 +19,17 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import re
-import subprocess
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..api import Memory
-from ..errors import MnemoclawError, PathDeniedError
-from ..workspace import create_note
+from ..errors import MnemoclawError
 from ..text.tokenize import estimate_tokens
+from . import commands
+from .commands import Reply
 from .bootstrap import InjectedFile, load_bootstrap, render, sections_to_reinject
 from .compaction import (
     MERGE_SYSTEM,
@@ -39,7 +37,6 @@ from .compaction import (
     ensure_structure,
     extractive_summary,
     identifiers,
-    json_args,
     pieces,
 )
 from .compaction import render as render_history
@@ -47,14 +44,14 @@ from .compaction import split_point
 from .git import autocommit
 from .llm import ChatClient, ContextOverflowError, LLMError
 from .pruning import prune
+from .session_memory import NO_REPLY, save_session
 from .settings import RuntimeSettings, runtime_settings
+from .tooling import ExtraTool, ToolBox
 from .transcript import SessionStore
 
 log = logging.getLogger(__name__)
 
-NO_REPLY = "NO_REPLY"
 MAX_OVERFLOW_RETRIES = 2
-READ_MAX_CHARS = 64_000
 
 BASE_PROMPT = """\
 You are a helpful assistant with long-term memory. Your memory is Markdown in your workspace: \
@@ -66,38 +63,10 @@ for MEMORY.md). An instruction that constrains you is written the moment it is g
 - Cite memory you use as path#Lx-Ly."""
 
 
-def _fn(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {"type": "function", "function": {"name": name, "description": description, "parameters": {
-        "type": "object", "properties": properties, "required": required}}}
-
-
-SEARCH_TOOL = _fn("memory_search", "Search long-term memory by meaning and keywords. Use before answering about the past.",
-                  {"query": {"type": "string"}, "maxResults": {"type": "integer"}}, ["query"])
-GET_TOOL = _fn("memory_get", "Read a memory file (MEMORY.md, memory/*.md) or a range of its lines.",
-               {"path": {"type": "string"}, "from": {"type": "integer"}, "lines": {"type": "integer"}}, ["path"])
-READ_TOOL = _fn("read", "Read a text file in the workspace (for example TOOLS.md), or a range of its lines.",
-                {"path": {"type": "string"}, "from": {"type": "integer"}, "lines": {"type": "integer"}}, ["path"])
-APPEND_TOOL = _fn("memory_append", "Append a note to today's daily log, or to MEMORY.md with target \"long_term\". "
-                  "Append-only; write what must last.",
-                  {"text": {"type": "string"}, "target": {"type": "string", "enum": ["long_term"]}}, ["text"])
-FLUSH_APPEND_TOOL = _fn("memory_append", "Append a note to today's daily log (memory/YYYY-MM-DD.md). Append-only.",
-                        {"text": {"type": "string"}}, ["text"])
-
-
-@dataclass
-class Reply:
-    text: str
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    flushed: bool = False
-    compacted: int = 0
-    command: bool = False
-    error: str | None = None
-
-
 class AgentSession:
     def __init__(self, memory: Memory, *, runtime: RuntimeSettings | None = None, chat: ChatClient | None = None,
                  session_id: str | None = None, main_session: bool = True, clock: Callable[[], float] = time.time,
-                 extra_tools: dict[str, tuple[dict[str, Any], Callable[[dict[str, Any]], Any]]] | None = None):
+                 extra_tools: dict[str, ExtraTool] | None = None):
         self.memory = memory
         self.rs = runtime or runtime_settings(memory.settings)
         self.chat = chat or ChatClient.from_settings(self.rs)
@@ -106,7 +75,7 @@ class AgentSession:
         self.store = SessionStore(memory.settings.sessions_dir, read_only=memory.settings.openclaw_dir is not None)
         self.main_session = main_session
         self.clock = clock
-        self.extra_tools = dict(extra_tools or {})
+        self.toolbox = ToolBox(memory, self.workspace, self.rs, commit=self._autocommit, extra=extra_tools)
         self.verbose = False
         self.notes: list[str] = []
         self._last_request_at: float | None = None
@@ -218,11 +187,7 @@ class AgentSession:
         return system, files
 
     def tools(self) -> list[dict[str, Any]]:
-        out = [SEARCH_TOOL, GET_TOOL, READ_TOOL]
-        if not self.rs.read_only:
-            out.append(APPEND_TOOL)
-        out += [schema for schema, _ in self.extra_tools.values()]
-        return out
+        return self.toolbox.offered()
 
     def session_tokens(self) -> int:
         """Tokens of the next request: the API's own count where it gave one, else an estimate."""
@@ -296,7 +261,7 @@ class AgentSession:
                 reply.text = "" if result.text.strip() == NO_REPLY else result.text
                 return reply
             for call in result.tool_calls:
-                output = self._run_tool(call)
+                output = self.toolbox.run(call)
                 reply.tool_calls.append({"name": (call.get("function") or {}).get("name"), "result": output[:200]})
                 self._record({"role": "tool", "tool_call_id": call.get("id"),
                               "name": (call.get("function") or {}).get("name"), "content": output})
@@ -304,56 +269,6 @@ class AgentSession:
             if rounds >= self.rs.max_tool_rounds:
                 reply.text = f"(stopped after {rounds} rounds of tool calls)"
                 return reply
-
-    # -- tools --------------------------------------------------------------------------------
-    def _run_tool(self, call: dict[str, Any], *, flush: bool = False) -> str:
-        name = (call.get("function") or {}).get("name")
-        args = json_args(call)
-        try:
-            if name == "memory_search" and not flush:
-                out: Any = self.memory.memory_search(str(args.get("query", "")), args.get("maxResults"))
-            elif name == "memory_get" and not flush:
-                out = self.memory.memory_get(str(args.get("path", "")), **{"from": args.get("from"),
-                                                                           "lines": args.get("lines")})
-            elif name == "read":
-                out = self._read(str(args.get("path", "")), args.get("from"), args.get("lines"))
-            elif name == "memory_append" and set(args) - ({"text"} if flush else {"text", "target"}):
-                unknown = ", ".join(sorted(set(args) - {"text", "target"})) or "target"
-                out = {"ok": False, "error": f"memory_append does not take {unknown}; nothing was written "
-                                             "(text, and target=\"long_term\" for MEMORY.md)"}
-            elif name == "memory_append":
-                target = None if flush else args.get("target")
-                out = self._append(str(args.get("text", "")), target)
-            elif name in self.extra_tools and not flush:
-                out = self.extra_tools[name][1](args)
-            else:
-                out = {"error": f"unknown tool {name!r}"}
-        except Exception as exc:  # a tool failure is the model's to handle, not a crash
-            out = {"error": str(exc)}
-        return out if isinstance(out, str) else json.dumps(out, ensure_ascii=False)
-
-    def _read(self, path: str, start: Any = None, count: Any = None) -> dict[str, Any]:
-        ws = Path(os.path.realpath(self.workspace))
-        target = Path(os.path.realpath(ws / path))
-        if not str(target).startswith(str(ws) + os.sep) or os.path.islink(ws / path):
-            raise PathDeniedError(f"read is limited to files inside the workspace; {path!r} is not")
-        if not target.is_file():
-            return {"path": path, "text": ""}
-        lines = target.read_text("utf-8", errors="replace").splitlines()
-        first = max(1, int(start or 1))
-        chosen = lines[first - 1 : first - 1 + int(count)] if count else lines[first - 1 :]
-        text = "\n".join(chosen)
-        if len(text) > READ_MAX_CHARS:
-            text = text[:READ_MAX_CHARS] + f"\n[... cut at {READ_MAX_CHARS} characters; read a line range ...]"
-        return {"path": path, "text": text}
-
-    def _append(self, text: str, target: str | None) -> dict[str, Any]:
-        if self.rs.read_only:
-            return {"ok": False, "error": "the workspace is read-only; nothing was written"}
-        out = self.memory.memory_append(text, target)
-        if out.get("ok"):
-            self._autocommit(f"memory: {out['path']}")
-        return out
 
     def _autocommit(self, message: str) -> None:
         if not self.rs.git_autocommit:
@@ -391,16 +306,16 @@ class AgentSession:
         try:
             for _ in range(4):
                 try:
-                    result = self._complete(messages, [READ_TOOL, FLUSH_APPEND_TOOL])
+                    result = self._complete(messages, ToolBox.for_flush())
                 except ContextOverflowError:
                     # the flush must fit too: drop tool results older than the last turn and try once more
                     messages = [messages[0]] + prune(messages[1:], keep_last_assistants=1, hard=True)
-                    result = self._complete(messages, [READ_TOOL, FLUSH_APPEND_TOOL])
+                    result = self._complete(messages, ToolBox.for_flush())
                 messages.append({k: v for k, v in result.message.items() if v is not None})
                 if not result.tool_calls:
                     break
                 for call in result.tool_calls:
-                    output = self._run_tool(call, flush=True)
+                    output = self.toolbox.run(call, flush=True)
                     if (call.get("function") or {}).get("name") == "memory_append" and '"ok": true' in output:
                         appended.append(json.loads(output)["path"])
                     messages.append({"role": "tool", "tool_call_id": call.get("id"), "content": output})
@@ -472,143 +387,30 @@ class AgentSession:
             self.notes.append(f"compaction summary written without the model ({exc})")
             return extractive_summary(old, self.summary)
 
-    # -- commands -------------------------------------------------------------------------------
+    # -- commands and the session-memory hook ----------------------------------------------
     def command(self, line: str) -> Reply:
-        name, _, rest = line.partition(" ")
-        rest = rest.strip()
-        if name == "/context":
-            return Reply(self.context_report(detail=rest == "detail"), command=True)
-        if name == "/compact":
-            done = self.compact(rest or None, reason="command")
-            return Reply("Compacted." if done else "Nothing to compact yet.", command=True, compacted=int(done))
-        if name == "/status":
-            return Reply(self.status_report(), command=True)
-        if name in ("/new", "/reset"):
-            path = self.end_session()
-            self._open(self.store.new_id())
-            return Reply(f"New session {self.session_id}." + (f" The last one was saved to {path}." if path else ""),
-                         command=True)
-        if name == "/verbose":
-            self.verbose = not self.verbose
-            return Reply(f"Verbose {'on' if self.verbose else 'off'}.", command=True)
-        return Reply(f"Unknown command {name}. Commands: /context list|detail, /compact [focus], /status, /new, "
-                     "/reset, /verbose", command=True)
+        return commands.run(self, line)
+
+    def start_new(self) -> None:
+        self._open(self.store.new_id())
 
     def end_session(self) -> str | None:
-        """The session-memory hook: the last 15 real messages to memory/YYYY-MM-DD-<slug>.md.
-
-        Read from the transcript, which keeps every message: after a compaction the
-        history in memory holds only the summary and the turns kept verbatim.
-        """
+        """The session-memory hook (``/new``, ``/reset``): see runtime/session_memory.py."""
         if self.rs.read_only:
             return None
-        said = [e["message"] for _, e in self.store.read(self.session_id)
-                if e.get("type") == "message" and isinstance(e.get("message"), dict)]
-        real = [m for m in said if m.get("role") in ("user", "assistant") and isinstance(m.get("content"), str)
-                and m["content"].strip() and not m["content"].startswith("/") and m["content"].strip() != NO_REPLY]
-        last = real[-15:]
-        if not last:
-            return None
-        now = self._now()
-        slug = self._slug(last) or f"{now:%H%M}"
-        body = [f"# Session {self.session_id} ({now:%Y-%m-%d %H:%M})", ""]
-        for m in last:
-            who = "User" if m["role"] == "user" else "Assistant"
-            body.append(f"- **{who}**: {' '.join(str(m['content']).split())}")
-        rel = create_note(self.workspace, f"{now:%Y-%m-%d}-{slug}", "\n".join(body) + "\n")
-        self._autocommit(f"memory: {rel}")
+        rel = save_session(self.store, self.session_id, self.workspace, self.chat, self._now())
+        if rel:
+            self._autocommit(f"memory: {rel}")
         return rel
 
-    def _slug(self, messages: list[dict[str, Any]]) -> str | None:
-        convo = "\n".join(f"{m['role']}: {str(m['content'])[:300]}" for m in messages)
-        try:
-            result = self.chat.complete([
-                {"role": "system", "content": "Reply with a 1-2 word lowercase slug naming the topic of this "
-                                              "conversation, words joined by '-'. Only the slug."},
-                {"role": "user", "content": convo}])
-        except LLMError:
-            return None
-        slug = re.sub(r"[^a-z0-9-]+", "-", result.text.strip().lower()).strip("-")
-        return "-".join(slug.split("-")[:2])[:40] or None
-
     def context_breakdown(self, *, detail: bool = False) -> dict[str, Any]:
-        """What the next request holds, as data (``/context``, ``mnemoclaw context --json``)."""
-        system, files = self.system_prompt()
-        tools_json = json.dumps(self.tools())
-        out: dict[str, Any] = {
-            "session": self.session_id,
-            "files": [{"name": f.name, "path": f.path, "status": f.status, "rawChars": f.raw_chars,
-                       "injectedChars": f.injected_chars, "injectedTokens": f.injected_tokens} for f in files],
-            "bootstrapMaxChars": self.rs.bootstrap_max_chars,
-            "bootstrapTotalMaxChars": self.rs.bootstrap_total_max_chars,
-            "systemPrompt": {"chars": len(system), "tokens": estimate_tokens(system)},
-            "tools": {"count": len(self.tools()), "chars": len(tools_json), "tokens": estimate_tokens(tools_json)},
-            "history": {"messages": len(self.history), "tokens": sum(self.message_tokens(m) for m in self.history),
-                        "compacted": self.summary is not None},
-            "sessionTokens": self.session_tokens(),
-            "contextTokens": self.rs.context_tokens,
-            "flushAt": self.rs.flush_threshold,
-            "compactionAt": self.rs.compaction_threshold,
-        }
-        if detail:
-            by_role: dict[str, list[int]] = {}
-            for m in self.history:
-                by_role.setdefault(str(m.get("role")), []).append(self.message_tokens(m))
-            out["historyByRole"] = {r: {"messages": len(v), "tokens": sum(v)} for r, v in by_role.items()}
-            out["largestMessages"] = [
-                {"line": m["_line"], "role": m.get("role"), "tokens": self.message_tokens(m),
-                 "preview": str(m.get("content") or m.get("tool_calls"))[:60]}
-                for m in sorted(self.history, key=self.message_tokens, reverse=True)[:5]]
-            out["toolTokens"] = {s["function"]["name"]: estimate_tokens(json.dumps(s)) for s in self.tools()}
-        return out
+        return commands.context_breakdown(self, detail=detail)
 
     def context_report(self, *, detail: bool = False) -> str:
-        c = self.context_breakdown(detail=detail)
-        lines = ["Bootstrap files (injected every turn):"]
-        for f in c["files"]:
-            lines.append(f"  {f['status']:9} {f['name']:13} raw {f['rawChars']:>7} chars  injected "
-                         f"{f['injectedChars']:>7} chars ~{f['injectedTokens']} tokens")
-        truncated = [f["name"] for f in c["files"] if f["status"] == "TRUNCATED"]
-        if truncated:
-            lines.append(f"  WARNING: {', '.join(truncated)} TRUNCATED to bootstrapMaxChars {c['bootstrapMaxChars']} "
-                         f"(total cap {c['bootstrapTotalMaxChars']}): the model sees only the head and tail. "
-                         "Shorten the file or raise agents.defaults.bootstrapMaxChars.")
-        sp, tools, hist = c["systemPrompt"], c["tools"], c["history"]
-        lines += [
-            f"System prompt: {sp['chars']} chars ~{sp['tokens']} tokens",
-            f"Tool schemas: {tools['count']} tools, {tools['chars']} chars ~{tools['tokens']} tokens",
-            f"History: {hist['messages']} messages ~{hist['tokens']} tokens"
-            + (" (+ compaction summary)" if hist["compacted"] else ""),
-            f"Session: ~{c['sessionTokens']} / {c['contextTokens']} tokens "
-            f"(flush at {c['flushAt']}, compaction at {c['compactionAt']})",
-        ]
-        if detail:
-            lines.append("History by role: " + ", ".join(f"{r} {v['messages']} msgs ~{v['tokens']} tokens"
-                                                         for r, v in c["historyByRole"].items()))
-            for m in c["largestMessages"]:
-                lines.append(f"  line {m['line']:>6} {m['role']:9} ~{m['tokens']} tokens {m['preview']!r}")
-            for name, tokens in c["toolTokens"].items():
-                lines.append(f"  tool {name}: ~{tokens} tokens")
-        return "\n".join(lines)
+        return commands.context_report(self, detail=detail)
 
     def status_report(self) -> str:
-        m = self.meta
-        st = self.memory.status(check_dirty=False)
-        lines = [
-            f"Session {self.session_id}  model {self.chat.model} at {self.chat.base_url}",
-            f"Tokens ~{self.session_tokens()} / {self.rs.context_tokens}; API usage in {m.get('inputTokens', 0)} "
-            f"out {m.get('outputTokens', 0)}",
-            f"Compactions {m.get('compactionCount', 0)}; memory flush in cycle "
-            f"{m.get('memoryFlushCompactionCount')} at {_fmt_time(m.get('memoryFlushAt'))}",
-            f"Memory: {st['files']} files, {st['chunks']} chunks, {st['provider']}/{st['model'] or '-'}",
-            f"Workspace {self.workspace}" + ("  [read-only]" if self.rs.read_only else ""),
-        ]
-        lines += [f"Note: {n}" for n in self.notes]
-        return "\n".join(lines)
-
-
-def _fmt_time(ts: Any) -> str:
-    return datetime.fromtimestamp(float(ts)).strftime("%Y-%m-%d %H:%M") if ts else "never"
+        return commands.status_report(self)
 
 
 __all__ = ["AgentSession", "Reply", "MnemoclawError", "autocommit"]

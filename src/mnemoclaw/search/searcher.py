@@ -13,10 +13,11 @@ import numpy as np
 
 from ..embeddings.base import EmbeddingProvider
 from ..errors import MnemoclawError
-from ..store.sqlite import SQLiteStore
+from ..store.base import Store
 from ..text.dates import note_date, query_dates
 from ..text.tokenize import keyword_query
-from ..types import Hit, StoredChunk
+from ..types import Hit, SearchOutcome, StoredChunk
+from . import keyword
 from .fusion import decay_factor, fuse, mmr
 
 MODES = ("hybrid", "keyword", "vector")
@@ -105,17 +106,10 @@ def ranking_summary(o: QueryOptions) -> str:
     return f"{what}: {score} (docs/quality.md). Remove query.hybrid.fusion/vectorWeight/textWeight for the default"
 
 
-@dataclass
-class SearchOutcome:
-    hits: list[Hit]
-    mode: str
-    candidates: int
-
-
 class Searcher:
     def __init__(
         self,
-        store: SQLiteStore,
+        store: Store,
         provider: EmbeddingProvider | None,
         options: QueryOptions,
         clock: Callable[[], float] = time.time,
@@ -173,7 +167,7 @@ class Searcher:
         text: dict[int, float] = {}
         vector: dict[int, float] = {}
         if mode in ("hybrid", "keyword"):
-            text = dict(self.store.keyword_search(keyword_query(query), n_cand, sources))
+            text = dict(keyword.search(self.store, keyword_query(query), n_cand, sources))
         if mode in ("hybrid", "vector"):
             vector = dict(self.store.vector_search(self._embed_query(query), n_cand, sources))
         # fewer keyword hits than asked for: every other chunk matched no query term

@@ -1,1 +1,22 @@
-"""Index storage. ``Store`` is the interface; ``open_store`` picks the implementation."""
+"""Where the index lives. ``open_store`` is the one place a store is built; everything
+above it is written against ``store.base.Store``."""
+
+from __future__ import annotations
+
+from ..errors import ConfigError
+from .base import Store, StoreOptions
+
+DRIVERS = ("sqlite",)
+
+
+def open_store(options: StoreOptions) -> Store:
+    """The store ``options`` name (``memorySearch.store.driver``)."""
+    if options.driver == "sqlite":
+        from .sqlite import SQLiteStore
+
+        return SQLiteStore(options.path, vector_enabled=options.vector_enabled,
+                           extension_path=options.extension_path, state_dir=options.state_dir)
+    raise ConfigError(f"Unknown store driver {options.driver!r}. Available: {', '.join(DRIVERS)}")
+
+
+__all__ = ["DRIVERS", "Store", "StoreOptions", "open_store"]

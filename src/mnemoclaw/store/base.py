@@ -1,18 +1,22 @@
-"""The storage interface the indexer and searcher are written against.
+"""The storage interface the indexer, the searcher and ``Memory`` are written against.
 
-SQLite implements it today; a Postgres implementation (pgvector + full text) plugs in
-behind the same methods. Vectors cross this boundary as float32 numpy arrays.
+``store/sqlite.py`` implements it; a Postgres implementation plugs in behind the same
+members (``store/__init__.py:open_store`` chooses). Vectors cross this boundary as
+float32 numpy arrays; keyword *candidates* cross it with the statistics BM25 needs, and
+``search/keyword.py`` ranks them, so two stores that return the same candidates rank
+identically. tests/test_store_contract.py is the suite every store must pass.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
+from ..errors import StoreError
 from ..text.tokenize import KeywordQuery
 from ..types import ChunkRow, FileRecord, StoredChunk
 
@@ -23,6 +27,12 @@ def to_blob(vec: np.ndarray) -> bytes:
 
 def from_blob(blob: bytes) -> np.ndarray:
     return np.frombuffer(blob, dtype=np.float32)
+
+
+def damage_reason(exc: BaseException) -> str:
+    """What the database said about the damage, without a store's wrapping of it."""
+    cause = exc.__cause__
+    return str(cause) if cause is not None and not isinstance(cause, StoreError) else str(exc)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,42 +51,106 @@ class CacheKey:
     provider_key: str
 
 
+@dataclass(frozen=True, slots=True)
+class StoreOptions:
+    """Where an index is and how to open it (config.Settings.store_options builds it)."""
+
+    driver: str  # "sqlite"
+    path: str  # the index file
+    state_dir: str | None = None  # what belongs to the index but is not it: the write lock, markers
+    vector_enabled: bool = True
+    extension_path: str | None = None  # a sqlite-vec build of the user's own
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordCandidates:
+    """What the full-text index found for a query, with what BM25 needs to rank it.
+
+    ``lines`` holds each candidate's analysed terms line by line (the document as the
+    index tokenised it), ``df`` the document frequency of each query term, ``n_docs``
+    and ``avgdl`` the corpus size and mean document length in terms.
+    """
+
+    lines: dict[int, list[list[str]]] = field(default_factory=dict)
+    df: dict[str, int] = field(default_factory=dict)
+    n_docs: int = 0
+    avgdl: float = 0.0
+
+
 class Store(Protocol):
-    path: str
+    path: str  # where the index is, for messages
+    read_only: bool  # served as it is: nothing may be written (a read-only directory, a full disk)
+    read_only_why: str
+    recovered: str | None  # set when a damaged index was set aside at opening; the next sync rebuilds
 
     # -- metadata ---------------------------------------------------------------
     def meta(self) -> dict[str, str]: ...
     def set_meta(self, items: dict[str, str]) -> None: ...
+    def delete_meta(self, keys: Iterable[str]) -> None: ...
 
     # -- files and chunks -------------------------------------------------------
     def file_records(self) -> dict[str, FileRecord]: ...
-    def apply(self, writes: Sequence[FileWrite], removes: Iterable[str], touches: Iterable[FileRecord]) -> None:
+    def apply(self, writes: Sequence[FileWrite], removes: Iterable[str] = (),
+              touches: Iterable[FileRecord] = ()) -> None:
         """Apply one batch atomically: readers see all of it or none of it."""
     def file_chunks(self, path: str) -> FileWrite | None:
         """Everything indexed for one file, in the shape ``apply`` takes."""
     def vectors_for_hashes(self, hashes: Iterable[str], model: str) -> dict[str, np.ndarray]:
         """Vectors of chunks already indexed with ``model``, by chunk text hash."""
-    def chunks(self, rowids: Sequence[int]) -> dict[int, StoredChunk]: ...
+    def chunks(self, rowids: Sequence[int]) -> dict[int, StoredChunk]:
+        """The chunks by id, each checked against its hash (a chunk that fails is left out)."""
     def file_heads(self, paths: Iterable[str]) -> dict[str, str]:
         """The text of each file's first chunk (the one starting at line 1), by path."""
     def counts(self) -> dict[str, int]: ...
+    def vector_dims(self) -> int | None:
+        """The dimension of the vectors the index holds (None while it holds none)."""
+
+    # -- chunks indexed without vectors (the provider was down) -----------------
+    def chunks_without_vectors(self, limit: int) -> list[tuple[int, str, str]]: ...
+    def count_without_vectors(self) -> int: ...
+    def add_vectors(self, items: Sequence[tuple[int, np.ndarray]]) -> None: ...
 
     # -- search -----------------------------------------------------------------
-    def keyword_search(
-        self, query: KeywordQuery, limit: int, sources: Sequence[str] | None = None
-    ) -> list[tuple[int, float]]:
-        """(rowid, bm25) best first; bm25 is positive, higher is better."""
-    def vector_search(
-        self, vector: np.ndarray, limit: int, sources: Sequence[str] | None = None
-    ) -> list[tuple[int, float]]:
-        """(rowid, cosine similarity) best first."""
+    def keyword_candidates(self, query: KeywordQuery, depth: int,
+                           sources: Sequence[str] | None = None) -> KeywordCandidates:
+        """At most ``depth`` chunks holding a query term, with the corpus statistics."""
+    def vector_search(self, vector: np.ndarray, limit: int,
+                      sources: Sequence[str] | None = None) -> list[tuple[int, float]]:
+        """(chunk id, cosine similarity) best first."""
 
     # -- embedding cache --------------------------------------------------------
     def cache_get(self, key: CacheKey, hashes: Iterable[str]) -> dict[str, np.ndarray]: ...
     def cache_put(self, key: CacheKey, items: dict[str, np.ndarray]) -> None: ...
     def cache_prune(self, max_entries: int) -> int: ...
 
-    # -- lifecycle --------------------------------------------------------------
+    # -- one writer at a time ---------------------------------------------------
     def write_lock(self, timeout: float | None = None) -> AbstractContextManager[None]: ...
-    def describe(self) -> dict[str, str]: ...
+    def lock_holder(self) -> int | None:
+        """The process that last took the write lock (it may have finished since)."""
+    def lock_busy(self) -> bool:
+        """Some process (this one included) holds the write lock now."""
+
+    # -- full rebuilds, built aside ----------------------------------------------
+    def begin_rebuild(self) -> "Store":
+        """A new, empty store to build a full index into while this one keeps serving."""
+    def commit_rebuild(self, build: "Store", *, repair: bool = False) -> None:
+        """Make this store hold what ``build`` holds, at once for every reader (``repair``:
+        this one is damaged, so nothing of it is read); ``build`` is gone afterwards."""
+    def discard_rebuild(self, build: "Store") -> None: ...
+    def remove_stale_builds(self) -> None:
+        """Builds a crashed process left behind (the caller holds the write lock)."""
+
+    # -- damage -----------------------------------------------------------------
+    def mark_damaged(self, why: str) -> None: ...
+    def damaged(self) -> str | None:
+        """Why the index is known to be damaged (by any process), or None."""
+    def clear_damaged(self) -> None: ...
+    def check(self, *, deep: bool = False) -> list[str]:
+        """What is wrong with the index, read from every page and chunk; [] when sound."""
+    def recover(self, why: str) -> None:
+        """The index cannot be used at all: set it aside and start an empty one."""
+
+    # -- lifecycle --------------------------------------------------------------
+    def describe(self) -> dict[str, str]:
+        """path, driver, vector (how vectors are searched), ftsTokenizer: for ``status``."""
     def close(self) -> None: ...

@@ -6,6 +6,7 @@ Readers never block: WAL gives every reader a consistent snapshot while one writ
 
 from __future__ import annotations
 
+import glob
 import json
 import logging
 import os
@@ -19,13 +20,12 @@ import numpy as np
 from ..atomic import write_atomic
 from ..errors import DiskFullError, IndexCorruptError, ReadOnlyError, StoreError
 from ..markdown.chunker import text_hash
-from ..search import bm25
 from ..text.tokenize import KeywordQuery, fts_document
 from ..types import ChunkRow, FileRecord, StoredChunk
-from .base import CacheKey, FileWrite, from_blob, to_blob
+from .base import CacheKey, FileWrite, KeywordCandidates, Store, damage_reason, from_blob, to_blob
 from .dense import DenseVectors
 from .driver import Connection, DriverChoice, choose_driver
-from .lock import file_lock
+from .lock import file_lock, lock_busy, lock_holder
 
 log = logging.getLogger(__name__)
 
@@ -100,15 +100,6 @@ def _fts_match(query: KeywordQuery) -> str:
 # copy of the vectors does (store/dense.py). A one-shot CLI search never loads it.
 WARM_AFTER = 3
 
-# How many FTS5 candidates, per result asked for, BM25 re-ranks (measured: 1, 2 and 4
-# gave the same quality within 0.001; 4 doubled keyword latency on long CJK chunks).
-RESCORE_DEPTH = 2
-
-
-def damage_reason(exc: BaseException) -> str:
-    """What SQLite said about the damage, without our wrapping of it."""
-    cause = exc.__cause__
-    return str(cause) if cause is not None and not isinstance(cause, StoreError) else str(exc)
 
 
 def disk_full(directory: str, room: int = 1 << 20) -> bool:
@@ -133,6 +124,14 @@ def _read_only(path: str) -> bool:
     return os.path.exists(path) and not os.access(path, os.W_OK)
 
 
+def _unlink_db(path: str) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            os.unlink(path + suffix)
+        except FileNotFoundError:
+            pass
+
+
 def _chunked(seq: Sequence[Any], n: int = _IN_BATCH) -> Iterator[Sequence[Any]]:
     for i in range(0, len(seq), n):
         yield seq[i : i + n]
@@ -150,8 +149,14 @@ class SQLiteStore:
         choice: DriverChoice | None = None,
         busy_timeout_ms: int = 30_000,
         durable: bool = True,
+        state_dir: str | None = None,
     ):
+        """``state_dir`` holds what is not the index (the write lock, the damage marker);
+        by default they sit next to the index file."""
         self.path = path
+        self.state_dir = state_dir
+        self.lock_path = os.path.join(state_dir, "write.lock") if state_dir else path + ".lock"
+        self._damage_path = os.path.join(state_dir, "damaged.json") if state_dir else path + ".damaged"
         self.choice = choice or choose_driver(vector_enabled, extension_path)
         self.driver = self.choice.driver
         self.busy_timeout_ms = busy_timeout_ms
@@ -174,6 +179,8 @@ class SQLiteStore:
             log.info("index %s is read-only: serving it as it is, without syncing", path)
         else:
             os.makedirs(parent, exist_ok=True)
+            if state_dir:
+                os.makedirs(state_dir, exist_ok=True)
         self._durable = durable
         try:
             self._open(durable)
@@ -333,8 +340,14 @@ class SQLiteStore:
         if self.read_only:
             raise ReadOnlyError(f"index {self.path} cannot be written ({self.read_only_why}): it is served as it "
                                 "is, without syncing")
-        with file_lock(self.path + ".lock", timeout, what=f"index {self.path}"):
+        with file_lock(self.lock_path, timeout, what=f"index {self.path}"):
             yield
+
+    def lock_holder(self) -> int | None:
+        return lock_holder(self.lock_path)
+
+    def lock_busy(self) -> bool:
+        return lock_busy(self.lock_path)
 
     # -- metadata ---------------------------------------------------------------
     def meta(self) -> dict[str, str]:
@@ -370,19 +383,16 @@ class SQLiteStore:
         if not items:
             return
         rows = [(to_blob(v), rid) for rid, v in items]
-        try:
-            with self.transaction():
-                if self.vec_loaded and self._vec_stale():
-                    self._rebuild_vec_table()
-                self._ensure_vec_table(len(items[0][1]))
-                self.conn.executemany("UPDATE chunks SET embedding = ? WHERE rowid = ? AND embedding IS NULL", rows)
-                if self.vec_loaded:
-                    self.conn.executemany("INSERT INTO chunks_vec(rowid, embedding) VALUES (?, ?)",
-                                          [(rid, blob) for blob, rid in rows])
-                elif self._vec_table_exists():
-                    self._set_meta({"vec_stale": "1"})
-        except self.driver.error as exc:
-            raise self._translate(exc, "write to") from exc
+        with self.transaction():
+            if self.vec_loaded and self._vec_stale():
+                self._rebuild_vec_table()
+            self._ensure_vec_table(len(items[0][1]))
+            self.conn.executemany("UPDATE chunks SET embedding = ? WHERE rowid = ? AND embedding IS NULL", rows)
+            if self.vec_loaded:
+                self.conn.executemany("INSERT INTO chunks_vec(rowid, embedding) VALUES (?, ?)",
+                                      [(rid, blob) for blob, rid in rows])
+            elif self._vec_table_exists():
+                self._set_meta({"vec_stale": "1"})
 
     # -- vectors table ----------------------------------------------------------
     def _vec_table_exists(self) -> bool:
@@ -459,46 +469,43 @@ class SQLiteStore:
         if not writes and not removes and not touches:
             return
         now = time.time()
-        try:
-            with self.transaction():
-                self._delete_paths([w.record.path for w in writes] + removes)
-                if removes:
-                    for group in _chunked(removes):
-                        marks = ",".join("?" * len(group))
-                        self.conn.execute(f"DELETE FROM files WHERE path IN ({marks})", group)
-                next_id = (self.conn.one("SELECT coalesce(max(rowid), 0) FROM chunks") or (0,))[0] + 1
-                chunk_rows, fts_rows, vec_rows = [], [], []
-                dims = None
-                for w in writes:
-                    for row, vec in zip(w.chunks, w.vectors):
-                        blob = None if vec is None else to_blob(vec)
-                        if vec is not None:
-                            dims = len(vec)
-                            vec_rows.append((next_id, blob))
-                        doc = fts_document(row.text)
-                        chunk_rows.append(
-                            (next_id, row.id, row.path, row.source, row.start_line, row.end_line,
-                             row.hash, row.model, row.text, blob, now, len(doc.split()))
-                        )
-                        fts_rows.append((next_id, doc))
-                        next_id += 1
-                if self.vec_loaded and self._vec_stale():
-                    # a process without sqlite-vec wrote since this one opened the index
-                    self._rebuild_vec_table()
-                if dims is not None:
-                    # before the new rows go in: creating the table back-fills existing chunks
-                    self._ensure_vec_table(dims)
-                self.conn.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", chunk_rows)
-                self.conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", fts_rows)
-                if vec_rows and self.vec_loaded:
-                    self.conn.executemany("INSERT INTO chunks_vec(rowid, embedding) VALUES (?, ?)", vec_rows)
-                records = [w.record for w in writes] + touches
-                self.conn.executemany(
-                    "INSERT OR REPLACE INTO files(path, source, hash, mtime_ns, size, indexed_at) VALUES (?,?,?,?,?,?)",
-                    [(r.path, r.source, r.hash, r.mtime_ns, r.size, now) for r in records],
-                )
-        except self.driver.error as exc:
-            raise self._translate(exc, "write to") from exc
+        with self.transaction():
+            self._delete_paths([w.record.path for w in writes] + removes)
+            if removes:
+                for group in _chunked(removes):
+                    marks = ",".join("?" * len(group))
+                    self.conn.execute(f"DELETE FROM files WHERE path IN ({marks})", group)
+            next_id = (self.conn.one("SELECT coalesce(max(rowid), 0) FROM chunks") or (0,))[0] + 1
+            chunk_rows, fts_rows, vec_rows = [], [], []
+            dims = None
+            for w in writes:
+                for row, vec in zip(w.chunks, w.vectors):
+                    blob = None if vec is None else to_blob(vec)
+                    if vec is not None:
+                        dims = len(vec)
+                        vec_rows.append((next_id, blob))
+                    doc = fts_document(row.text)
+                    chunk_rows.append(
+                        (next_id, row.id, row.path, row.source, row.start_line, row.end_line,
+                         row.hash, row.model, row.text, blob, now, len(doc.split()))
+                    )
+                    fts_rows.append((next_id, doc))
+                    next_id += 1
+            if self.vec_loaded and self._vec_stale():
+                # a process without sqlite-vec wrote since this one opened the index
+                self._rebuild_vec_table()
+            if dims is not None:
+                # before the new rows go in: creating the table back-fills existing chunks
+                self._ensure_vec_table(dims)
+            self.conn.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", chunk_rows)
+            self.conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", fts_rows)
+            if vec_rows and self.vec_loaded:
+                self.conn.executemany("INSERT INTO chunks_vec(rowid, embedding) VALUES (?, ?)", vec_rows)
+            records = [w.record for w in writes] + touches
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO files(path, source, hash, mtime_ns, size, indexed_at) VALUES (?,?,?,?,?,?)",
+                [(r.path, r.source, r.hash, r.mtime_ns, r.size, now) for r in records],
+            )
 
     def _translate(self, exc: BaseException, doing: str = "use") -> StoreError:
         if self.driver.is_corrupt(exc):
@@ -514,26 +521,22 @@ class SQLiteStore:
     # sector) is noted in a marker file next to it, every reader keeps answering from
     # what can still be read, and the next sync rebuilds it from the files, reusing
     # every vector that can still be read (Indexer._repair).
-    @property
-    def _damage_file(self) -> str:
-        return self.path + ".damaged"
-
     def mark_damaged(self, why: str) -> None:
         if self.damaged() is None:
             log.warning("index %s is damaged (%s): answering from what can be read; the next sync repairs it",
                         self.path, why)
         if not self.read_only:
             try:  # the marker is what every process (and the next sync) goes by
-                write_atomic(self._damage_file, json.dumps({"why": why, "at": time.time(), "pid": os.getpid()}))
+                write_atomic(self._damage_path, json.dumps({"why": why, "at": time.time(), "pid": os.getpid()}))
                 return
             except OSError as exc:
-                log.debug("could not record the damage in %s: %s", self._damage_file, exc)
+                log.debug("could not record the damage in %s: %s", self._damage_path, exc)
         self._damage = why  # nowhere to write it: this process remembers
 
     def damaged(self) -> str | None:
         """Why the index is known to be damaged (by this process or another), or None."""
         try:
-            with open(self._damage_file, encoding="utf-8") as fh:
+            with open(self._damage_path, encoding="utf-8") as fh:
                 return str(json.load(fh).get("why") or "damaged")
         except FileNotFoundError:
             return self._damage
@@ -543,7 +546,7 @@ class SQLiteStore:
     def clear_damaged(self) -> None:
         self._damage = None
         try:
-            os.unlink(self._damage_file)
+            os.unlink(self._damage_path)
         except FileNotFoundError:
             pass
 
@@ -658,44 +661,35 @@ class SQLiteStore:
         return {"files": files, "chunks": chunks, "vectors": vectors, "cacheEntries": cache}
 
     # -- search -----------------------------------------------------------------
-    def keyword_search(
-        self, query: KeywordQuery, limit: int, sources: Sequence[str] | None = None
-    ) -> list[tuple[int, float]]:
-        """FTS5 finds the candidates; BM25 with our parameters (search/bm25.py) orders them."""
-        if query.empty or limit <= 0:
-            return []
-        # FTS5 ranks with b = 0.75; look deeper than asked so the re-ranking can
-        # promote what that ranking buried
-        depth = min(limit * RESCORE_DEPTH, 400)
-        try:
-            n_docs, avgdl = self._corpus_stats()
-            df = self._doc_freqs(query.terms)
-            match = _fts_match(query)
-            if sources:
-                marks = ",".join("?" * len(sources))
-                ids = self.conn.execute(
-                    "SELECT f.rowid FROM chunks_fts f JOIN chunks c ON c.rowid = f.rowid "
-                    f"WHERE chunks_fts MATCH ? AND c.source IN ({marks}) ORDER BY bm25(chunks_fts) LIMIT ?",
-                    [match, *sources, depth],
-                )
-            else:
-                ids = self.conn.execute(
-                    "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts) LIMIT ?",
-                    (match, depth),
-                )
-            if not ids:
-                return []
-            # texts only for the candidates: reading them inside the ranked query would
-            # load every matching row's text before the LIMIT applies
-            docs: dict[int, list[list[str]]] = {}
-            for group in _chunked([r[0] for r in ids]):
-                marks = ",".join("?" * len(group))
-                for rid, text in self.conn.execute(f"SELECT rowid, text FROM chunks_fts WHERE rowid IN ({marks})", group):
-                    docs[rid] = [line.split(" ") for line in text.split("\n")]
-        except self.driver.error as exc:
-            raise self._translate(exc, "search") from exc
-        scores = bm25.with_best_line(query.terms, query.phrases, docs, df, n_docs, avgdl)
-        return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+    def keyword_candidates(self, query: KeywordQuery, depth: int,
+                           sources: Sequence[str] | None = None) -> KeywordCandidates:
+        """FTS5 finds the candidates (its own ``bm25()`` orders which ``depth`` are taken);
+        search/keyword.py ranks them."""
+        if query.empty or depth <= 0:
+            return KeywordCandidates()
+        n_docs, avgdl = self._corpus_stats()
+        df = self._doc_freqs(query.terms)
+        match = _fts_match(query)
+        if sources:
+            marks = ",".join("?" * len(sources))
+            ids = self.conn.execute(
+                "SELECT f.rowid FROM chunks_fts f JOIN chunks c ON c.rowid = f.rowid "
+                f"WHERE chunks_fts MATCH ? AND c.source IN ({marks}) ORDER BY bm25(chunks_fts) LIMIT ?",
+                [match, *sources, depth],
+            )
+        else:
+            ids = self.conn.execute(
+                "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts) LIMIT ?",
+                (match, depth),
+            )
+        # texts only for the candidates: reading them inside the ranked query would
+        # load every matching row's text before the LIMIT applies
+        lines: dict[int, list[list[str]]] = {}
+        for group in _chunked([r[0] for r in ids]):
+            marks = ",".join("?" * len(group))
+            for rid, text in self.conn.execute(f"SELECT rowid, text FROM chunks_fts WHERE rowid IN ({marks})", group):
+                lines[rid] = [line.split(" ") for line in text.split("\n")]
+        return KeywordCandidates(lines, df, n_docs, avgdl)
 
     def _version(self) -> tuple[int, int]:
         """Changes whenever any connection (this one included) commits a write."""
@@ -727,29 +721,26 @@ class SQLiteStore:
             return []
         q = np.asarray(vector, dtype=np.float32)
         self._vector_searches += 1
-        try:
-            # sqlite-vec answers a cold process without loading every vector; from the
-            # WARM_AFTER-th search on, an in-memory copy is faster
-            if self.vec_loaded and self._vector_searches < WARM_AFTER and self._dense.version is None \
-                    and self._vec_ready(len(q)):
-                try:
-                    return self._vec0_search(q, limit, sources)
-                except (IndexCorruptError, DiskFullError, ReadOnlyError):
-                    raise
-                except StoreError as exc:
-                    # sqlite-vec reports a damaged page of its table as a plain error: look
-                    # before calling it damage, and answer from the vectors stored with the chunks
-                    problems = self.check()
-                    if problems:
-                        self.mark_damaged("; ".join(problems[:3]))
-                    else:
-                        log.warning("sqlite-vec failed (%s); searching the vectors stored with the chunks", exc)
-            self._dense.refresh(self._version(), self._vector_ids, self._vector_rows)
-            if self._dense.bad:
-                self.mark_damaged(f"{self._dense.bad} stored vectors are not numbers")
-            return self._dense.search(q, limit, sources)
-        except self.driver.error as exc:
-            raise self._translate(exc, "search") from exc
+        # sqlite-vec answers a cold process without loading every vector; from the
+        # WARM_AFTER-th search on, an in-memory copy is faster
+        if self.vec_loaded and self._vector_searches < WARM_AFTER and self._dense.version is None \
+                and self._vec_ready(len(q)):
+            try:
+                return self._vec0_search(q, limit, sources)
+            except (IndexCorruptError, DiskFullError, ReadOnlyError):
+                raise
+            except StoreError as exc:
+                # sqlite-vec reports a damaged page of its table as a plain error: look
+                # before calling it damage, and answer from the vectors stored with the chunks
+                problems = self.check()
+                if problems:
+                    self.mark_damaged("; ".join(problems[:3]))
+                else:
+                    log.warning("sqlite-vec failed (%s); searching the vectors stored with the chunks", exc)
+        self._dense.refresh(self._version(), self._vector_ids, self._vector_rows)
+        if self._dense.bad:
+            self.mark_damaged(f"{self._dense.bad} stored vectors are not numbers")
+        return self._dense.search(q, limit, sources)
 
     def _vector_ids(self) -> list[int]:
         return [r[0] for r in self.conn.execute("SELECT rowid FROM chunks WHERE embedding IS NOT NULL")]
@@ -785,11 +776,8 @@ class SQLiteStore:
             return
         now = time.time()
         rows = [(key.provider, key.model, key.provider_key, h, to_blob(v), len(v), now) for h, v in items.items()]
-        try:
-            with self.transaction():
-                self.conn.executemany("INSERT OR REPLACE INTO embedding_cache VALUES (?,?,?,?,?,?,?)", rows)
-        except self.driver.error as exc:
-            raise self._translate(exc, "write to") from exc
+        with self.transaction():
+            self.conn.executemany("INSERT OR REPLACE INTO embedding_cache VALUES (?,?,?,?,?,?,?)", rows)
 
     def cache_prune(self, max_entries: int) -> int:
         total = self.conn.one("SELECT count(*) FROM embedding_cache")[0]
@@ -805,7 +793,44 @@ class SQLiteStore:
         return excess
 
     # -- full rebuild -----------------------------------------------------------
-    def replace_from(self, build_path: str) -> None:
+    def begin_rebuild(self) -> "SQLiteStore":
+        """A throw-away database next to the index (speed over durability), to build into."""
+        path = f"{self.path}.rebuild-{os.getpid()}.tmp"
+        _unlink_db(path)
+        return SQLiteStore(path, choice=self.choice, durable=False)
+
+    def discard_rebuild(self, build: "Store") -> None:
+        assert isinstance(build, SQLiteStore)
+        build.close()
+        _unlink_db(build.path)
+
+    def commit_rebuild(self, build: "Store", *, repair: bool = False) -> None:
+        """Swap the build in by tables, in one transaction (readers keep their snapshot
+        until it commits); a damaged index, whose tables cannot be read to be replaced, is
+        overwritten page by page instead."""
+        assert isinstance(build, SQLiteStore)
+        build.close()
+        try:
+            if repair:
+                self._replace_pages(build.path)
+                return
+            try:
+                self._replace_tables(build.path)
+            except StoreError as exc:
+                problems = [] if isinstance(exc, DiskFullError) else self.check()
+                if not problems:
+                    raise
+                self.mark_damaged("; ".join(problems[:3]))
+                self._replace_pages(build.path)
+        finally:
+            _unlink_db(build.path)
+
+    def remove_stale_builds(self) -> None:
+        for path in glob.glob(glob.escape(self.path) + ".rebuild-*.tmp"):
+            log.info("removing unfinished rebuild %s", path)
+            _unlink_db(path)
+
+    def _replace_tables(self, build_path: str) -> None:
         """Swap in everything a build database holds, in one transaction.
 
         Readers keep their snapshot of the old index until the commit; a crash before
@@ -838,7 +863,7 @@ class SQLiteStore:
                 self.conn.execute("DETACH DATABASE build")
         self.checkpoint()
 
-    def replace_with(self, build_path: str) -> None:
+    def _replace_pages(self, build_path: str) -> None:
         """Make this index a copy of a build database, page by page (a repair).
 
         The swap by tables (``replace_from``) must read the old tables, which a damaged

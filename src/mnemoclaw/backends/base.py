@@ -1,0 +1,59 @@
+"""The interface above the store: what ``Memory`` asks of a memory backend.
+
+The builtin backend (``backends/builtin.py``) is mnemoclaw's own index: the indexer and
+the searcher over a ``Store``. ``backends/__init__.py:open_backend`` is where
+``memory.backend`` chooses one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from ..embeddings.base import EmbeddingProvider
+from ..types import IndexReport, SearchOutcome
+
+Progress = Callable[[int, int], None]  # (files done, files to do)
+
+
+class Backend(Protocol):
+    name: str
+    provider: EmbeddingProvider | None
+    read_only: bool  # the index cannot be written: it is served as it is
+    read_only_why: str
+
+    def use(self, provider: EmbeddingProvider | None) -> None:
+        """Embed with ``provider`` from now on (the fallback took over, or the primary is back)."""
+
+    # -- keeping the index in step with the files --------------------------------
+    def sync(self, *, full: bool = False, progress: Progress | None = None, lock_timeout: float | None = None,
+             sources: Sequence[str] | None = None, limit: int | None = None, without_vectors: str | None = None,
+             retry_vectors: bool = False) -> IndexReport: ...
+    def dirty_sources(self, sources: Sequence[str] | None = None) -> set[str]:
+        """Which sources have files to index or remove (all of them before a rebuild)."""
+    def needs_rebuild(self) -> str:
+        """Why the whole index must be rebuilt ("" if not): the settings changed."""
+    def has_files(self) -> bool: ...
+    def recover(self, why: str) -> None:
+        """The index cannot be used at all: start an empty one (the next sync fills it)."""
+
+    # -- answering -----------------------------------------------------------------
+    def search(self, query: str, *, max_results: int | None = None, min_score: float | None = None,
+               mode: str | None = None, sources: Sequence[str] | None = None) -> SearchOutcome: ...
+    def search_readable(self, query: str, *, max_results: int | None, min_score: float | None, mode: str | None,
+                        sources: Sequence[str] | None) -> SearchOutcome | None:
+        """After damage was met: an answer from whatever can still be read, or None."""
+    def default_mode(self) -> str: ...
+    def vectors_usable(self) -> bool:
+        """The index's vectors come from the provider in use (else search by keyword only)."""
+
+    # -- what it can tell -----------------------------------------------------------
+    def damaged(self) -> str | None: ...
+    def mark_damaged(self, why: str) -> None: ...
+    def indexing(self) -> dict[str, Any] | None:
+        """The sync or rebuild under way now (any process): kind, filesDone, filesTotal, by."""
+    def last_sync(self) -> float | None: ...
+    def lock_holder(self) -> int | None: ...
+    def status(self, *, check_dirty: bool = True, check_integrity: bool = False, deep: bool = False) -> dict[str, Any]:
+        """The index's part of ``status``."""
+    def close(self) -> None: ...

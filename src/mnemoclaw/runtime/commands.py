@@ -1,0 +1,131 @@
+"""The slash commands of a chat session and the reports they print: ``/context
+list|detail``, ``/compact [focus]``, ``/status``, ``/new``, ``/reset``, ``/verbose``."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from ..text.tokenize import estimate_tokens
+
+if TYPE_CHECKING:  # the commands act on a session; a session runs them
+    from .agent import AgentSession
+
+COMMANDS = "/context list|detail, /compact [focus], /status, /new, /reset, /verbose"
+
+
+@dataclass
+class Reply:
+    text: str
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    flushed: bool = False
+    compacted: int = 0
+    command: bool = False
+    error: str | None = None
+
+
+def run(agent: AgentSession, line: str) -> Reply:
+    name, _, rest = line.partition(" ")
+    rest = rest.strip()
+    if name == "/context":
+        return Reply(context_report(agent, detail=rest == "detail"), command=True)
+    if name == "/compact":
+        done = agent.compact(rest or None, reason="command")
+        return Reply("Compacted." if done else "Nothing to compact yet.", command=True, compacted=int(done))
+    if name == "/status":
+        return Reply(status_report(agent), command=True)
+    if name in ("/new", "/reset"):
+        path = agent.end_session()
+        agent.start_new()
+        return Reply(f"New session {agent.session_id}." + (f" The last one was saved to {path}." if path else ""),
+                     command=True)
+    if name == "/verbose":
+        agent.verbose = not agent.verbose
+        return Reply(f"Verbose {'on' if agent.verbose else 'off'}.", command=True)
+    return Reply(f"Unknown command {name}. Commands: {COMMANDS}", command=True)
+
+
+def context_breakdown(agent: AgentSession, *, detail: bool = False) -> dict[str, Any]:
+    """What the next request holds, as data (``/context``, ``mnemoclaw context --json``)."""
+    system, files = agent.system_prompt()
+    offered = agent.tools()
+    tools_json = json.dumps(offered)
+    rs = agent.rs
+    out: dict[str, Any] = {
+        "session": agent.session_id,
+        "files": [{"name": f.name, "path": f.path, "status": f.status, "rawChars": f.raw_chars,
+                   "injectedChars": f.injected_chars, "injectedTokens": f.injected_tokens} for f in files],
+        "bootstrapMaxChars": rs.bootstrap_max_chars,
+        "bootstrapTotalMaxChars": rs.bootstrap_total_max_chars,
+        "systemPrompt": {"chars": len(system), "tokens": estimate_tokens(system)},
+        "tools": {"count": len(offered), "chars": len(tools_json), "tokens": estimate_tokens(tools_json)},
+        "history": {"messages": len(agent.history), "tokens": sum(agent.message_tokens(m) for m in agent.history),
+                    "compacted": agent.summary is not None},
+        "sessionTokens": agent.session_tokens(),
+        "contextTokens": rs.context_tokens,
+        "flushAt": rs.flush_threshold,
+        "compactionAt": rs.compaction_threshold,
+    }
+    if detail:
+        by_role: dict[str, list[int]] = {}
+        for m in agent.history:
+            by_role.setdefault(str(m.get("role")), []).append(agent.message_tokens(m))
+        out["historyByRole"] = {r: {"messages": len(v), "tokens": sum(v)} for r, v in by_role.items()}
+        out["largestMessages"] = [
+            {"line": m["_line"], "role": m.get("role"), "tokens": agent.message_tokens(m),
+             "preview": str(m.get("content") or m.get("tool_calls"))[:60]}
+            for m in sorted(agent.history, key=agent.message_tokens, reverse=True)[:5]]
+        out["toolTokens"] = {s["function"]["name"]: estimate_tokens(json.dumps(s)) for s in offered}
+    return out
+
+
+def context_report(agent: AgentSession, *, detail: bool = False) -> str:
+    c = context_breakdown(agent, detail=detail)
+    lines = ["Bootstrap files (injected every turn):"]
+    for f in c["files"]:
+        lines.append(f"  {f['status']:9} {f['name']:13} raw {f['rawChars']:>7} chars  injected "
+                     f"{f['injectedChars']:>7} chars ~{f['injectedTokens']} tokens")
+    truncated = [f["name"] for f in c["files"] if f["status"] == "TRUNCATED"]
+    if truncated:
+        lines.append(f"  WARNING: {', '.join(truncated)} TRUNCATED to bootstrapMaxChars {c['bootstrapMaxChars']} "
+                     f"(total cap {c['bootstrapTotalMaxChars']}): the model sees only the head and tail. "
+                     "Shorten the file or raise agents.defaults.bootstrapMaxChars.")
+    sp, tools, hist = c["systemPrompt"], c["tools"], c["history"]
+    lines += [
+        f"System prompt: {sp['chars']} chars ~{sp['tokens']} tokens",
+        f"Tool schemas: {tools['count']} tools, {tools['chars']} chars ~{tools['tokens']} tokens",
+        f"History: {hist['messages']} messages ~{hist['tokens']} tokens"
+        + (" (+ compaction summary)" if hist["compacted"] else ""),
+        f"Session: ~{c['sessionTokens']} / {c['contextTokens']} tokens "
+        f"(flush at {c['flushAt']}, compaction at {c['compactionAt']})",
+    ]
+    if detail:
+        lines.append("History by role: " + ", ".join(f"{r} {v['messages']} msgs ~{v['tokens']} tokens"
+                                                     for r, v in c["historyByRole"].items()))
+        for m in c["largestMessages"]:
+            lines.append(f"  line {m['line']:>6} {m['role']:9} ~{m['tokens']} tokens {m['preview']!r}")
+        for name, tokens in c["toolTokens"].items():
+            lines.append(f"  tool {name}: ~{tokens} tokens")
+    return "\n".join(lines)
+
+
+def status_report(agent: AgentSession) -> str:
+    m = agent.meta
+    st = agent.memory.status(check_dirty=False)
+    lines = [
+        f"Session {agent.session_id}  model {agent.chat.model} at {agent.chat.base_url}",
+        f"Tokens ~{agent.session_tokens()} / {agent.rs.context_tokens}; API usage in {m.get('inputTokens', 0)} "
+        f"out {m.get('outputTokens', 0)}",
+        f"Compactions {m.get('compactionCount', 0)}; memory flush in cycle "
+        f"{m.get('memoryFlushCompactionCount')} at {_fmt_time(m.get('memoryFlushAt'))}",
+        f"Memory: {st['files']} files, {st['chunks']} chunks, {st['provider']}/{st['model'] or '-'}",
+        f"Workspace {agent.workspace}" + ("  [read-only]" if agent.rs.read_only else ""),
+    ]
+    lines += [f"Note: {n}" for n in agent.notes]
+    return "\n".join(lines)
+
+
+def _fmt_time(ts: Any) -> str:
+    return datetime.fromtimestamp(float(ts)).strftime("%Y-%m-%d %H:%M") if ts else "never"

@@ -1,0 +1,104 @@
+"""The tools a chat session offers, and running the calls the model makes.
+
+The memory tools are ``tools.py``'s (their descriptions, bounds and answers are written
+there once); the session adds ``read`` (any file in the workspace, through the
+workspace's one sandbox), keeps the memory flush to an append-only tool for today's
+log, refuses writes in a read-only workspace, and commits memory writes to git when
+asked to.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .. import tools
+from ..api import Memory
+from ..workspace import resolve_workspace_file
+from .compaction import json_args
+from .settings import RuntimeSettings
+
+READ_MAX_CHARS = 64_000
+READ = tools.ToolSpec("read", "Read a text file in the workspace (for example TOOLS.md), or a range of its lines.", (
+    tools.Param("path", "string", "Workspace-relative path", required=True),
+    tools.Param("from", "integer", "First line, 1-based", minimum=1, py="from_line"),
+    tools.Param("lines", "integer", "Number of lines to read", minimum=0),
+))
+ExtraTool = tuple[dict[str, Any], Callable[[dict[str, Any]], Any]]  # (function schema, handler)
+
+
+class ToolBox:
+    def __init__(self, memory: Memory, workspace: Path, rs: RuntimeSettings, *,
+                 commit: Callable[[str], None], extra: dict[str, ExtraTool] | None = None):
+        self.memory = memory
+        self.workspace = workspace
+        self.rs = rs
+        self._commit = commit
+        self.extra = dict(extra or {})
+
+    def offered(self) -> list[dict[str, Any]]:
+        """The tool schemas of a normal request."""
+        out = [tools.SEARCH.function(), tools.GET.function(), READ.function()]
+        if not self.rs.read_only:
+            out.append(tools.APPEND.function())
+        return out + [schema for schema, _ in self.extra.values()]
+
+    @staticmethod
+    def for_flush() -> list[dict[str, Any]]:
+        """The memory flush may read, and append to today's log; nothing else."""
+        return [READ.function(), tools.FLUSH_APPEND.function()]
+
+    def run(self, call: dict[str, Any], *, flush: bool = False) -> str:
+        """One tool call of the model, answered as the JSON it reads back; never raises."""
+        name = (call.get("function") or {}).get("name")
+        args = json_args(call)
+        try:
+            out: Any
+            if name == READ.name:
+                out = self._read(READ.check(**READ.parse(args)))
+            elif flush:
+                out = tools.call(self, str(name), args, spec=tools.FLUSH_APPEND) if name == tools.APPEND.name \
+                    else {"error": f"only read and memory_append can be used now, not {name!r}"}
+            elif name in self.extra:
+                out = self.extra[name][1](args)
+            else:
+                out = tools.call(self, str(name), args, read_only=self.rs.read_only)
+        except Exception as exc:  # a tool failure is the model's to handle, not a crash
+            out = {"error": str(exc)}
+        return out if isinstance(out, str) else json.dumps(out, ensure_ascii=False)
+
+    # -- tools.ToolHost ------------------------------------------------------------------
+    def memory_search(self, query: str, max_results: int | None = None, min_score: float | None = None, *,
+                      mode: str | None = None) -> dict[str, Any]:
+        return self.memory.memory_search(query, max_results, min_score, mode=mode)
+
+    def memory_get(self, path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, Any]:
+        return self.memory.memory_get(path, from_line, lines)
+
+    def memory_append(self, text: str, target: str | None = None) -> dict[str, Any]:
+        if self.rs.read_only:
+            return {"ok": False, "error": "the workspace is read-only; nothing was written"}
+        out = self.memory.memory_append(text, target)
+        if out.get("ok") and self.rs.git_autocommit:
+            self._commit(f"memory: {out['path']}")
+        return out
+
+    def memory_status(self) -> dict[str, Any]:
+        return self.memory.status(check_dirty=False)
+
+    # -- read -------------------------------------------------------------------------------
+    def _read(self, args: dict[str, Any]) -> dict[str, Any]:
+        path = args["path"]
+        target = resolve_workspace_file(path, self.workspace)
+        if not target.is_file():
+            return {"path": path, "text": ""}
+        lines = target.read_text("utf-8", errors="replace").splitlines()
+        first = max(1, int(args["from_line"] or 1))
+        count = args["lines"]
+        chosen = lines[first - 1 : first - 1 + int(count)] if count else lines[first - 1 :]
+        text = "\n".join(chosen)
+        if len(text) > READ_MAX_CHARS:
+            text = text[:READ_MAX_CHARS] + f"\n[... cut at {READ_MAX_CHARS} characters; read a line range ...]"
+        return {"path": path, "text": text}

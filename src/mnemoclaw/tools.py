@@ -1,0 +1,298 @@
+"""The agent tools, said once: what each is for, its arguments and their bounds, and what
+it answers (the wire format: camelCase, snippets, citations, ``disabled``/``action`` on
+failure). The MCP server, the chat runtime and the CLI all read this module; nothing
+else writes a tool's description or bound. Pure: a ``ToolHost`` (``Memory``) does the work.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from .errors import MnemoclawError, ProviderError, WorkspaceError
+from .text.tokenize import keyword_query
+from .types import Hit
+
+SNIPPET_MAX_CHARS = 700
+# A search query is a question or a few words; a longer one is a mistake (a pasted
+# file) that would tie the index up for minutes, so it is refused with a reason.
+MAX_QUERY_CHARS = 4000
+MAX_RESULTS = 100
+
+INSTRUCTIONS = """\
+This server is your long-term memory: Markdown notes (MEMORY.md for durable facts and \
+rules, memory/YYYY-MM-DD.md daily logs) that persist across sessions and compaction.
+- Before answering anything about earlier work, decisions, people, preferences, dates or \
+open tasks, call memory_search; read more with memory_get. If nothing is found, say so.
+- Write what must last as soon as you learn it with memory_append: decisions, facts, \
+commitments and the user's instructions go to today's log; corrections, preferences and \
+rules ("ask before sending", "do nothing until I say so") go to MEMORY.md \
+(target="long_term"). Anything not written down is forgotten."""
+READ_ONLY_NOTE = "This memory is served read-only: it cannot be written from here."
+
+
+class ToolArgumentError(MnemoclawError):
+    """A tool was called with an argument it does not take, or a value out of bounds."""
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str  # on the wire
+    type: str  # JSON schema type: "string" | "integer" | "number"
+    description: str
+    required: bool = False
+    minimum: float | None = None
+    maximum: float | None = None
+    max_length: int | None = None
+    enum: tuple[str, ...] = ()
+    py: str = ""  # the Python keyword, where the wire name is not one ("from")
+
+    @property
+    def keyword(self) -> str:
+        return self.py or self.name
+
+    def schema(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type, "description": self.description}
+        if self.minimum is not None:
+            out["minimum"] = self.minimum
+        if self.maximum is not None:
+            out["maximum"] = self.maximum
+        if self.max_length is not None:
+            out["maxLength"] = self.max_length
+        if self.enum:
+            out["enum"] = list(self.enum)
+        return out
+
+    def check(self, value: Any) -> Any:
+        """``value`` as the tool takes it, or ToolArgumentError naming the argument and the bound."""
+        if value is None:
+            if self.required:
+                raise ToolArgumentError(f"{self.name} is required")
+            return None
+        if self.type == "string":
+            if not isinstance(value, str):
+                raise ToolArgumentError(f"{self.name} must be a string, got {type(value).__name__}")
+            if self.max_length is not None and len(value) > self.max_length:
+                raise ToolArgumentError(f"{self.name} is {len(value)} characters long; at most {self.max_length}")
+            if self.enum and value not in self.enum:
+                raise ToolArgumentError(f"{self.name} must be one of {', '.join(self.enum)}; got {value!r}")
+            return value
+        if self.type == "integer":
+            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+                raise ToolArgumentError(f"{self.name} must be a whole number, got {value!r}")
+            try:
+                number: float = int(value)
+            except (TypeError, ValueError):
+                raise ToolArgumentError(f"{self.name} must be a whole number, got {value!r}") from None
+        else:
+            try:
+                number = float(value)
+            except (TypeError, ValueError):
+                raise ToolArgumentError(f"{self.name} must be a number, got {value!r}") from None
+            if isinstance(value, bool) or math.isnan(number):
+                raise ToolArgumentError(f"{self.name} must be a number, got {value!r}")
+        lo = -math.inf if self.minimum is None else self.minimum
+        hi = math.inf if self.maximum is None else self.maximum
+        if not lo <= number <= hi:
+            bounds = f"between {self.minimum:g} and {self.maximum:g}" if self.maximum is not None \
+                else f"{self.minimum:g} or more"
+            raise ToolArgumentError(f"{self.name} must be {bounds}, got {value!r}")
+        return number
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    params: tuple[Param, ...]
+    writes: bool = False
+
+    def json_schema(self) -> dict[str, Any]:
+        return {"type": "object", "properties": {p.name: p.schema() for p in self.params},
+                "required": [p.name for p in self.params if p.required], "additionalProperties": False}
+
+    def function(self) -> dict[str, Any]:
+        """The tool for an OpenAI-compatible chat request."""
+        return {"type": "function", "function": {"name": self.name, "description": self.description,
+                                                 "parameters": self.json_schema()}}
+
+    def parse(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Wire arguments -> Python keywords; an argument the tool does not take is refused
+        (the values are checked by ``check``, which the Python API calls too)."""
+        known = {p.name: p for p in self.params}
+        unknown = sorted(set(arguments) - set(known))
+        if unknown:
+            raise ToolArgumentError(f"{self.name} does not take {', '.join(unknown)}; it takes "
+                                    f"{', '.join(known) or 'no arguments'}")
+        return {p.keyword: arguments.get(p.name) for p in self.params}
+
+    def check(self, **values: Any) -> dict[str, Any]:
+        """Each value checked against its bound (by Python keyword)."""
+        return {p.keyword: p.check(values.get(p.keyword)) for p in self.params}
+
+
+SEARCH = ToolSpec("memory_search", """\
+Search long-term memory (MEMORY.md and the daily logs) by meaning and by keyword, in any \
+language. Use it BEFORE answering questions about past work, decisions, people, \
+preferences, dates or todos. Naming a date ("2026-03-04", "March 2026") favours notes \
+from then. Returns ranked snippets with path, line range and citation; read the \
+surrounding lines with memory_get.""", (
+    Param("query", "string", "What to look for, in natural language or exact terms", required=True,
+          max_length=MAX_QUERY_CHARS),
+    Param("maxResults", "integer", "How many results (default 6)", minimum=1, maximum=MAX_RESULTS,
+          py="max_results"),
+    Param("minScore", "number", "Drop results scoring below this, 0-1 (default 0.35)", minimum=0, maximum=1,
+          py="min_score"),
+))
+
+GET = ToolSpec("memory_get", """\
+Read a memory file, or a range of its lines: MEMORY.md, memory.md, memory/*.md or a \
+configured extra Markdown path. Use after memory_search to read around a hit \
+(from = first line, 1-based; lines = how many). A missing file returns empty text.""", (
+    Param("path", "string", "Workspace-relative path, e.g. memory/2026-05-01.md", required=True),
+    Param("from", "integer", "First line, 1-based", minimum=1, py="from_line"),
+    Param("lines", "integer", "Number of lines to read", minimum=0),
+))
+
+APPEND = ToolSpec("memory_append", """\
+Write to memory (append-only, with a timestamp; never overwrites). Omit target to append \
+to today's daily log (facts, decisions, progress, the user's instructions); \
+target="long_term" appends to MEMORY.md (durable preferences, rules, corrections). Write \
+as soon as something worth keeping happens; keep entries short and specific. No other \
+file can be written.""", (
+    Param("text", "string", "The note, in Markdown (a line or a short list)", required=True),
+    Param("target", "string", "Omit for today's log; \"long_term\" for MEMORY.md", enum=("long_term",)),
+), writes=True)
+
+# The memory flush may only append to today's log: the same tool without a target.
+FLUSH_APPEND = ToolSpec("memory_append", "Append a note to today's daily log (memory/YYYY-MM-DD.md). Append-only.",
+                        APPEND.params[:1], writes=True)
+
+STATUS = ToolSpec("memory_status", "Show the memory index: workspace, files and chunks, embedding provider, "
+                  "freshness.", ())
+
+TOOLS = {t.name: t for t in (SEARCH, GET, APPEND, STATUS)}
+
+
+def tools_for(read_only: bool) -> list[ToolSpec]:
+    return [t for t in TOOLS.values() if not (read_only and t.writes)]
+
+
+class ToolHost(Protocol):
+    """What answers the tools (``Memory``)."""
+
+    def memory_search(self, query: str, max_results: int | None = None, min_score: float | None = None, *,
+                      mode: str | None = None) -> dict[str, Any]: ...
+    def memory_get(self, path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, Any]: ...
+    def memory_append(self, text: str, target: str | None = None) -> dict[str, Any]: ...
+    def memory_status(self) -> dict[str, Any]: ...
+
+
+def call(host: ToolHost, name: str, arguments: Mapping[str, Any], *, read_only: bool = False,
+         spec: ToolSpec | None = None) -> dict[str, Any]:
+    """One tool call with wire arguments; never raises: a bad call is answered with what went wrong."""
+    spec = spec or TOOLS.get(name)
+    if spec is None or (read_only and spec.writes):
+        offered = ", ".join(t.name for t in tools_for(read_only))
+        return {"error": f"unknown tool {name!r}; the tools are {offered}"}
+    if not isinstance(arguments, Mapping):
+        return _refused(spec, f"{spec.name} takes an object of arguments")
+    try:
+        kwargs = spec.parse(arguments)
+    except ToolArgumentError as exc:
+        return _refused(spec, str(exc))
+    if spec.name == SEARCH.name:
+        return host.memory_search(**kwargs)
+    if spec.name == GET.name:
+        return host.memory_get(**kwargs)
+    if spec.name == APPEND.name:
+        return host.memory_append(**kwargs)
+    return {**host.memory_status(), "readOnly": read_only}
+
+
+def _refused(spec: ToolSpec, why: str) -> dict[str, Any]:
+    if spec.name == SEARCH.name:
+        return {"results": [], "disabled": True, "error": why, "warning": "memory_search was called wrongly",
+                "action": "call memory_search again as the error says"}
+    if spec.name == APPEND.name:
+        return {"ok": False, "error": f"{why}; nothing was written"}
+    if spec.name == GET.name:
+        return {"path": "", "text": "", "error": why}
+    return {"error": why}
+
+
+# -- the wire format ------------------------------------------------------------------------
+def make_snippet(text: str, query: str, limit: int = SNIPPET_MAX_CHARS) -> str:
+    """At most ``limit`` characters of a chunk, centred on the query's first match if it is long."""
+    if len(text) <= limit:
+        return text
+    lowered = text.lower()
+    pos = -1
+    for term in keyword_query(query).terms:
+        i = lowered.find(term)
+        if i >= 0 and (pos < 0 or i < pos):
+            pos = i
+    if pos < limit * 0.6:
+        return text[: limit - 1] + "…"
+    start = max(0, min(pos - limit // 3, len(text) - (limit - 2)))
+    body = text[start : start + limit - 2]
+    return "…" + body + ("…" if start + len(body) < len(text) else "")
+
+
+@dataclass
+class SearchAnswer:
+    """What memory_search answers, before it goes on the wire."""
+
+    hits: Sequence[Hit]
+    query: str
+    citations: bool
+    provider: str
+    model: str | None
+    fallback: bool
+    mode: str
+    extra: dict[str, Any] = field(default_factory=dict)  # indexing, damaged, ...
+    warnings: list[str] = field(default_factory=list)
+
+    def wire(self) -> dict[str, Any]:
+        results = []
+        for h in self.hits:
+            item: dict[str, Any] = {"path": h.path, "startLine": h.start_line, "endLine": h.end_line,
+                                    "score": round(h.score, 4), "snippet": make_snippet(h.text, self.query),
+                                    "source": h.source}
+            if self.citations:
+                cite = f"{h.path}#L{h.start_line}-L{h.end_line}"
+                item["citation"] = cite
+                item["snippet"] += f"\n\nSource: {cite}"
+            results.append(item)
+        out: dict[str, Any] = {"results": results, "provider": self.provider, "model": self.model,
+                               "fallback": self.fallback, "mode": self.mode, **self.extra}
+        if self.warnings:
+            out["warning"] = "; ".join(self.warnings)
+        return out
+
+
+def search_failed(exc: Exception, public: Callable[[str], str]) -> dict[str, Any]:
+    return {"results": [], "disabled": True, "error": public(str(exc)),
+            "warning": "memory search is unavailable; answer without it and say so", "action": _action_for(exc)}
+
+
+def get_failed(path: Any, exc: Exception, public: Callable[[str], str]) -> dict[str, Any]:
+    shown = path if isinstance(path, str) and len(path) <= 200 else "" if not isinstance(path, str) \
+        else path[:200] + "…"
+    return {"path": shown, "text": "", "error": public(str(exc))}
+
+
+def append_failed(exc: Exception, public: Callable[[str], str]) -> dict[str, Any]:
+    return {"ok": False, "error": public(str(exc))}
+
+
+def _action_for(exc: Exception) -> str:
+    if isinstance(exc, ToolArgumentError):
+        return "call memory_search again as the error says"
+    if isinstance(exc, WorkspaceError):
+        return "run `mnemoclaw init` to create the workspace, then `mnemoclaw index`"
+    if isinstance(exc, ProviderError):
+        return "check the embedding provider settings, or set memorySearch.provider to \"none\" for keyword-only search"
+    return "run `mnemoclaw status` to see what is wrong, then `mnemoclaw index --full`"
