@@ -28,9 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from speed import _queries, log, make_workspace, open_memory, run_sections  # noqa: E402
-
 from mnemoclaw.eval.metrics import percentile  # noqa: E402
+from speed import _queries, log, make_workspace, open_memory, run_sections  # noqa: E402
 
 
 def _ws_10k(bench: Path, work: Path) -> tuple[Path, Path]:
@@ -70,7 +69,7 @@ def section_latency(bench: Path, work: Path) -> dict:
         for i in range(20):
             token = f"zqfresh{i}w"
             (inbox / f"w{i}.md").write_text(f"- watcher note {token}: the kettle is in the shed\n", "utf-8")
-            watch_ms.append(_until(lambda: _found(mem, token)) * 1000)
+            watch_ms.append(_until(lambda token=token: _found(mem, token)) * 1000)
             time.sleep(0.2)
         mem.background.wait_idle(60)
         for i in range(20):
@@ -113,7 +112,7 @@ def section_burst(bench: Path, work: Path) -> dict:
                 (inbox / f"r{run}-{i:04d}.md").write_text(f"- burst {run} note {i} about the lighthouse\n", "utf-8")
             burst_s = time.perf_counter() - t
             t = time.perf_counter()
-            _until(lambda: mem.store.counts()["files"] == files0 + 1000, timeout=120)
+            _until(lambda files0=files0: mem.store.counts()["files"] == files0 + 1000, timeout=120)
             settle = time.perf_counter() - t
             time.sleep(2 * watcher.debounce)
             mem.background.wait_idle(60)
@@ -159,7 +158,7 @@ def section_fds(bench: Path, work: Path) -> dict:
             # still works: a new note in the big tree is found without a search-side sync
             token = f"zqfd{mode}"
             (ws / "memory" / "000" / f"{token}.md").write_text(f"- {token}\n", "utf-8")
-            out[f"found_after_s_{mode}"] = round(_until(lambda: _found(mem, token), timeout=60), 2)
+            out[f"found_after_s_{mode}"] = round(_until(lambda token=token: _found(mem, token), timeout=60), 2)
             (ws / "memory" / "000" / f"{token}.md").unlink()
             mem.stop_background()
     log(f"fds: {out}")

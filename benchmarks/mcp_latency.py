@@ -23,9 +23,8 @@ import anyio
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from speed import _queries, bench_dir, load_results, log, make_workspace, open_memory, save_results  # noqa: E402
-
 from mnemoclaw.eval.metrics import percentile  # noqa: E402
+from speed import _queries, bench_dir, load_results, log, make_workspace, open_memory, save_results  # noqa: E402
 
 
 def _stats(lat: list[float]) -> dict:

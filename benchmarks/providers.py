@@ -26,13 +26,12 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
 
-from speed import locomo_workspace, log, make_workspace, run_sections  # noqa: E402
-
 from mnemoclaw.api import Memory  # noqa: E402
 from mnemoclaw.config import load_settings  # noqa: E402
 from mnemoclaw.embeddings.base import create_provider  # noqa: E402
 from mnemoclaw.index.discovery import discover  # noqa: E402
 from mnemoclaw.markdown.chunker import chunk_markdown  # noqa: E402
+from speed import locomo_workspace, log, make_workspace, run_sections  # noqa: E402
 
 
 def section_cache(bench: Path, work: Path) -> dict:

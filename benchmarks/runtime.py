@@ -25,15 +25,15 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
 
-from chat_server import ChatServer  # noqa: E402
-from speed import load_results, log, save_results  # noqa: E402
-
 from mnemoclaw.api import Memory  # noqa: E402
 from mnemoclaw.config import load_settings  # noqa: E402
 from mnemoclaw.runtime.agent import AgentSession  # noqa: E402
 from mnemoclaw.runtime.llm import ChatClient  # noqa: E402
 from mnemoclaw.runtime.settings import runtime_settings  # noqa: E402
 from mnemoclaw.runtime.transcript import SessionStore  # noqa: E402
+from speed import load_results, log, save_results  # noqa: E402
+
+from chat_server import ChatServer  # noqa: E402
 
 
 class TimedClient(ChatClient):

@@ -206,7 +206,7 @@ def main() -> None:
         train = [i for i, r in enumerate(records) if convs.index(r["conv"]) % 2 != fold]
         test = [i for i, r in enumerate(records) if convs.index(r["conv"]) % 2 == fold]
         w, b = fit(np.concatenate([feats[i][1] for i in train]), np.concatenate([feats[i][2] for i in train]))
-        weights.append(dict(zip(FEATURES, np.round(w, 3).tolist())))
+        weights.append(dict(zip(FEATURES, np.round(w, 3).tolist(), strict=False)))
         for i in test:
             keys, x, _ = feats[i]
             order = np.argsort(-(x @ w + b), kind="stable")

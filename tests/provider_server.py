@@ -77,7 +77,7 @@ class ProviderServer:
         root = f"http://127.0.0.1:{self.port}"
         return {"gemini": f"{root}/v1beta", "ollama": root}.get(self.flavor, f"{root}/v1")
 
-    def __enter__(self) -> "ProviderServer":
+    def __enter__(self) -> ProviderServer:
         self._thread.start()
         return self
 

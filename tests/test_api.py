@@ -1,10 +1,11 @@
 import os
 
 import pytest
-from conftest import write
 
 from mnemoclaw.api import SNIPPET_MAX_CHARS, make_snippet
 from mnemoclaw.errors import PathDeniedError
+
+from conftest import write
 
 
 @pytest.fixture

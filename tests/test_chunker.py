@@ -20,7 +20,7 @@ def test_chunks_respect_token_budget_and_overlap_whole_lines():
         assert estimate_tokens(c.text) <= 100 + 1  # newlines count a little
         # every chunk is made of whole source lines
         assert c.text.split("\n") == lines[c.start_line - 1 : c.end_line]
-    for a, b in zip(chunks, chunks[1:]):
+    for a, b in zip(chunks, chunks[1:], strict=False):
         shared = lines[b.start_line - 1 : a.end_line]
         assert 1 <= len(shared) <= 2  # whole ~10-token lines, within the 20-token overlap
         assert sum(len(x) + 1 for x in shared) <= 20 * 4
@@ -31,7 +31,7 @@ def test_chunks_respect_token_budget_and_overlap_whole_lines():
 def test_zero_overlap_makes_disjoint_chunks():
     text = "\n".join(f"line {i} " + "x" * 50 for i in range(50))
     chunks = chunk_markdown(text, tokens=60, overlap=0)
-    for a, b in zip(chunks, chunks[1:]):
+    for a, b in zip(chunks, chunks[1:], strict=False):
         assert b.start_line == a.end_line + 1
 
 

@@ -6,9 +6,10 @@ import sys
 
 import pytest
 from click.testing import CliRunner
-from conftest import REPO, write
 
 from mnemoclaw.cli import cli
+
+from conftest import REPO, write
 
 COMMANDS = sorted(cli.commands)
 
@@ -81,7 +82,7 @@ def test_config_and_state_dir_from_the_environment(tmp_path):
     ws = tmp_path / "ws"
     write(ws / "MEMORY.md", "- prefers oolong tea")
     cfg = tmp_path / "conf.json5"
-    cfg.write_text('{agents: {defaults: {workspace: "%s"}}}' % ws)
+    cfg.write_text(f'{{agents: {{defaults: {{workspace: "{ws}"}}}}}}')
     env = {"MNEMOCLAW_STATE_DIR": str(tmp_path / "st"), "MNEMOCLAW_CONFIG": str(cfg)}
     assert run("index", env=env).exit_code == 0
     assert (tmp_path / "st" / "memory" / "main.sqlite").exists()
@@ -143,7 +144,7 @@ def test_the_real_entry_point_and_the_demo(tmp_path):
     sections = out.split("\n[")[1:]
     assert len(sections) == 4
     expected = ["memory/2026-11-26.md", "memory/2026-11-24.md", "memory/2026-11-28.md", "memory/2026-11-24.md"]
-    for section, path in zip(sections, expected):
+    for section, path in zip(sections, expected, strict=False):
         first = [ln for ln in section.splitlines() if ln.startswith("1. ")][0]
         assert first.startswith(f"1. {path}#L"), section
 

@@ -15,12 +15,13 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO, write
 
 from mnemoclaw.errors import StoreError
 from mnemoclaw.index.indexer import read_markdown
 from mnemoclaw.markdown.chunker import chunk_markdown
 from mnemoclaw.store.sqlite import SQLiteStore
+
+from conftest import REPO, write
 
 PRELUDE = textwrap.dedent("""
     import json, os, sys, time

@@ -17,11 +17,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import REPO, HashEmbedder, write
 
 from mnemoclaw.api import Memory
 from mnemoclaw.config import load_settings
 from mnemoclaw.markdown.chunker import text_hash
+
+from conftest import REPO, HashEmbedder, write
 
 NOTES = 120
 PAGE = 4096

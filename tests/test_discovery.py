@@ -1,8 +1,8 @@
 import os
 
-from conftest import write
-
 from mnemoclaw.index.discovery import discover
+
+from conftest import write
 
 
 def paths(files):

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+
 from chat_server import ChatServer
 from conftest import REPO, write
 

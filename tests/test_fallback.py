@@ -7,12 +7,12 @@ import os
 import time
 
 import pytest
-from conftest import write
-from provider_server import KEY, ProviderServer
 
 from mnemoclaw.api import Memory
 from mnemoclaw.config import load_settings
-from mnemoclaw.errors import ProviderError
+
+from conftest import write
+from provider_server import KEY, ProviderServer
 
 
 @pytest.fixture

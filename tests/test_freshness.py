@@ -7,9 +7,10 @@ import threading
 import time
 
 import pytest
-from conftest import HashEmbedder, write
 
 from mnemoclaw.api import INLINE_SYNC_FILES
+
+from conftest import HashEmbedder, write
 
 
 def _wait(cond, timeout=15.0, step=0.02):
@@ -234,10 +235,10 @@ def test_another_process_building_the_index_is_named_with_its_progress(workspace
     import subprocess
     import sys
 
-    from conftest import REPO
-
     from mnemoclaw.api import Memory
     from mnemoclaw.config import load_settings
+
+    from conftest import REPO
 
     for i in range(6000):
         write(workspace / "memory" / f"n{i:05d}.md", f"- note {i} about the harbour\n")

@@ -6,9 +6,10 @@ import textwrap
 import time
 
 import pytest
-from conftest import REPO, HashEmbedder, write
 
 from mnemoclaw.errors import ProviderError, WorkspaceError
+
+from conftest import REPO, HashEmbedder, write
 
 
 def test_first_sync_then_incremental(workspace, make_memory, embedder):

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import write
 
 from mnemoclaw.embeddings.base import create_provider
 from mnemoclaw.errors import ProviderError
+
+from conftest import write
 
 
 def test_unknown_local_model_lists_the_choices():

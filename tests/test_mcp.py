@@ -15,6 +15,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+
 from conftest import REPO, write
 
 pytest.importorskip("mcp")

@@ -14,11 +14,12 @@ import time
 from pathlib import Path
 
 import pytest
-from chat_server import ChatServer
 from click.testing import CliRunner
-from conftest import REPO, write
 
 from mnemoclaw.cli import cli
+
+from chat_server import ChatServer
+from conftest import REPO, write
 
 OPENCLAW_JSON = """\
 // OpenClaw's own config (JSON5). No workspace key: OpenClaw's default ~/.openclaw/workspace applies.

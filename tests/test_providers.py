@@ -7,8 +7,6 @@ import logging
 
 import numpy as np
 import pytest
-from conftest import write
-from provider_server import KEY, ProviderServer, fake_vector
 
 from mnemoclaw.api import auto_provider, build_provider
 from mnemoclaw.config import load_settings
@@ -22,6 +20,9 @@ from mnemoclaw.embeddings.http import (
 )
 from mnemoclaw.embeddings.remote import EmbeddingDataError
 from mnemoclaw.errors import ProviderError, UnknownProviderError
+
+from conftest import write
+from provider_server import KEY, ProviderServer, fake_vector
 
 REMOTE = ["openai", "gemini", "voyage", "mistral", "ollama"]
 BATCH = ["openai", "gemini", "voyage"]
@@ -378,9 +379,9 @@ def test_an_error_that_echoes_the_key_never_shows_it(flavor, server, workspace, 
 
 
 def test_chat_model_errors_give_chat_model_advice_and_hide_the_key():
-    from chat_server import ChatServer
-
     from mnemoclaw.runtime.llm import ChatClient, LLMError
+
+    from chat_server import ChatServer
 
     secret = "sk-chat-0123456789abcdefXYZ"
     with ChatServer(lambda body: (503, {"error": {"message": f"upstream said: Authorization: Bearer {secret}"}})) as srv:

@@ -6,9 +6,10 @@ here. Each set is indexed once; the three modes search the same index.
 """
 
 import pytest
-from conftest import bench_dir
 
 from mnemoclaw.eval.runner import EvalOptions, evaluate
+
+from conftest import bench_dir
 
 pytestmark = pytest.mark.slow
 

@@ -12,8 +12,6 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from chat_server import ChatServer
-from conftest import REPO, write
 
 from mnemoclaw.api import Memory
 from mnemoclaw.config import load_settings
@@ -21,6 +19,9 @@ from mnemoclaw.embeddings.http import RetryPolicy
 from mnemoclaw.runtime.agent import AgentSession
 from mnemoclaw.runtime.llm import ChatClient
 from mnemoclaw.runtime.settings import runtime_settings
+
+from chat_server import ChatServer
+from conftest import REPO, write
 
 RULE = "do nothing until I say so"
 

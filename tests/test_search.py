@@ -2,11 +2,12 @@
 import datetime
 
 import pytest
-from conftest import write
 
 from mnemoclaw.errors import MnemoclawError
 from mnemoclaw.search.fusion import adaptive_vector_weight, bm25_to_unit, decay_factor, fuse, mmr
 from mnemoclaw.text.dates import DateRef, note_date, query_dates
+
+from conftest import write
 
 
 def ranks(fused):

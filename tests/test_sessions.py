@@ -7,10 +7,11 @@ import os
 import time
 
 import pytest
-from conftest import write
 
 from mnemoclaw.config import load_settings
 from mnemoclaw.sessions.transcript import REDACTED, parse_transcript, redact
+
+from conftest import write
 
 SECRETS = {
     "openai": "sk-proj-Q8aZ3kLm9PqR2sT5uV7wX0yB4cD6eF1gH",

@@ -193,7 +193,7 @@ def test_disk_full_is_reported_and_the_index_keeps_serving(tmp_path):
     path = str(tmp_path / "index.sqlite")
     s = SQLiteStore(path)
     s.apply([file_write("a.md", ["kept note"])])
-    s.conn.execute("PRAGMA max_page_count = %d" % s.conn.one("PRAGMA page_count")[0])
+    s.conn.execute(f"PRAGMA max_page_count = {s.conn.one('PRAGMA page_count')[0]}")
     with pytest.raises(StoreError, match="disk full"):
         s.apply([file_write("b.md", ["x " * 5000 + str(i) for i in range(50)])])
     assert len(keyword_search(s, keyword_query("kept"), 5)) == 1

@@ -35,8 +35,18 @@ from .index.watcher import Watcher
 from .providers import AUTO, ProviderChoice, auto_provider, build_provider, resolve_provider
 from .search.searcher import ranking_summary
 from .store import Store, open_store
-from .tools import GET, MAX_QUERY_CHARS, SEARCH, SNIPPET_MAX_CHARS, SearchAnswer, ToolArgumentError
-from .tools import append_failed, get_failed, make_snippet, search_failed
+from .tools import (
+    GET,
+    MAX_QUERY_CHARS,
+    SEARCH,
+    SNIPPET_MAX_CHARS,
+    SearchAnswer,
+    ToolArgumentError,
+    append_failed,
+    get_failed,
+    make_snippet,
+    search_failed,
+)
 from .types import Hit, IndexReport
 from .workspace import append_note, read_lines, resolve_memory_path
 
@@ -201,8 +211,9 @@ class Memory:
             if self._provider_failed(exc):
                 if not fallback_now or backend is not self.backend:
                     self.request_sync("fallback")
-                    return IndexReport(reason=f"switched to the fallback provider {self.providers.current.id} "
-                                              "(the index is rebuilt with it in the background)")
+                    return IndexReport(reason=f"switched to the fallback provider "
+                                              f"{self.settings.memory_search['fallback']} (the index is rebuilt "
+                                              "with it in the background)")
                 report = self.backend.sync(**kwargs)  # a rebuild with the fallback
             else:
                 # no fallback: what is in the files is indexed for keyword search now, and the

@@ -118,9 +118,10 @@ def _run(fn):
 
     wrapper = click.option("--openclaw", "openclaw_", is_flag=False, flag_value=DEFAULT_OPENCLAW, default=None,
                            metavar="[DIR]", help=OPENCLAW_HELP)(wrapper)
-    wrapper = click.option("--config", "config_", metavar="FILE", help="Config file (same as the global option).")(wrapper)
-    wrapper = click.option("--state-dir", "state_dir_", metavar="DIR", help="State directory (same as the global option).")(wrapper)
-    wrapper = click.option("--workspace", "-w", "workspace_", metavar="DIR", help="Workspace (same as the global option).")(wrapper)
+    for flags, name, metavar, what in ((("--config",), "config_", "FILE", "Config file"),
+                                       (("--state-dir",), "state_dir_", "DIR", "State directory"),
+                                       (("--workspace", "-w"), "workspace_", "DIR", "Workspace")):
+        wrapper = click.option(*flags, name, metavar=metavar, help=f"{what} (same as the global option).")(wrapper)
     return wrapper
 
 
@@ -156,7 +157,8 @@ class _Group(click.Group):
 @click.option("--state-dir", metavar="DIR", envvar="MNEMOCLAW_STATE_DIR",
               help="State directory for the index and config (env MNEMOCLAW_STATE_DIR; default ~/.mnemoclaw).")
 @click.option("--config", "config_path", metavar="FILE", envvar="MNEMOCLAW_CONFIG",
-              help="JSON5 config file, or an OpenClaw openclaw.json (env MNEMOCLAW_CONFIG; default STATE_DIR/config.json5).")
+              help="JSON5 config file, or an OpenClaw openclaw.json (env MNEMOCLAW_CONFIG; "
+                   "default STATE_DIR/config.json5).")
 @click.option("--agent", metavar="ID", envvar="MNEMOCLAW_AGENT", help="Agent id from agents.list (default: main).")
 @click.option("--openclaw", "openclaw_dir", is_flag=False, flag_value=DEFAULT_OPENCLAW, default=None, metavar="[DIR]",
               help=OPENCLAW_HELP)
@@ -289,7 +291,8 @@ def sync_cmd(obj: _Ctx, full: bool, as_json: bool, wait: bool) -> None:
 
 
 @cli.command()
-@click.option("--debounce-ms", type=click.IntRange(0), help="Quiet time before a sync (default sync.watchDebounceMs, 1500).")
+@click.option("--debounce-ms", type=click.IntRange(0),
+              help="Quiet time before a sync (default sync.watchDebounceMs, 1500).")
 @click.option("--poll", is_flag=True, help="Poll instead of native notifications (network or container filesystems).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON line per sync.")
 @click.pass_obj
@@ -693,13 +696,15 @@ def hygiene(obj: _Ctx, days: int, apply_: bool, as_json: bool) -> None:
 # -- eval ---------------------------------------------------------------------------------
 @cli.command("eval")
 @click.argument("directory", type=click.Path(exists=True, file_okay=False))
-@click.option("--scope-field", metavar="F", help="Search only among documents sharing the query's metadata.F (LoCoMo: conv).")
+@click.option("--scope-field", metavar="F",
+              help="Search only among documents sharing the query's metadata.F (LoCoMo: conv).")
 @click.option("--queries", "queries_dir", metavar="DIR2", type=click.Path(exists=True, file_okay=False),
               help="Take queries.jsonl and qrels.tsv from DIR2 (cross-lingual runs; workspace mode).")
 @click.option("--mode", type=click.Choice(["keyword", "vector", "hybrid"]), help="Search mode (default: configured).")
 @click.option("--min-score", type=click.FloatRange(0, 1), help="Override query.minScore.")
 @click.option("--limit", "limit_queries", type=click.IntRange(1), help="Evaluate only the first N queries.")
-@click.option("--work-dir", type=click.Path(file_okay=False), help="Keep scratch workspaces and indexes here to reuse them.")
+@click.option("--work-dir", type=click.Path(file_okay=False),
+              help="Keep scratch workspaces and indexes here to reuse them.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.pass_obj
 @_run
@@ -774,7 +779,8 @@ def demo(obj: _Ctx, keep: bool) -> None:
         report = mem.sync(progress=bar)
         bar.finish()
         st = mem.status(check_dirty=False)
-        click.echo(f"Indexed {report.chunks_total} chunks from {report.added + report.changed + report.unchanged} files "
+        files = report.added + report.changed + report.unchanged
+        click.echo(f"Indexed {report.chunks_total} chunks from {files} files "
                    f"in {time.monotonic() - t:.2f}s with {st['provider']}/{st['model']} "
                    f"(vector search: {st['vectorSearch']})")
         for label, query in SAMPLE_QUERIES:

@@ -350,7 +350,7 @@ class Settings:
         Checked when asked (an extra path may appear or vanish while a process runs).
         """
         out = []
-        for raw, p in zip(self.memory_search["extraPaths"], self.extra_paths()):
+        for raw, p in zip(self.memory_search["extraPaths"], self.extra_paths(), strict=False):
             where = f"memorySearch.extraPaths entry {raw!r}"
             try:
                 st = p.lstat()

@@ -81,7 +81,7 @@ def _handler(service: MemoryService, spec: tools.ToolSpec, read_only: bool) -> C
 
     params = []
     for p in spec.params:
-        kind = _TYPES[p.type] if p.required else _TYPES[p.type] | None  # type: ignore[operator]
+        kind = _TYPES[p.type] if p.required else _TYPES[p.type] | None
         field = Field(description=p.description, ge=p.minimum, le=p.maximum, max_length=p.max_length,
                       validation_alias=p.name if p.py else None)
         params.append(inspect.Parameter(p.keyword, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[kind, field],
@@ -97,7 +97,8 @@ def _strict(tool: Any) -> Any:
     from pydantic import ConfigDict
 
     model = tool.fn_metadata.arg_model
-    strict = type(model.__name__, (model,), {"model_config": ConfigDict(**{**model.model_config, "extra": "forbid"})})
+    strict: Any = type(model.__name__, (model,),
+                       {"model_config": ConfigDict(**{**model.model_config, "extra": "forbid"})})
     tool.fn_metadata.arg_model = strict
     tool.parameters = strict.model_json_schema(by_alias=True)
     return tool

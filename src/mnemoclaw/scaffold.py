@@ -35,7 +35,8 @@ def _template(name: str) -> str:
 
 
 # `workspace: "..."` in JSON5, the key quoted or not, the value in either quote
-_WORKSPACE_VALUE = re.compile(r"""(?P<key>["']?\bworkspace["']?\s*:\s*)(?P<q>["'])(?P<value>(?:\\.|(?!(?P=q)).)*)(?P=q)""")
+_WORKSPACE_VALUE = re.compile(
+    r"""(?P<key>["']?\bworkspace["']?\s*:\s*)(?P<q>["'])(?P<value>(?:\\.|(?!(?P=q)).)*)(?P=q)""")
 
 
 def _set_workspace(config: Path, old: Path, new: Path) -> None:

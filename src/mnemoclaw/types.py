@@ -123,3 +123,18 @@ class IndexReport:
             "vectorsPending": self.vectors_pending,
             "vectorsError": self.vectors_error or None,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordCandidates:
+    """What the full-text index found for a query, with what BM25 needs to rank it.
+
+    ``lines`` holds each candidate's analysed terms line by line (the document as the
+    index tokenised it), ``df`` the document frequency of each query term, ``n_docs``
+    and ``avgdl`` the corpus size and mean document length in terms.
+    """
+
+    lines: dict[int, list[list[str]]] = field(default_factory=dict)
+    df: dict[str, int] = field(default_factory=dict)
+    n_docs: int = 0
+    avgdl: float = 0.0

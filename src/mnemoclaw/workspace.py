@@ -10,8 +10,8 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from datetime import datetime
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from .errors import PathDeniedError
@@ -112,7 +112,8 @@ def _resolve(text: str, workspace: Path, extra_paths: list[Path]) -> ResolvedPat
         raise PathDeniedError(f"{text!r} is inside an ignored directory; {ALLOWED_HINT}")
     link = _links_on_the_way(base, normal)
     if link is not None:
-        raise PathDeniedError(f"{text!r} goes through the symbolic link {link}; memory files are never read through links")
+        raise PathDeniedError(f"{text!r} goes through the symbolic link {link}; memory files are never read "
+                              "through links")
     display = normal.relative_to(ws).as_posix() if under(normal, ws) else str(normal)
     return ResolvedPath(display, normal)
 
@@ -229,12 +230,14 @@ def _open_memory_file(ws: Path, rel: str, *, create_new: bool = False) -> int:
 
 
 def _read_fd(fd: int) -> str:
-    chunks = []
+    chunks: list[bytes] = []
+    offset = 0
     while True:
-        part = os.pread(fd, 1 << 20, sum(len(c) for c in chunks))
+        part = os.pread(fd, 1 << 20, offset)
         if not part:
             break
         chunks.append(part)
+        offset += len(part)
     return b"".join(chunks).decode("utf-8", "replace")
 
 
@@ -286,7 +289,7 @@ def append_note(workspace: Path, text: str, target: str | None = None, now: date
             sep = header + "\n"
         else:
             sep = "" if existing.endswith("\n\n") else ("\n" if existing.endswith("\n") else "\n\n")
-        _write_all(fd, f"{sep}{stamp}\n\n{body}\n".encode("utf-8"))
+        _write_all(fd, f"{sep}{stamp}\n\n{body}\n".encode())
     finally:
         os.close(fd)
     start = (existing + sep + stamp + "\n\n").count("\n") + 1

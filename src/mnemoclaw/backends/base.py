@@ -19,8 +19,13 @@ Progress = Callable[[int, int], None]  # (files done, files to do)
 class Backend(Protocol):
     name: str
     provider: EmbeddingProvider | None
-    read_only: bool  # the index cannot be written: it is served as it is
-    read_only_why: str
+
+    @property
+    def read_only(self) -> bool:
+        """The index cannot be written: it is served as it is."""
+
+    @property
+    def read_only_why(self) -> str: ...
 
     def use(self, provider: EmbeddingProvider | None) -> None:
         """Embed with ``provider`` from now on (the fallback took over, or the primary is back)."""

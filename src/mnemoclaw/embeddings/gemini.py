@@ -76,7 +76,8 @@ class GeminiEmbeddings(RemoteProvider):
         for item in _inlined(op):
             key = (item.get("metadata") or {}).get("key")
             if item.get("error"):
-                raise ProviderError(f"{self.label} batch {name}: request {key} failed: {self.client.scrub(str(item['error']))}")
+                why = self.client.scrub(str(item["error"]))
+                raise ProviderError(f"{self.label} batch {name}: request {key} failed: {why}")
             try:
                 by_key[str(key)] = item["response"]["embedding"]["values"]
             except (TypeError, KeyError):

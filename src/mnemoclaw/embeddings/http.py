@@ -134,7 +134,8 @@ class HttpClient:
         )
         parts.append(f"--{boundary}--\r\n".encode())
         body = b"".join(parts)
-        return self._json(self.request("POST", path, body, {"Content-Type": f"multipart/form-data; boundary={boundary}"}), path)
+        kind = {"Content-Type": f"multipart/form-data; boundary={boundary}"}
+        return self._json(self.request("POST", path, body, kind), path)
 
     # -- the loop ----------------------------------------------------------------
     def request(self, method: str, path: str, data: bytes | None = None, extra: dict[str, str] | None = None) -> bytes:
@@ -157,10 +158,11 @@ class HttpClient:
                     ) from None
                 retryable = status == 429 or status >= 500 or (status not in NEVER_RETRY and _SLOW_DOWN.search(message))
                 if not retryable:
-                    raise ProviderRequestError(f"{self.what} refused the request (HTTP {status} at {url}): {message}") from None
+                    raise ProviderRequestError(
+                        f"{self.what} refused the request (HTTP {status} at {url}): {message}") from None
                 last = f"HTTP {status}: {message}" if message else f"HTTP {status}"
                 retry_after = _retry_after(exc.headers.get("Retry-After") if exc.headers else None)
-            except (TimeoutError, socket.timeout):
+            except TimeoutError:
                 last = f"no answer within {self.timeout_s:g}s"
             except urllib.error.URLError as exc:
                 reason = exc.reason

@@ -48,7 +48,7 @@ class BatchSettings:
     timeout_s: float = 3600.0
 
     @classmethod
-    def from_config(cls, cfg: dict[str, Any] | None) -> "BatchSettings":
+    def from_config(cls, cfg: dict[str, Any] | None) -> BatchSettings:
         cfg = cfg or {}
         return cls(
             enabled=bool(cfg.get("enabled", False)),

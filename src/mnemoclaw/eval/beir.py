@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,11 +57,10 @@ def load_qrels(directory: str) -> dict[str, set[str]]:
         raise EvalDataError(f"{path} is missing; a BEIR directory holds corpus.jsonl, queries.jsonl and qrels.tsv")
     out: dict[str, set[str]] = {}
     with open(path, encoding="utf-8", newline="") as fh:
-        reader = csv.reader(fh, delimiter="\t")
-        header = next(reader, None)
-        if header and header[0] != "query-id":  # no header line: the first row is data
-            reader = iter([header, *reader])
-        for row in reader:
+        rows = csv.reader(fh, delimiter="\t")
+        header = next(rows, None)
+        reader: Iterator[list[str]] = iter([header, *rows]) if header and header[0] != "query-id" else rows
+        for row in reader:  # (no header line: the first row is data)
             if len(row) < 2:
                 continue
             score = float(row[2]) if len(row) > 2 and row[2] else 1.0

@@ -111,7 +111,8 @@ class _Session:
 
     def index(self, mem: Memory, label: str) -> None:
         t = time.monotonic()
-        report = mem.sync(progress=(lambda d, n: self.progress(f"index {label}", d, n)) if self.progress else None)
+        progress = self.progress
+        report = mem.sync(progress=(lambda d, n: progress(f"index {label}", d, n)) if progress else None)
         self.index_seconds += time.monotonic() - t
         self.chunks += report.chunks_total
         if report.failed:
@@ -208,13 +209,14 @@ def _evaluate_beir(directory: str, options: EvalOptions, progress: Progress | No
                 session.index(mem, scope)
                 for n, q in enumerate(scope_queries):
                     t = time.perf_counter()
-                    hits = mem.search(q.text, max_results=30, min_score=options.min_score, mode=options.mode, sync=False)
+                    hits = mem.search(q.text, max_results=30, min_score=options.min_score, mode=options.mode,
+                                      sync=False)
                     ms = (time.perf_counter() - t) * 1000
                     ranked = list(dict.fromkeys(path_to_doc[h.path] for h in hits if h.path in path_to_doc))
-                    rel = qrels[q.id]
-                    scores = {f"recall@{k}": recall_at(ranked, rel, k) for k in K_VALUES}
-                    scores["mrr@10"] = mrr_at(ranked, rel)
-                    scores["ndcg@10"] = ndcg_at(ranked, rel)
+                    relevant = qrels[q.id]
+                    scores = {f"recall@{k}": recall_at(ranked, relevant, k) for k in K_VALUES}
+                    scores["mrr@10"] = mrr_at(ranked, relevant)
+                    scores["ndcg@10"] = ndcg_at(ranked, relevant)
                     results.append(_QueryResult(q.metadata.get("category"), scores, ms))
                     if progress and n % 50 == 0:
                         progress(f"search {scope}", n, len(scope_queries))
@@ -243,9 +245,11 @@ def _evidence_lines(folder: str) -> dict[str, tuple[str, int]]:
     return out
 
 
-def _evaluate_workspaces(root: str, subdirs: list[str], options: EvalOptions, progress: Progress | None) -> dict[str, Any]:
+def _evaluate_workspaces(root: str, subdirs: list[str], options: EvalOptions,
+                         progress: Progress | None) -> dict[str, Any]:
     if not options.queries_dir:
-        raise EvalDataError("workspace mode needs --queries DIR (a queries.jsonl whose metadata holds the evidence ids)")
+        raise EvalDataError("workspace mode needs --queries DIR (a queries.jsonl whose metadata holds the "
+                            "evidence ids)")
     qdir = os.path.abspath(options.queries_dir)
     queries = load_queries(qdir)
     field_name = options.scope_field or "conv"
@@ -277,7 +281,8 @@ def _evaluate_workspaces(root: str, subdirs: list[str], options: EvalOptions, pr
                     if not evidence:
                         continue
                     t = time.perf_counter()
-                    hits = mem.search(q.text, max_results=10, min_score=options.min_score, mode=options.mode, sync=False)
+                    hits = mem.search(q.text, max_results=10, min_score=options.min_score, mode=options.mode,
+                                      sync=False)
                     ms = (time.perf_counter() - t) * 1000
                     chunk_chars.extend(len(h.text) for h in hits[:5])
                     scores = _score_evidence(hits, evidence)

@@ -116,7 +116,7 @@ SESSIONS_PREFIX = "sessions/"
 
 def discover_sessions(directory: Path) -> list[SourceFile]:
     """Session transcripts (``*.jsonl``) directly in ``directory``; links are not followed."""
-    out = []
+    out: list[SourceFile] = []
     try:
         with os.scandir(directory) as it:
             entries = sorted(it, key=lambda e: e.name)

@@ -138,7 +138,8 @@ class Indexer:
         if have is None:
             return ""
         if have != self.fingerprint:
-            return f"index settings changed ({_diff_fingerprints(meta.get('fingerprint_text', '{}'), self.fingerprint_text)})"
+            changed = _diff_fingerprints(meta.get("fingerprint_text", "{}"), self.fingerprint_text)
+            return f"index settings changed ({changed})"
         return ""
 
     def plan(self, indexed: dict[str, FileRecord], sources: Sequence[str] | None = None,
@@ -353,7 +354,7 @@ class Indexer:
             if old is None or not old.chunks:
                 continue
             vectors = [v if (self.provider and row.model == self.model) else None
-                       for row, v in zip(old.chunks, old.vectors)]
+                       for row, v in zip(old.chunks, old.vectors, strict=False)]
             build.apply([FileWrite(old.record, old.chunks, vectors)])
 
     def _sync_into(self, target: Store, cache_source: Store, *, full: bool, progress: Progress | None,
@@ -452,7 +453,8 @@ class Indexer:
             log.info("workspace %s has no memory files yet", self.spec.workspace)
         return report
 
-    def _prepare(self, files: Sequence[SourceFile], indexed: dict[str, FileRecord], report: IndexReport) -> Iterator[tuple[SourceFile, _Prepared | None]]:
+    def _prepare(self, files: Sequence[SourceFile], indexed: dict[str, FileRecord],
+                 report: IndexReport) -> Iterator[tuple[SourceFile, _Prepared | None]]:
         limit = self.provider.max_input_tokens if self.provider else None
         for f in files:
             try:
@@ -470,7 +472,8 @@ class Indexer:
                 yield f, None
                 continue
             transcript = parse_transcript(text) if f.source == "sessions" else None
-            chunks = chunk_markdown(transcript.text if transcript else text, self.spec.chunk_tokens, self.spec.chunk_overlap)
+            chunks = chunk_markdown(transcript.text if transcript else text, self.spec.chunk_tokens,
+                                    self.spec.chunk_overlap)
             if limit and limit < self.spec.chunk_tokens:
                 chunks = _split_for_limit(chunks, limit)
             if transcript:  # rendered lines -> the JSONL lines they came from
@@ -559,7 +562,7 @@ class Indexer:
                 raise
             except Exception as exc:  # a provider bug must not corrupt the index: report and stop
                 raise ProviderError(f"embedding with {self.provider.id}/{self.provider.model} failed: {exc}") from exc
-            fresh.update(zip(group, mat))
+            fresh.update(zip(group, mat, strict=False))
         report.chunks_embedded += len(fresh)
         if fresh and self.spec.cache_enabled:
             target.cache_put(key, fresh)
@@ -602,7 +605,7 @@ class Indexer:
                 report.vectors_error = str(exc)
                 log.warning("the chunks indexed without vectors still wait for them: %s", exc)
                 break
-            fresh = {h: v for (_, h, _), v in zip(todo, mat)}
+            fresh = {h: v for (_, h, _), v in zip(todo, mat, strict=False)}
             if fresh and self.spec.cache_enabled:
                 self.store.cache_put(key, fresh)
             self.store.add_vectors([(rid, cached[h] if h in cached else fresh[h]) for rid, h, _ in rows])

@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from .discovery import IGNORED_DIRS, ROOT_FILES
 
@@ -74,7 +75,7 @@ class Watcher:
         self._arm_lock = threading.Lock()
 
     # -- lifecycle ----------------------------------------------------------------
-    def start(self) -> "Watcher":
+    def start(self) -> Watcher:
         self._stop.clear()
         quiet = logging.getLogger("watchfiles")
         if quiet.level == logging.NOTSET:  # it logs every batch of changes at INFO
@@ -96,7 +97,7 @@ class Watcher:
                 t.join(5)
         self.mode = "stopped"
 
-    def __enter__(self) -> "Watcher":
+    def __enter__(self) -> Watcher:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -216,7 +217,7 @@ class Watcher:
             return "rearm"
         return False
 
-    def _on_events(self, changes: set[tuple[object, str]]) -> None:
+    def _on_events(self, changes: Iterable[tuple[Any, str]]) -> None:
         paths = set()
         rearm = False
         for _, path in changes:

@@ -29,8 +29,8 @@ from ..api import Memory
 from ..errors import MnemoclawError
 from ..text.tokenize import estimate_tokens
 from . import commands
-from .commands import Reply
 from .bootstrap import InjectedFile, load_bootstrap, render, sections_to_reinject
+from .commands import Reply
 from .compaction import (
     MERGE_SYSTEM,
     SUMMARY_SYSTEM,
@@ -38,9 +38,9 @@ from .compaction import (
     extractive_summary,
     identifiers,
     pieces,
+    split_point,
 )
 from .compaction import render as render_history
-from .compaction import split_point
 from .git import autocommit
 from .llm import ChatClient, ContextOverflowError, LLMError
 from .pruning import prune
@@ -128,7 +128,9 @@ class AgentSession:
                 tz = ZoneInfo(self.rs.timezone)
             except Exception:
                 log.warning("unknown timezone %r in agents.defaults.userTimezone; using the system's", self.rs.timezone)
-        return datetime.fromtimestamp(self.clock(), tz).astimezone(tz) if tz else datetime.fromtimestamp(self.clock()).astimezone()
+        if tz:
+            return datetime.fromtimestamp(self.clock(), tz).astimezone(tz)
+        return datetime.fromtimestamp(self.clock()).astimezone()
 
     def _expired(self, meta: dict[str, Any]) -> bool:
         """Daily reset (after ``atHour`` local time) or idle reset."""
@@ -196,7 +198,7 @@ class AgentSession:
             return reported + sum(self.message_tokens(m) for m in self.history[n:])
         if self._fixed_tokens is None:
             self.system_prompt()
-        return self._fixed_tokens + self._history_tokens
+        return (self._fixed_tokens or 0) + self._history_tokens
 
     # -- requests ----------------------------------------------------------------------------
     def _messages(self, system: str) -> list[dict[str, Any]]:

@@ -46,7 +46,8 @@ def truncate(text: str, limit: int, name: str) -> str:
     return text[:head] + marker + text[len(text) - tail:]
 
 
-def load_bootstrap(workspace: Path, *, max_chars: int, total_max_chars: int, include_memory: bool) -> list[InjectedFile]:
+def load_bootstrap(workspace: Path, *, max_chars: int, total_max_chars: int,
+                   include_memory: bool) -> list[InjectedFile]:
     names = list(BOOTSTRAP_FILES)
     if include_memory:
         names.append("MEMORY.md" if (workspace / "MEMORY.md").exists() or not (workspace / "memory.md").exists()

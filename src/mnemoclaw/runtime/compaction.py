@@ -96,7 +96,8 @@ def render(messages: list[dict[str, Any]], tool_chars: int = 2_000) -> str:
                 lines.append(f"Assistant called {fn.get('name')}({fn.get('arguments', '')})")
         elif role == "tool":
             if len(content) > tool_chars:
-                content = content[: tool_chars // 2] + f" [... {len(content) - tool_chars} chars ...] " + content[-tool_chars // 2 :]
+                cut = len(content) - tool_chars
+                content = content[: tool_chars // 2] + f" [... {cut} chars ...] " + content[-tool_chars // 2 :]
             lines.append(f"Tool result ({m.get('name', 'tool')}): {content}")
         elif role == "system":
             lines.append(f"System: {content}")
@@ -133,7 +134,8 @@ def extractive_summary(messages: list[dict[str, Any]], previous: str | None) -> 
     """A summary made without the model (it could not be reached): what the user said,
     newest last, and every identifier. Better than losing the history."""
     asks = [m.get("content") or "" for m in messages if m.get("role") == "user"]
-    rules = [a for a in asks if re.search(r"\b(never|always|don't|do not|until|must|only|wait|ask)\b|不要|别|必须|先", a, re.I)]
+    rule = re.compile(r"\b(never|always|don't|do not|until|must|only|wait|ask)\b|不要|别|必须|先", re.I)
+    rules = [a for a in asks if rule.search(a)]
     parts = ["## Decisions\n- (compacted without the model: see the user's messages below)",
              "## Open TODOs\n- none recorded",
              "## Constraints/Rules\n" + ("\n".join(f"- {r[:500]}" for r in rules) or "- none"),

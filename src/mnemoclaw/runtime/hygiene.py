@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
-from ..text.dates import note_date
 from ..config import Settings
 from ..errors import ReadOnlyError
+from ..text.dates import note_date
 from ..text.secrets import redact
 from ..workspace import extend_file
 from .git import autocommit

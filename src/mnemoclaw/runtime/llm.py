@@ -58,7 +58,7 @@ class ChatClient:
                                advice=CHAT_ADVICE)
 
     @classmethod
-    def from_settings(cls, rs: Any) -> "ChatClient":
+    def from_settings(cls, rs: Any) -> ChatClient:
         """The chat model the runtime settings (``llm.*``) name."""
         return cls(rs.llm_base_url, rs.llm_model, api_key=rs.llm_api_key, headers=rs.llm_headers,
                    timeout_s=rs.llm_timeout_s)

@@ -30,7 +30,8 @@ def prune(messages: list[dict[str, Any]], *, keep_last_assistants: int = 3, hard
                 m = {**m, "content": CLEARED, "_tokens": None}
             elif len(content) > SOFT_CHARS:
                 cut = len(content) - HEAD_CHARS - TAIL_CHARS
-                m = {**m, "content": f"{content[:HEAD_CHARS]}\n[... {cut} characters of an old tool result trimmed ...]\n"
+                m = {**m, "content": f"{content[:HEAD_CHARS]}\n"
+                                    f"[... {cut} characters of an old tool result trimmed ...]\n"
                                      f"{content[-TAIL_CHARS:]}", "_tokens": None}
         out.append(m)
     return out

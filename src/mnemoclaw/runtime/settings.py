@@ -123,7 +123,8 @@ def runtime_settings(settings: Settings) -> RuntimeSettings:
                                            100, None, r.bootstrap_total_max_chars))
     r.reserve_tokens_floor = int(_num(pick("compaction", "reserveTokensFloor"),
                                       "agents.defaults.compaction.reserveTokensFloor", 0, None, r.reserve_tokens_floor))
-    r.keep_recent_tokens = int(_num(pick("compaction", "keepRecentTokens"), "agents.defaults.compaction.keepRecentTokens",
+    r.keep_recent_tokens = int(_num(pick("compaction", "keepRecentTokens"),
+                                    "agents.defaults.compaction.keepRecentTokens",
                                     0, None, min(r.keep_recent_tokens, r.context_tokens // 4)))
     flush = pick("compaction", "memoryFlush") or {}
     if not isinstance(flush, dict):

@@ -14,14 +14,14 @@ import logging
 import os
 import time
 import uuid
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from ..atomic import write_atomic
 from ..errors import ReadOnlyError
-from ..store.lock import file_lock
+from ..locks import file_lock
 
 log = logging.getLogger(__name__)
 

@@ -9,18 +9,23 @@ best line's score; docs/quality.md).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..text.tokenize import KeywordQuery
+from ..types import KeywordCandidates
 from . import bm25
-
-if TYPE_CHECKING:  # the store hands candidates over; this module never reads one itself
-    from ..store.base import KeywordCandidates, Store
 
 # How many full-text candidates, per result asked for, BM25 re-ranks (measured: 1, 2 and
 # 4 gave the same quality within 0.001; 4 doubled keyword latency on long CJK chunks).
 RESCORE_DEPTH = 2
 MAX_DEPTH = 400
+
+
+class CandidateSource(Protocol):
+    """A store, as far as keyword search needs one."""
+
+    def keyword_candidates(self, query: KeywordQuery, depth: int,
+                           sources: Sequence[str] | None = None) -> KeywordCandidates: ...
 
 
 def rank(query: KeywordQuery, candidates: KeywordCandidates, limit: int) -> list[tuple[int, float]]:
@@ -32,7 +37,7 @@ def rank(query: KeywordQuery, candidates: KeywordCandidates, limit: int) -> list
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
 
 
-def search(store: Store, query: KeywordQuery, limit: int,
+def search(store: CandidateSource, query: KeywordQuery, limit: int,
            sources: Sequence[str] | None = None) -> list[tuple[int, float]]:
     """The best ``limit`` chunks of ``store`` for ``query`` by keywords."""
     if query.empty or limit <= 0:

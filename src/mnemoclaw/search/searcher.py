@@ -6,7 +6,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -48,7 +48,7 @@ class QueryOptions:
     date_match: bool = True
 
     @classmethod
-    def from_config(cls, q: dict[str, Any]) -> "QueryOptions":
+    def from_config(cls, q: dict[str, Any]) -> QueryOptions:
         h = q["hybrid"]
         return cls(
             max_results=q["maxResults"],
@@ -186,7 +186,7 @@ class Searcher:
             if o.decay:
                 day = note_date(row.path)
                 if day is not None:
-                    ts = datetime(day.year, day.month, day.day, tzinfo=timezone.utc).timestamp()
+                    ts = datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp()
                     score *= decay_factor((now - ts) / 86400.0, o.half_life_days)
             hits.append(Hit(row.path, row.start_line, row.end_line, score, row.text, row.source, f.vector, f.text))
         if o.decay:

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 
 from ..errors import StoreError
 from ..text.tokenize import KeywordQuery
-from ..types import ChunkRow, FileRecord, StoredChunk
+from ..types import ChunkRow, FileRecord, KeywordCandidates, StoredChunk
 
 
 def to_blob(vec: np.ndarray) -> bytes:
@@ -60,21 +60,6 @@ class StoreOptions:
     state_dir: str | None = None  # what belongs to the index but is not it: the write lock, markers
     vector_enabled: bool = True
     extension_path: str | None = None  # a sqlite-vec build of the user's own
-
-
-@dataclass(frozen=True, slots=True)
-class KeywordCandidates:
-    """What the full-text index found for a query, with what BM25 needs to rank it.
-
-    ``lines`` holds each candidate's analysed terms line by line (the document as the
-    index tokenised it), ``df`` the document frequency of each query term, ``n_docs``
-    and ``avgdl`` the corpus size and mean document length in terms.
-    """
-
-    lines: dict[int, list[list[str]]] = field(default_factory=dict)
-    df: dict[str, int] = field(default_factory=dict)
-    n_docs: int = 0
-    avgdl: float = 0.0
 
 
 class Store(Protocol):
@@ -131,12 +116,12 @@ class Store(Protocol):
         """Some process (this one included) holds the write lock now."""
 
     # -- full rebuilds, built aside ----------------------------------------------
-    def begin_rebuild(self) -> "Store":
+    def begin_rebuild(self) -> Store:
         """A new, empty store to build a full index into while this one keeps serving."""
-    def commit_rebuild(self, build: "Store", *, repair: bool = False) -> None:
+    def commit_rebuild(self, build: Store, *, repair: bool = False) -> None:
         """Make this store hold what ``build`` holds, at once for every reader (``repair``:
         this one is damaged, so nothing of it is read); ``build`` is gone afterwards."""
-    def discard_rebuild(self, build: "Store") -> None: ...
+    def discard_rebuild(self, build: Store) -> None: ...
     def remove_stale_builds(self) -> None:
         """Builds a crashed process left behind (the caller holds the write lock)."""
 

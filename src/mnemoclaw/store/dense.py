@@ -58,10 +58,10 @@ class DenseVectors:
                 self._buf = np.empty((0, len(rows[0][2]) // 4), dtype=np.float32)
             rows = [r for r in rows if len(r[2]) == self.dims * 4]
             block = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), self.dims)
-            finite = np.isfinite(block).all(axis=1)
+            finite = np.asarray(np.isfinite(block).all(axis=1))
             if not finite.all():  # garbage where a vector was: leave it out, and say so
                 self.bad += int((~finite).sum())
-                rows = [r for r, ok in zip(rows, finite) if ok]
+                rows = [r for r, ok in zip(rows, finite.tolist(), strict=True) if ok]
                 block = block[finite]
             norms = np.linalg.norm(block, axis=1)
             norms[norms == 0] = 1.0

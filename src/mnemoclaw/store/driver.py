@@ -31,7 +31,7 @@ class Connection:
     (a full disk, a damaged page, a busy database): no statement anywhere lets a raw one out.
     """
 
-    def __init__(self, driver: "Driver", raw: Any):
+    def __init__(self, driver: Driver, raw: Any):
         self.driver = driver
         self.raw = raw
         self.translate: Callable[[BaseException], BaseException] | None = None
@@ -48,6 +48,13 @@ class Connection:
     def one(self, sql: str, params: Sequence[Any] = ()) -> tuple | None:
         rows = self.execute(sql, params)
         return rows[0] if rows else None
+
+    def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        """The first column of the first row of a query that always has one (count(*), a pragma)."""
+        row = self.one(sql, params)
+        if row is None:
+            raise ValueError(f"no row from {sql!r}")
+        return row[0]
 
     def executemany(self, sql: str, seq: Iterable[Sequence[Any]]) -> None:
         try:

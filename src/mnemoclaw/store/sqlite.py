@@ -19,13 +19,13 @@ import numpy as np
 
 from ..atomic import write_atomic
 from ..errors import DiskFullError, IndexCorruptError, ReadOnlyError, StoreError
+from ..locks import file_lock, lock_busy, lock_holder
 from ..markdown.chunker import text_hash
 from ..text.tokenize import KeywordQuery, fts_document
 from ..types import ChunkRow, FileRecord, StoredChunk
 from .base import CacheKey, FileWrite, KeywordCandidates, Store, damage_reason, from_blob, to_blob
 from .dense import DenseVectors
 from .driver import Connection, DriverChoice, choose_driver
-from .lock import file_lock, lock_busy, lock_holder
 
 log = logging.getLogger(__name__)
 
@@ -376,7 +376,7 @@ class SQLiteStore:
             "SELECT rowid, hash, text FROM chunks WHERE embedding IS NULL ORDER BY rowid LIMIT ?", (limit,))
 
     def count_without_vectors(self) -> int:
-        return self.conn.one("SELECT count(*) FROM chunks WHERE embedding IS NULL")[0]
+        return self.conn.scalar("SELECT count(*) FROM chunks WHERE embedding IS NULL")
 
     def add_vectors(self, items: Sequence[tuple[int, np.ndarray]]) -> None:
         """Give chunks that were indexed without a vector their vector."""
@@ -421,7 +421,7 @@ class SQLiteStore:
 
     def _vec_stale(self) -> bool:
         stale = self.conn.one("SELECT value FROM meta WHERE key='vec_stale'")
-        return bool(stale) and stale[0] == "1"
+        return stale is not None and stale[0] == "1"
 
     def _rebuild_vec_table(self) -> None:
         """Recreate chunks_vec from the vectors stored with the chunks (inside a transaction)."""
@@ -479,7 +479,7 @@ class SQLiteStore:
             chunk_rows, fts_rows, vec_rows = [], [], []
             dims = None
             for w in writes:
-                for row, vec in zip(w.chunks, w.vectors):
+                for row, vec in zip(w.chunks, w.vectors, strict=False):
                     blob = None if vec is None else to_blob(vec)
                     if vec is not None:
                         dims = len(vec)
@@ -654,10 +654,10 @@ class SQLiteStore:
         return int(dims) if dims else None
 
     def counts(self) -> dict[str, int]:
-        files = self.conn.one("SELECT count(*) FROM files")[0]
-        chunks = self.conn.one("SELECT count(*) FROM chunks")[0]
-        vectors = self.conn.one("SELECT count(*) FROM chunks WHERE embedding IS NOT NULL")[0]
-        cache = self.conn.one("SELECT count(*) FROM embedding_cache")[0]
+        files = self.conn.scalar("SELECT count(*) FROM files")
+        chunks = self.conn.scalar("SELECT count(*) FROM chunks")
+        vectors = self.conn.scalar("SELECT count(*) FROM chunks WHERE embedding IS NOT NULL")
+        cache = self.conn.scalar("SELECT count(*) FROM embedding_cache")
         return {"files": files, "chunks": chunks, "vectors": vectors, "cacheEntries": cache}
 
     # -- search -----------------------------------------------------------------
@@ -693,12 +693,13 @@ class SQLiteStore:
 
     def _version(self) -> tuple[int, int]:
         """Changes whenever any connection (this one included) commits a write."""
-        return self.conn.one("PRAGMA data_version")[0], self._own_writes
+        return self.conn.scalar("PRAGMA data_version"), self._own_writes
 
     def _corpus_stats(self) -> tuple[int, float]:
         version = self._version()
         if self._stats_cache is None or self._stats_cache[0] != version:
-            n, total = self.conn.one("SELECT count(*), coalesce(sum(ntok), 0) FROM chunks")
+            row = self.conn.one("SELECT count(*), coalesce(sum(ntok), 0) FROM chunks")
+            n, total = row if row is not None else (0, 0)
             self._stats_cache = (version, n, total / n if n else 0.0)
             self._df_cache = {}
         return self._stats_cache[1], self._stats_cache[2]
@@ -780,7 +781,7 @@ class SQLiteStore:
             self.conn.executemany("INSERT OR REPLACE INTO embedding_cache VALUES (?,?,?,?,?,?,?)", rows)
 
     def cache_prune(self, max_entries: int) -> int:
-        total = self.conn.one("SELECT count(*) FROM embedding_cache")[0]
+        total = self.conn.scalar("SELECT count(*) FROM embedding_cache")
         excess = total - max_entries
         if excess <= 0:
             return 0
@@ -793,18 +794,18 @@ class SQLiteStore:
         return excess
 
     # -- full rebuild -----------------------------------------------------------
-    def begin_rebuild(self) -> "SQLiteStore":
+    def begin_rebuild(self) -> SQLiteStore:
         """A throw-away database next to the index (speed over durability), to build into."""
         path = f"{self.path}.rebuild-{os.getpid()}.tmp"
         _unlink_db(path)
         return SQLiteStore(path, choice=self.choice, durable=False)
 
-    def discard_rebuild(self, build: "Store") -> None:
+    def discard_rebuild(self, build: Store) -> None:
         assert isinstance(build, SQLiteStore)
         build.close()
         _unlink_db(build.path)
 
-    def commit_rebuild(self, build: "Store", *, repair: bool = False) -> None:
+    def commit_rebuild(self, build: Store, *, repair: bool = False) -> None:
         """Swap the build in by tables, in one transaction (readers keep their snapshot
         until it commits); a damaged index, whose tables cannot be read to be replaced, is
         overwritten page by page instead."""
@@ -897,7 +898,7 @@ class SQLiteStore:
     # -- description ------------------------------------------------------------
     def vector_path(self) -> str:
         if self.vec_loaded:
-            vec_version = self.conn.one("SELECT vec_version()")[0]
+            vec_version = self.conn.scalar("SELECT vec_version()")
             return (f"sqlite-vec {vec_version} via {self.driver.name} (SQLite {self.driver.sqlite_version}); "
                     f"in-memory numpy copy from the {WARM_AFTER}rd search of a process")
         return f"numpy brute-force ({self.choice.note})"

@@ -9,10 +9,10 @@ from __future__ import annotations
 import errno
 import os
 import time
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 
-from ..errors import LockTimeoutError
+from .errors import LockTimeoutError
 
 try:
     import fcntl

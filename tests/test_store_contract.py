@@ -1,0 +1,188 @@
+"""What every ``Store`` must do, through the protocol only (store/base.py).
+
+A new store joins by adding a factory to STORES; nothing here may reach past the
+protocol (no SQL, no ``conn``), so two stores that pass it can serve the same engine.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from mnemoclaw.errors import LockTimeoutError
+from mnemoclaw.markdown.chunker import text_hash
+from mnemoclaw.search.keyword import search as keyword_search
+from mnemoclaw.store import StoreOptions, open_store
+from mnemoclaw.store.base import CacheKey, FileWrite, KeywordCandidates, Store
+from mnemoclaw.text.tokenize import keyword_query
+from mnemoclaw.types import ChunkRow, FileRecord
+
+
+def _sqlite(driver):
+    def make(tmp_path, monkeypatch) -> Store:
+        pytest.importorskip({"sqlite3": "sqlite3", "pysqlite3": "pysqlite3.dbapi2", "apsw": "apsw"}[driver])
+        monkeypatch.setenv("MNEMOCLAW_SQLITE_DRIVER", driver)
+        return open_store(StoreOptions("sqlite", str(tmp_path / "index.sqlite"), state_dir=str(tmp_path / "state")))
+    return make
+
+
+STORES = {"sqlite3": _sqlite("sqlite3"), "pysqlite3": _sqlite("pysqlite3"), "apsw": _sqlite("apsw")}
+
+
+@pytest.fixture(params=sorted(STORES))
+def store(request, tmp_path, monkeypatch):
+    s = STORES[request.param](tmp_path, monkeypatch)
+    yield s
+    s.close()
+
+
+def unit(*xs: float) -> np.ndarray:
+    v = np.array(xs, dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+def write(path: str, texts: list[str], vectors=None, source: str = "memory", model: str = "m") -> FileWrite:
+    rows = [ChunkRow(f"{path}:{i}", path, source, i + 1, i + 1, text_hash(t), model, t) for i, t in enumerate(texts)]
+    return FileWrite(FileRecord(path, source, "h-" + path, 1, len(texts)), rows, vectors or [None] * len(rows))
+
+
+def ids_of(store: Store, hits) -> list[str]:
+    found = store.chunks([r for r, _ in hits])
+    return [found[r].text for r, _ in hits]
+
+
+def test_meta_is_set_read_and_deleted(store):
+    store.set_meta({"a": "1", "b": "2"})
+    assert store.meta()["a"] == "1"
+    store.delete_meta(["a"])
+    assert "a" not in store.meta() and store.meta()["b"] == "2"
+
+
+def test_a_batch_replaces_a_file_and_every_read_follows(store):
+    store.apply([write("a.md", ["alpha one", "alpha two"], [unit(1, 0), unit(0, 1)]), write("b.md", ["beta"])])
+    assert set(store.file_records()) == {"a.md", "b.md"}
+    assert store.counts()["files"] == 2 and store.counts()["chunks"] == 3 and store.counts()["vectors"] == 2
+    assert store.vector_dims() == 2
+    got = store.file_chunks("a.md")
+    assert [c.text for c in got.chunks] == ["alpha one", "alpha two"] and got.vectors[0] is not None
+    assert store.file_heads(["a.md", "b.md"]) == {"a.md": "alpha one", "b.md": "beta"}
+    assert set(store.vectors_for_hashes([text_hash("alpha two")], "m")) == {text_hash("alpha two")}
+    assert store.vectors_for_hashes([text_hash("alpha two")], "another-model") == {}
+    store.apply([write("a.md", ["alpha three"])], removes=["b.md"])
+    assert set(store.file_records()) == {"a.md"} and store.counts()["chunks"] == 1
+    assert store.file_chunks("b.md") is None
+    assert ids_of(store, keyword_search(store, keyword_query("alpha"), 5)) == ["alpha three"]
+
+
+def test_touching_a_record_changes_no_chunk(store):
+    store.apply([write("a.md", ["kept"])])
+    record = store.file_records()["a.md"]
+    store.apply([], touches=[FileRecord("a.md", "memory", record.hash, 99, 7)])
+    assert store.file_records()["a.md"].mtime_ns == 99 and store.counts()["chunks"] == 1
+
+
+def test_keyword_candidates_carry_what_bm25_needs(store):
+    store.apply([write("a.md", ["the walrus sings", "a quiet harbour\nwith a walrus"]), write("b.md", ["nothing"])])
+    query = keyword_query("walrus")
+    cands = store.keyword_candidates(query, 10)
+    assert isinstance(cands, KeywordCandidates) and len(cands.lines) == 2
+    assert cands.n_docs == 3 and cands.avgdl > 0 and cands.df[query.terms[0]] == 2
+    assert all(isinstance(line, list) for lines in cands.lines.values() for line in lines)
+    assert len(next(lines for lines in cands.lines.values() if len(lines) == 2)) == 2  # one analysed line per line
+    assert store.keyword_candidates(keyword_query("?!"), 10) == KeywordCandidates()
+    assert store.keyword_candidates(query, 10, sources=["sessions"]).lines == {}
+
+
+def test_chinese_of_any_length_is_found_by_keyword(store):
+    store.apply([write("a.md", ["用户喜欢喝乌龙茶", "我们决定用数据库作为默认索引"])])
+    for q, want in (("茶", "用户喜欢喝乌龙茶"), ("乌龙", "用户喜欢喝乌龙茶"), ("默认索引", "我们决定用数据库作为默认索引")):
+        assert ids_of(store, keyword_search(store, keyword_query(q), 5))[0] == want, q
+
+
+def test_vector_search_is_cosine_best_first_and_filters_sources(store):
+    store.apply([write("a.md", ["east", "north"], [unit(1, 0), unit(0, 1)]),
+                 write("s.jsonl", ["north-east"], [unit(1, 1)], source="sessions")])
+    for _ in range(4):  # cold and warm paths alike
+        hits = store.vector_search(unit(1, 0.1), 3)
+        assert ids_of(store, hits) == ["east", "north-east", "north"]
+        assert hits[0][1] == pytest.approx(float(unit(1, 0.1) @ unit(1, 0)), abs=1e-5)
+    assert ids_of(store, store.vector_search(unit(1, 1), 3, sources=["memory"])) == ["east", "north"]
+
+
+def test_the_embedding_cache_puts_gets_and_prunes_the_oldest(store):
+    key = CacheKey("p", "m", "k")
+    store.cache_put(key, {"h1": unit(1, 0)})
+    time.sleep(0.01)
+    store.cache_put(key, {"h2": unit(0, 1)})
+    assert set(store.cache_get(key, ["h1", "h2", "h3"])) == {"h1", "h2"}
+    assert store.cache_get(CacheKey("p", "m", "other"), ["h1"]) == {}
+    assert store.cache_prune(1) == 1 and set(store.cache_get(key, ["h1", "h2"])) == {"h2"}
+
+
+def test_chunks_without_vectors_get_them_later(store):
+    store.apply([write("a.md", ["one", "two"], [unit(1, 0), None])])
+    assert store.count_without_vectors() == 1
+    (rid, h, text), = store.chunks_without_vectors(10)
+    assert text == "two" and h == text_hash("two")
+    store.add_vectors([(rid, unit(0, 1))])
+    assert store.count_without_vectors() == 0
+    assert ids_of(store, store.vector_search(unit(0, 1), 1)) == ["two"]
+
+
+def test_one_writer_at_a_time_and_who_it_is(store):
+    assert not store.lock_busy()
+    with store.write_lock(timeout=1):
+        assert store.lock_busy() and store.lock_holder() == __import__("os").getpid()
+        failed = []
+
+        def second():
+            try:
+                with store.write_lock(timeout=0.1):
+                    pass
+            except LockTimeoutError as exc:
+                failed.append(exc)
+
+        t = threading.Thread(target=second)
+        t.start()
+        t.join()
+        assert failed, "a second writer got the lock"
+    assert not store.lock_busy()
+
+
+def test_a_rebuild_is_built_aside_and_swapped_in_at_once(store):
+    store.apply([write("old.md", ["the old note"], [unit(1, 0)])])
+    build = store.begin_rebuild()
+    build.apply([write("new.md", ["the new note"], [unit(0, 1)])])
+    build.set_meta({"fingerprint": "new"})
+    assert set(store.file_records()) == {"old.md"}  # readers see the old index until the commit
+    store.commit_rebuild(build)
+    assert set(store.file_records()) == {"new.md"} and store.meta()["fingerprint"] == "new"
+    assert ids_of(store, store.vector_search(unit(0, 1), 1)) == ["the new note"]
+    assert ids_of(store, keyword_search(store, keyword_query("new"), 3)) == ["the new note"]
+    aside = store.begin_rebuild()
+    store.discard_rebuild(aside)
+    store.remove_stale_builds()
+    assert set(store.file_records()) == {"new.md"}
+
+
+def test_a_repair_replaces_everything(store):
+    store.apply([write("old.md", ["the old note"])])
+    store.mark_damaged("a test says so")
+    assert store.damaged() == "a test says so"
+    build = store.begin_rebuild()
+    build.apply([write("fresh.md", ["a fresh note"])])
+    store.commit_rebuild(build, repair=True)
+    assert store.damaged() is None and set(store.file_records()) == {"fresh.md"}
+
+
+def test_a_sound_store_checks_clean_and_describes_itself(store):
+    store.apply([write("a.md", ["x"], [unit(1, 0)])])
+    assert store.check() == [] and store.check(deep=True) == []
+    assert store.read_only is False and store.recovered is None
+    desc = store.describe()
+    assert {"path", "driver", "vector", "ftsTokenizer"} <= set(desc)
+    store.clear_damaged()
+    assert store.damaged() is None
