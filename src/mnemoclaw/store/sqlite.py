@@ -2,6 +2,11 @@
 
 Readers never block: WAL gives every reader a consistent snapshot while one writer
 (serialised across processes by ``write_lock``) commits whole batches.
+
+One class implements the whole ``Store`` protocol over one connection, so that every
+transaction boundary (a batch, a rebuild's swap, a repair's page copy, the vector
+table kept in step) is visible in one place; the schema and the file-level checks
+live in ``sqlite_schema.py``.
 """
 
 from __future__ import annotations
@@ -26,115 +31,23 @@ from ..types import ChunkRow, FileRecord, StoredChunk
 from .base import CacheKey, FileWrite, KeywordCandidates, Store, damage_reason, from_blob, to_blob
 from .dense import DenseVectors
 from .driver import Connection, DriverChoice, choose_driver
+from .sqlite_schema import (
+    FTS_TABLE,
+    FTS_TOKENIZE,
+    MIGRATIONS,
+    VOCAB_TABLE,
+    chunked,
+    disk_full,
+    fts_match,
+    read_only_path,
+    unlink_db,
+)
 
 log = logging.getLogger(__name__)
-
-# Text reaches FTS5 already analyzed (stemmed words, CJK grams; text/tokenize.py),
-# so its tokenizer only has to split on the spaces between terms.
-FTS_TOKENIZE = "unicode61 remove_diacritics 0"
-
-_FTS_TABLE = f"CREATE VIRTUAL TABLE chunks_fts USING fts5(text, tokenize='{FTS_TOKENIZE}')"
-# document frequency of each term, for BM25's IDF
-_VOCAB_TABLE = "CREATE VIRTUAL TABLE chunks_vocab USING fts5vocab(chunks_fts, row)"
-
-# Named, ordered migrations. Never edit one that has shipped: add the next.
-MIGRATIONS: list[tuple[str, str]] = [
-    (
-        "0001_base",
-        f"""
-        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-        CREATE TABLE files (
-            path TEXT PRIMARY KEY,
-            source TEXT NOT NULL,
-            hash TEXT NOT NULL,
-            mtime_ns INTEGER NOT NULL,
-            size INTEGER NOT NULL,
-            indexed_at REAL NOT NULL
-        );
-        CREATE TABLE chunks (
-            rowid INTEGER PRIMARY KEY,
-            id TEXT NOT NULL UNIQUE,
-            path TEXT NOT NULL,
-            source TEXT NOT NULL,
-            start_line INTEGER NOT NULL,
-            end_line INTEGER NOT NULL,
-            hash TEXT NOT NULL,
-            model TEXT NOT NULL,
-            text TEXT NOT NULL,
-            embedding BLOB,
-            updated_at REAL NOT NULL,
-            ntok INTEGER NOT NULL DEFAULT 0
-        );
-        CREATE INDEX chunks_path ON chunks(path);
-        CREATE INDEX chunks_hash ON chunks(hash);
-        CREATE TABLE embedding_cache (
-            provider TEXT NOT NULL,
-            model TEXT NOT NULL,
-            provider_key TEXT NOT NULL,
-            hash TEXT NOT NULL,
-            embedding BLOB NOT NULL,
-            dims INTEGER NOT NULL,
-            updated_at REAL NOT NULL,
-            PRIMARY KEY (provider, model, provider_key, hash)
-        ) WITHOUT ROWID;
-        CREATE INDEX embedding_cache_updated ON embedding_cache(updated_at);
-        {_FTS_TABLE};
-        {_VOCAB_TABLE};
-        """,
-    ),
-]
-
-# SQLite's limit on bound parameters is 32766 on modern builds, 999 on old ones.
-_IN_BATCH = 900
-
-
-def _fts_match(query: KeywordQuery) -> str:
-    # Every term is quoted, so FTS5 operators typed by a user (AND, NEAR, *, ^, :) are
-    # plain words; terms are letters, digits or CJK only, so they contain no quotes.
-    parts = ['"' + " ".join(p) + '"' for p in query.phrases]
-    parts.extend(f'"{t}"' for t in query.terms)
-    return " OR ".join(parts)
-
 
 # sqlite-vec serves the first vector searches of a process; after that an in-memory
 # copy of the vectors does (store/dense.py). A one-shot CLI search never loads it.
 WARM_AFTER = 3
-
-
-
-def disk_full(directory: str, room: int = 1 << 20) -> bool:
-    """Less than ``room`` bytes left for us on the disk holding ``directory``."""
-    try:
-        st = os.statvfs(directory)
-    except OSError:
-        return False
-    return st.f_bavail * st.f_frsize < room
-
-
-def _read_only(path: str) -> bool:
-    """The index cannot be written: its file, or the directory that must hold it (and its
-    -wal, -shm and lock files), refuses writes. Checked with access(2), which also sees a
-    read-only mount for root."""
-    parent = os.path.dirname(os.path.abspath(path))
-    probe = parent
-    while not os.path.exists(probe):  # the directory is made on first use
-        probe = os.path.dirname(probe)
-    if not os.access(probe, os.W_OK):
-        return True
-    return os.path.exists(path) and not os.access(path, os.W_OK)
-
-
-def _unlink_db(path: str) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        try:
-            os.unlink(path + suffix)
-        except FileNotFoundError:
-            pass
-
-
-def _chunked(seq: Sequence[Any], n: int = _IN_BATCH) -> Iterator[Sequence[Any]]:
-    for i in range(0, len(seq), n):
-        yield seq[i : i + n]
 
 
 class SQLiteStore:
@@ -170,7 +83,7 @@ class SQLiteStore:
         self._meta_cache: tuple[Any, ...] | None = None
         self._own_writes = 0
         parent = os.path.dirname(os.path.abspath(path))
-        self.read_only = _read_only(path)  # a mounted backup, a locked-down machine: serve, never write
+        self.read_only = read_only_path(path)  # a mounted backup, a locked-down machine: serve, never write
         self.read_only_why = "read-only: its directory or file cannot be written"
         if self.read_only:
             if not os.path.exists(path):
@@ -449,10 +362,10 @@ class SQLiteStore:
 
     def _delete_paths(self, paths: Sequence[str]) -> None:
         has_vec = self.vec_loaded and self._vec_table_exists()
-        for group in _chunked(list(paths)):
+        for group in chunked(list(paths)):
             marks = ",".join("?" * len(group))
             rowids = [r[0] for r in self.conn.execute(f"SELECT rowid FROM chunks WHERE path IN ({marks})", group)]
-            for ids in _chunked(rowids):
+            for ids in chunked(rowids):
                 idm = ",".join("?" * len(ids))
                 self.conn.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({idm})", ids)
                 if has_vec:
@@ -472,7 +385,7 @@ class SQLiteStore:
         with self.transaction():
             self._delete_paths([w.record.path for w in writes] + removes)
             if removes:
-                for group in _chunked(removes):
+                for group in chunked(removes):
                     marks = ",".join("?" * len(group))
                     self.conn.execute(f"DELETE FROM files WHERE path IN ({marks})", group)
             next_id = (self.conn.one("SELECT coalesce(max(rowid), 0) FROM chunks") or (0,))[0] + 1
@@ -588,7 +501,7 @@ class SQLiteStore:
         page is read again one item at a time, and what cannot be read is left out: the
         caller gets everything readable, and the index is marked for repair."""
         out: list[tuple] = []
-        for group in _chunked(list(items)):
+        for group in chunked(list(items)):
             try:
                 out += self.conn.execute(sql.format(marks=",".join("?" * len(group))), [*prefix, *group])
             except IndexCorruptError as exc:
@@ -669,7 +582,7 @@ class SQLiteStore:
             return KeywordCandidates()
         n_docs, avgdl = self._corpus_stats()
         df = self._doc_freqs(query.terms)
-        match = _fts_match(query)
+        match = fts_match(query)
         if sources:
             marks = ",".join("?" * len(sources))
             ids = self.conn.execute(
@@ -685,7 +598,7 @@ class SQLiteStore:
         # texts only for the candidates: reading them inside the ranked query would
         # load every matching row's text before the LIMIT applies
         lines: dict[int, list[list[str]]] = {}
-        for group in _chunked([r[0] for r in ids]):
+        for group in chunked([r[0] for r in ids]):
             marks = ",".join("?" * len(group))
             for rid, text in self.conn.execute(f"SELECT rowid, text FROM chunks_fts WHERE rowid IN ({marks})", group):
                 lines[rid] = [line.split(" ") for line in text.split("\n")]
@@ -797,13 +710,13 @@ class SQLiteStore:
     def begin_rebuild(self) -> SQLiteStore:
         """A throw-away database next to the index (speed over durability), to build into."""
         path = f"{self.path}.rebuild-{os.getpid()}.tmp"
-        _unlink_db(path)
+        unlink_db(path)
         return SQLiteStore(path, choice=self.choice, durable=False)
 
     def discard_rebuild(self, build: Store) -> None:
         assert isinstance(build, SQLiteStore)
         build.close()
-        _unlink_db(build.path)
+        unlink_db(build.path)
 
     def commit_rebuild(self, build: Store, *, repair: bool = False) -> None:
         """Swap the build in by tables, in one transaction (readers keep their snapshot
@@ -824,12 +737,12 @@ class SQLiteStore:
                 self.mark_damaged("; ".join(problems[:3]))
                 self._replace_pages(build.path)
         finally:
-            _unlink_db(build.path)
+            unlink_db(build.path)
 
     def remove_stale_builds(self) -> None:
         for path in glob.glob(glob.escape(self.path) + ".rebuild-*.tmp"):
             log.info("removing unfinished rebuild %s", path)
-            _unlink_db(path)
+            unlink_db(path)
 
     def _replace_tables(self, build_path: str) -> None:
         """Swap in everything a build database holds, in one transaction.
@@ -845,8 +758,8 @@ class SQLiteStore:
                     self.conn.execute(f"INSERT INTO main.{table} SELECT * FROM build.{table}")
                 self.conn.execute("DROP TABLE main.chunks_vocab")
                 self.conn.execute("DROP TABLE main.chunks_fts")
-                self.conn.execute(_FTS_TABLE)
-                self.conn.execute(_VOCAB_TABLE)
+                self.conn.execute(FTS_TABLE)
+                self.conn.execute(VOCAB_TABLE)
                 self.conn.execute("INSERT INTO main.chunks_fts(rowid, text) SELECT rowid, text FROM build.chunks_fts")
                 self.conn.execute("INSERT OR REPLACE INTO main.embedding_cache SELECT * FROM build.embedding_cache")
                 if self.vec_loaded:
