@@ -19,7 +19,7 @@ import click
 
 from . import __version__
 from .errors import MnemoclawError
-from .tools import MAX_RESULTS
+from .tools import MAX_RESULTS, SEARCH
 
 
 def _emit_json(data: Any) -> None:
@@ -378,7 +378,8 @@ def _print_results(result: dict[str, Any]) -> None:
 @cli.command()
 @click.argument("query")
 @click.option("-n", "--max-results", type=click.IntRange(1, MAX_RESULTS), help="How many results (default 6).")
-@click.option("--min-score", type=click.FloatRange(0, 1), help="Drop results scoring below this (default 0.35).")
+@click.option("--min-score", type=click.FloatRange(SEARCH.param("minScore").minimum, SEARCH.param("minScore").maximum),
+              help="Drop results scoring below this (default 0.35).")
 @click.option("--mode", type=click.Choice(["hybrid", "keyword", "vector"]), help="Override the search mode.")
 @click.option("--json", "as_json", is_flag=True, help="Print the memory_search result as JSON.")
 @click.pass_obj

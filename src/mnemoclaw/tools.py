@@ -128,6 +128,9 @@ class ToolSpec:
                                     f"{', '.join(known) or 'no arguments'}")
         return {p.keyword: arguments.get(p.name) for p in self.params}
 
+    def param(self, name: str) -> Param:
+        return next(p for p in self.params if p.name == name)
+
     def check(self, **values: Any) -> dict[str, Any]:
         """Each value checked against its bound (by Python keyword)."""
         return {p.keyword: p.check(values.get(p.keyword)) for p in self.params}
