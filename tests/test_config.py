@@ -172,6 +172,7 @@ def test_settings_that_do_not_take_effect_are_named_in_status_and_once_on_stderr
     st = json.loads(subprocess.run([*base, "status", "--json"], capture_output=True, text=True, env=env,
                                    timeout=120).stdout)
     assert len(st["ignoredSettings"]) == 4  # three extra paths, the backend; the real folder is fine
+    assert st["backend"].startswith("builtin") and "'qmd' is not available" in st["backend"]  # what runs instead
     assert "fixed weights vector 0.70 / text 0.30" in st["ranking"] and "0.872" in st["ranking"]
     human = subprocess.run([*base, "status"], capture_output=True, text=True, env=env, timeout=120).stdout
     assert human.count("NOT IN EFFECT") == 4 and "ranking" in human

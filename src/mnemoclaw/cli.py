@@ -435,6 +435,7 @@ def status(obj: _Ctx, as_json: bool, fast: bool, deep: bool) -> None:
         ("agent", st["agent"]),
         ("workspace", st["workspace"] + ("" if st["workspaceExists"] else "  (missing: run `mnemoclaw init`)")),
         ("config", st["config"] or "(none; defaults)"),
+        ("backend", st["backend"]),
         ("index", st["index"]),
         ("files / chunks", f"{_n(st['files'])} / {_n(st['chunks'])} ({_n(st['vectors'])} with vectors)"
                            + (f"; {st['vectorsPending']} wait for vectors (keyword only until the provider works)"
