@@ -7,6 +7,7 @@ import pytest
 
 from mnemoclaw.config import load_settings
 from mnemoclaw.errors import ConfigError
+from mnemoclaw.search.relevance import DEFAULT_MIN_SCORE
 
 
 def test_defaults_follow_openclaw(tmp_path):
@@ -14,7 +15,8 @@ def test_defaults_follow_openclaw(tmp_path):
     ms = s.memory_search
     assert ms["chunking"] == {"tokens": 400, "overlap": 80}
     assert ms["query"]["maxResults"] == 6
-    assert ms["query"]["minScore"] == 0.35
+    # the one default that is ours: a score is a calibrated chance here (docs/quality.md)
+    assert ms["query"]["minScore"] == DEFAULT_MIN_SCORE
     assert ms["query"]["hybrid"]["candidateMultiplier"] == 4
     assert ms["query"]["hybrid"]["mmr"] == {"enabled": False, "lambda": 0.7}
     assert ms["query"]["hybrid"]["temporalDecay"] == {"enabled": False, "halfLifeDays": 30}

@@ -341,7 +341,9 @@ class Memory:
         answer = SearchAnswer(hits, args["query"], citations=self.settings.memory["citations"] != "off",
                               provider=provider.id if provider else "none",
                               model=provider.model if provider else None, fallback=self.fallback is not None,
-                              mode=mode or self.backend.default_mode())
+                              mode=mode or self.backend.default_mode(),
+                              min_score=self.settings.query_options().min_score if args["min_score"] is None
+                              else args["min_score"])
         self._explain(answer)
         for i, warning in enumerate(answer.warnings):
             answer.warnings[i] = self.public(warning)

@@ -19,6 +19,7 @@ import click
 
 from . import __version__
 from .errors import MnemoclawError
+from .search.relevance import DEFAULT_MIN_SCORE
 from .tools import MAX_RESULTS, SEARCH
 
 
@@ -379,7 +380,7 @@ def _print_results(result: dict[str, Any]) -> None:
 @click.argument("query")
 @click.option("-n", "--max-results", type=click.IntRange(1, MAX_RESULTS), help="How many results (default 6).")
 @click.option("--min-score", type=click.FloatRange(SEARCH.param("minScore").minimum, SEARCH.param("minScore").maximum),
-              help="Drop results scoring below this (default 0.35).")
+              help=f"Drop results scoring below this (default {DEFAULT_MIN_SCORE:g}).")
 @click.option("--mode", type=click.Choice(["hybrid", "keyword", "vector"]), help="Override the search mode.")
 @click.option("--json", "as_json", is_flag=True, help="Print the memory_search result as JSON.")
 @click.pass_obj

@@ -22,6 +22,7 @@ from typing import Any
 from .backends import BACKENDS
 from .errors import ConfigError, ReadOnlyError
 from .index.indexer import IndexSpec
+from .search.relevance import DEFAULT_MIN_SCORE
 from .search.searcher import QueryOptions
 from .store import DRIVERS as STORE_DRIVERS
 from .store.base import StoreOptions
@@ -98,7 +99,7 @@ MEMORY_SEARCH: dict[str, Any] = {
     },
     "query": {
         "maxResults": F(6, "int", lo=1, hi=1000),
-        "minScore": F(0.35, "float", lo=0.0, hi=1.0),
+        "minScore": F(DEFAULT_MIN_SCORE, "float", lo=0.0, hi=1.0),
         "hybrid": {
             "enabled": F(True, "bool"),
             "fusion": F(DEFAULT_FUSION, "choice", FUSIONS),

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .errors import MnemoclawError, ProviderError, WorkspaceError
+from .search.relevance import DEFAULT_MIN_SCORE
+from .search.snippets import choose, choose_all
 from .text.tokenize import keyword_query
 from .types import Hit
 
@@ -140,14 +142,16 @@ SEARCH = ToolSpec("memory_search", """\
 Search long-term memory (MEMORY.md and the daily logs) by meaning and by keyword, in any \
 language. Use it BEFORE answering questions about past work, decisions, people, \
 preferences, dates or todos. Naming a date ("2026-03-04", "March 2026") favours notes \
-from then. Returns ranked snippets with path, line range and citation; read the \
-surrounding lines with memory_get.""", (
+from then. Returns ranked snippets (the lines that matched) with path, line range and \
+citation; read the surrounding lines with memory_get. A score is the estimated chance \
+(0-1) that the result holds the answer, comparable across queries; an empty list means \
+memory has nothing on it: say so, do not guess.""", (
     Param("query", "string", "What to look for, in natural language or exact terms", required=True,
           max_length=MAX_QUERY_CHARS),
     Param("maxResults", "integer", "How many results (default 6)", minimum=1, maximum=MAX_RESULTS,
           py="max_results"),
-    Param("minScore", "number", "Drop results scoring below this, 0-1 (default 0.35)", minimum=0, maximum=1,
-          py="min_score"),
+    Param("minScore", "number", f"Drop results scoring below this, 0-1 (default {DEFAULT_MIN_SCORE:g})",
+          minimum=0, maximum=1, py="min_score"),
 ))
 
 GET = ToolSpec("memory_get", """\
@@ -228,20 +232,8 @@ def _refused(spec: ToolSpec, why: str) -> dict[str, Any]:
 
 # -- the wire format ------------------------------------------------------------------------
 def make_snippet(text: str, query: str, limit: int = SNIPPET_MAX_CHARS) -> str:
-    """At most ``limit`` characters of a chunk, centred on the query's first match if it is long."""
-    if len(text) <= limit:
-        return text
-    lowered = text.lower()
-    pos = -1
-    for term in keyword_query(query).terms:
-        i = lowered.find(term)
-        if i >= 0 and (pos < 0 or i < pos):
-            pos = i
-    if pos < limit * 0.6:
-        return text[: limit - 1] + "…"
-    start = max(0, min(pos - limit // 3, len(text) - (limit - 2)))
-    body = text[start : start + limit - 2]
-    return "…" + body + ("…" if start + len(body) < len(text) else "")
+    """At most ``limit`` characters of a chunk: its lines that hold the query's words."""
+    return choose(text, 1, dict.fromkeys(keyword_query(query).terms, 1.0), limit).text
 
 
 @dataclass
@@ -257,13 +249,19 @@ class SearchAnswer:
     mode: str
     extra: dict[str, Any] = field(default_factory=dict)  # indexing, damaged, ...
     warnings: list[str] = field(default_factory=list)
+    min_score: float | None = None
 
     def wire(self) -> dict[str, Any]:
         results = []
-        for h in self.hits:
+        # startLine/endLine: the whole chunk (what memory_get reads back); snippetLines: the
+        # lines the snippet shows, chosen by what matched
+        fallback_terms = dict.fromkeys(keyword_query(self.query).terms, 1.0)
+        snippets = choose_all(((h.path, h.text, h.start_line, h.terms or fallback_terms) for h in self.hits),
+                              SNIPPET_MAX_CHARS)
+        for h, snippet in zip(self.hits, snippets, strict=True):
             item: dict[str, Any] = {"path": h.path, "startLine": h.start_line, "endLine": h.end_line,
-                                    "score": round(h.score, 4), "snippet": make_snippet(h.text, self.query),
-                                    "source": h.source}
+                                    "score": round(h.score, 4), "snippet": snippet.text,
+                                    "snippetLines": [list(r) for r in snippet.ranges], "source": h.source}
             if self.citations:
                 cite = f"{h.path}#L{h.start_line}-L{h.end_line}"
                 item["citation"] = cite
@@ -271,6 +269,11 @@ class SearchAnswer:
             results.append(item)
         out: dict[str, Any] = {"results": results, "provider": self.provider, "model": self.model,
                                "fallback": self.fallback, "mode": self.mode, **self.extra}
+        if not results:
+            # the honest answer, in words an agent can pass on
+            floor = f" (none scored {self.min_score:g} or more)" if self.min_score else ""
+            out["note"] = (f"memory has nothing on this{floor}: say so rather than guess; search again with "
+                           "other words if the user named something specific")
         if self.warnings:
             out["warning"] = "; ".join(self.warnings)
         return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +75,8 @@ class Hit:
     source: str
     vector_score: float | None = None
     text_score: float | None = None
+    evidence: Any = None  # search.relevance.Evidence: what the score was computed from
+    terms: dict[str, float] = field(default_factory=dict)  # the query's index terms and their IDF
 
 
 @dataclass
@@ -123,6 +126,18 @@ class IndexReport:
             "vectorsPending": self.vectors_pending,
             "vectorsError": self.vectors_error or None,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class VectorReference:
+    """What text that mostly does not answer a query scores under the index's model: the
+    query's cosine with a fixed sample of the index's chunks (mean, sd), and how similar
+    those chunks are to each other (the model's spread on this index)."""
+
+    mean: float
+    sd: float
+    pair_mean: float
+    pair_sd: float
 
 
 @dataclass(frozen=True, slots=True)

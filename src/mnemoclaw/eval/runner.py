@@ -27,6 +27,8 @@ from ..api import Memory
 from ..config import load_settings
 from ..embeddings.base import EmbeddingProvider, cpu_count
 from ..errors import EvalDataError
+from ..search.snippets import choose_all
+from ..tools import SNIPPET_MAX_CHARS
 from .beir import Doc, Query, load_corpus, load_qrels, load_queries
 from .metrics import mean, mrr_at, ndcg_at, percentile, recall_at
 
@@ -34,6 +36,8 @@ K_VALUES = (1, 5, 10)
 EVIDENCE = re.compile(r"\((D\d+:\d+)\)")
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
+IN_SCOPE = "in scope"
+OTHER_SCOPES = "other scopes"
 
 
 @dataclass
@@ -46,6 +50,13 @@ class EvalOptions:
     overrides: dict[str, Any] = field(default_factory=dict)
     config: str | dict[str, Any] | None = None
     limit_queries: int | None = None
+    # out of scope, workspace mode: questions each workspace has nothing on; the honest answer is []
+    foreign_dirs: tuple[str, ...] = ()  # BEIR queries.jsonl folders (SciFact claims, XQuAD questions)
+    foreign_limit: int = 300  # at most this many of each (spread over the file), the same for every workspace
+    others: int = 0  # and this many questions from the other scopes (another person's conversations)
+    # called for every search with (scope, kind, query text, hits, relevant): kind is "in scope", a
+    # foreign folder's label or "other scopes"; relevant is what holds the answer (empty out of scope)
+    collect: Callable[[str, str, str, list[Any], Any], None] | None = None
 
 
 @dataclass
@@ -127,8 +138,18 @@ class _Session:
             self._tmp.cleanup()
 
 
+SCORE_BINS = [i / 10 for i in range(11)]
+
+
+def _histogram(scores: list[float]) -> list[int]:
+    counts = [0] * (len(SCORE_BINS) - 1)
+    for x in scores:
+        counts[min(int(x * 10), 9)] += 1
+    return counts
+
+
 def _summarise(results: list[_QueryResult], extra_keys: tuple[str, ...] = ()) -> dict[str, Any]:
-    keys = [f"recall@{k}" for k in K_VALUES] + ["mrr@10", "ndcg@10", *extra_keys]
+    keys = [f"recall@{k}" for k in K_VALUES] + ["mrr@10", "ndcg@10", "empty", *extra_keys]
     out: dict[str, Any] = {"queries": len(results)}
     for key in keys:
         out[key] = round(mean([r.scores[key] for r in results]), 4)
@@ -217,6 +238,10 @@ def _evaluate_beir(directory: str, options: EvalOptions, progress: Progress | No
                     scores = {f"recall@{k}": recall_at(ranked, relevant, k) for k in K_VALUES}
                     scores["mrr@10"] = mrr_at(ranked, relevant)
                     scores["ndcg@10"] = ndcg_at(ranked, relevant)
+                    scores["empty"] = float(not hits)
+                    if options.collect:
+                        options.collect(scope, IN_SCOPE, q.text, hits,
+                                        {p for p, d in path_to_doc.items() if d in relevant})
                     results.append(_QueryResult(q.metadata.get("category"), scores, ms))
                     if progress and n % 50 == 0:
                         progress(f"search {scope}", n, len(scope_queries))
@@ -263,9 +288,14 @@ def _evaluate_workspaces(root: str, subdirs: list[str], options: EvalOptions,
             room = max(0, options.limit_queries - kept)
             by_scope[scope] = by_scope[scope][:room]
             kept += len(by_scope[scope])
+    foreign = [(_label(d), q) for d in options.foreign_dirs
+               for q in _spread(load_queries(os.path.abspath(d)), options.foreign_limit)]
     session = _Session(options, progress)
     results: list[_QueryResult] = []
     chunk_chars: list[int] = []
+    top_relevant: list[float] = []  # the best score among the relevant results of a query
+    top_foreign: list[float] = []  # the best score of a query asked where nothing answers it
+    foreign_empty: dict[str, list[float]] = defaultdict(list)
     try:
         for scope in subdirs:
             scope_queries = by_scope.get(scope, [])
@@ -286,19 +316,59 @@ def _evaluate_workspaces(root: str, subdirs: list[str], options: EvalOptions,
                     ms = (time.perf_counter() - t) * 1000
                     chunk_chars.extend(len(h.text) for h in hits[:5])
                     scores = _score_evidence(hits, evidence)
+                    relevant = [h.score for h in hits if _holds(h, evidence)]
+                    if relevant:
+                        top_relevant.append(max(relevant))
                     results.append(_QueryResult(q.metadata.get("category"), scores, ms))
+                    if options.collect:
+                        options.collect(scope, IN_SCOPE, q.text, hits, evidence)
+                asked = list(foreign)
+                if options.others:
+                    pool = [q for s2, qs in sorted(by_scope.items()) if s2 != scope for q in qs]
+                    asked += [(OTHER_SCOPES, q) for q in _spread(pool, options.others)]
+                for kind, q in asked:
+                    hits = mem.search(q.text, max_results=10, min_score=options.min_score, mode=options.mode,
+                                      sync=False)
+                    foreign_empty[kind].append(float(not hits))
+                    if hits:
+                        top_foreign.append(hits[0].score)
+                    if options.collect:
+                        options.collect(scope, kind, q.text, hits, {})
             finally:
                 mem.close()
     finally:
         session.close()
     if not results:
         raise EvalDataError(f"no query in {qdir} has evidence ids found in {root}")
-    out = _summarise(results, tuple(f"hit@{k}" for k in K_VALUES))
+    out = _summarise(results, tuple(f"hit@{k}" for k in K_VALUES) + ("snippet_recall@5",))
     out["avg_chunk_chars@5"] = round(mean(chunk_chars), 1)
+    if foreign_empty:  # asked where nothing answers: the share answered []
+        out["out_of_scope"] = {kind: {"queries": len(e), "empty": round(mean(e), 4)}
+                               for kind, e in foreign_empty.items()}
+    out["score_histogram"] = {"bins": SCORE_BINS, "relevant_top": _histogram(top_relevant),
+                              "out_of_scope_top": _histogram(top_foreign)}
     out.update({"dataset": root, "queries_from": qdir, "scope_field": field_name, "mode_kind": "workspace",
                 "scopes": len([s for s in subdirs if by_scope.get(s)]), "chunks": session.chunks,
                 "index_seconds": round(session.index_seconds, 2), "cores": cpu_count(), **session.described})
     return out
+
+
+def _label(directory: str) -> str:
+    """``.../scifact/beir-test`` -> ``scifact/beir-test``: how a foreign query set is reported."""
+    path = os.path.abspath(directory)
+    return f"{os.path.basename(os.path.dirname(path))}/{os.path.basename(path)}"
+
+
+def _spread(items: list[Query], n: int) -> list[Query]:
+    """At most ``n`` of ``items``, evenly spaced (a file's first questions share one topic)."""
+    if n <= 0:
+        return []
+    return items[:: max(1, len(items) // n)][:n]
+
+
+def _holds(hit: Any, evidence: dict[str, tuple[str, int]]) -> bool:
+    path = os.path.realpath(hit.path) if os.path.isabs(hit.path) else hit.path
+    return any(p == path and hit.start_line <= ln <= hit.end_line for p, ln in evidence.values())
 
 
 def _score_evidence(hits: list, evidence: dict[str, tuple[str, int]]) -> dict[str, float]:
@@ -323,6 +393,14 @@ def _score_evidence(hits: list, evidence: dict[str, tuple[str, int]]) -> dict[st
     scores = {f"recall@{k}": covered(k) / n for k in K_VALUES}
     scores.update({f"hit@{k}": float(covered(k) > 0) for k in K_VALUES})
     scores["mrr@10"] = 1.0 / first_hit if first_hit and first_hit <= 10 else 0.0
+    scores["empty"] = float(not hits)
+    shown: set[str] = set()  # what an agent reading only the snippets of the first five sees
+    top = hits[:5]
+    snippets = choose_all(((h.path, h.text, h.start_line, h.terms) for h in top), SNIPPET_MAX_CHARS)
+    for h, snippet in zip(top, snippets, strict=True):
+        path = os.path.realpath(h.path) if os.path.isabs(h.path) else h.path
+        shown |= {e for e, (p, ln) in evidence.items() if p == path and any(a <= ln <= b for a, b in snippet.ranges)}
+    scores["snippet_recall@5"] = len(shown) / n
     dcg = sum(g / math.log2(i + 1) for i, g in enumerate(gains[:10], 1))
     ideal = sum(1 / math.log2(i + 1) for i in range(1, min(n, 10) + 1))
     scores["ndcg@10"] = dcg / ideal

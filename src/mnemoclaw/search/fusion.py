@@ -57,7 +57,7 @@ def bm25_to_unit(score: float) -> float:
     return 1 / (1 - score)
 
 
-def _standardise(values: dict[int, float]) -> dict[int, float]:
+def standardise(values: dict[int, float]) -> dict[int, float]:
     n = len(values)
     if n == 0:
         return {}
@@ -131,7 +131,7 @@ def fuse(
         best = 1 / (RRF_K + 1)
         scores = {k: v / best for k, v in raw.items()}
     else:  # zscore, minmax
-        norm = _standardise if method == "zscore" else _rescale
+        norm = standardise if method == "zscore" else _rescale
         floor_v = min(vector.values(), default=0.0)
         floor_t = min(text.values(), default=0.0) if text_missing is None else text_missing
         nv = norm({k: vector.get(k, floor_v) for k in ids}) if vector else {}

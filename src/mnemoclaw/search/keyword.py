@@ -9,9 +9,10 @@ best line's score; docs/quality.md).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..text.tokenize import KeywordQuery
+from ..text.tokenize import KeywordQuery, analyze
 from ..types import KeywordCandidates
 from . import bm25
 
@@ -35,6 +36,50 @@ def rank(query: KeywordQuery, candidates: KeywordCandidates, limit: int) -> list
     scores = bm25.with_best_line(query.terms, query.phrases, candidates.lines, candidates.df, candidates.n_docs,
                                  candidates.avgdl)
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+
+
+@dataclass
+class KeywordEvidence:
+    """What a chunk's words say about a query, against the index's statistics."""
+
+    weights: dict[str, float] = field(default_factory=dict)  # IDF of each query term
+    lines: dict[int, list[list[str]]] = field(default_factory=dict)  # the candidates' analysed lines
+    complete: bool = False  # every chunk holding a query term is among the candidates
+
+    @property
+    def total(self) -> float:
+        return sum(self.weights.values())
+
+    def coverage(self, rowid: int, text: str) -> float:
+        """The share of the query's IDF weight the chunk contains (0 to 1). A query term the
+        index has never seen weighs most (its IDF is the highest) and is in no chunk."""
+        if not self.total:
+            return 0.0
+        lines = self.lines.get(rowid)
+        if lines is None:
+            if self.complete:
+                return 0.0  # not a candidate, and every chunk holding a query term was one
+            present = set(analyze(text))
+        else:
+            present = {t for line in lines for t in line}
+        return sum(w for t, w in self.weights.items() if t in present) / self.total
+
+    def bm25_share(self, score: float | None) -> float:
+        """A keyword score per unit of the query's IDF weight."""
+        return (score or 0.0) / self.total if self.total else 0.0
+
+
+def search_explained(store: CandidateSource, query: KeywordQuery, limit: int,
+                     sources: Sequence[str] | None = None) -> tuple[list[tuple[int, float]], KeywordEvidence]:
+    """``search``, and the evidence behind it for the relevance score (search/relevance.py)."""
+    if query.empty or limit <= 0:
+        return [], KeywordEvidence()
+    depth = min(limit * RESCORE_DEPTH, MAX_DEPTH)
+    candidates = store.keyword_candidates(query, depth, sources)
+    n_docs = max(candidates.n_docs, 1)
+    weights = {t: bm25.idf(n_docs, candidates.df.get(t, 0)) for t in query.terms}
+    evidence = KeywordEvidence(weights, candidates.lines, complete=len(candidates.lines) < depth)
+    return rank(query, candidates, limit), evidence
 
 
 def search(store: CandidateSource, query: KeywordQuery, limit: int,

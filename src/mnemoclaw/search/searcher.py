@@ -18,7 +18,9 @@ from ..text.dates import note_date, query_dates
 from ..text.tokenize import keyword_query
 from ..types import Hit, SearchOutcome, StoredChunk
 from . import keyword
-from .fusion import decay_factor, fuse, mmr
+from .fusion import decay_factor, fuse, mmr, standardise
+from .keyword import KeywordEvidence
+from .relevance import DEFAULT_MIN_SCORE, Evidence, probability
 
 MODES = ("hybrid", "keyword", "vector")
 MAX_CANDIDATES = 200
@@ -30,12 +32,15 @@ MIN_CANDIDATES = 50
 # score, by how precisely the date matches: same year, same month, same day
 # (measured on LoCoMo's dated questions, docs/quality.md).
 DATE_BOOST = {1: 0.5, 2: 1.0, 3: 2.0}
+# How many candidates past the ``k`` asked for are scored for relevance, so that a few
+# filtered out by ``min_score`` can be replaced by the next ones in the ranking.
+RELEVANCE_LOOKAHEAD = 4
 
 
 @dataclass(frozen=True)
 class QueryOptions:
     max_results: int = 6
-    min_score: float = 0.35
+    min_score: float = DEFAULT_MIN_SCORE
     hybrid: bool = True
     fusion: str = "zscore"
     vector_weight: float | None = None
@@ -166,60 +171,84 @@ class Searcher:
 
         text: dict[int, float] = {}
         vector: dict[int, float] = {}
+        words = KeywordEvidence()
+        qvec = None
         if mode in ("hybrid", "keyword"):
-            text = dict(keyword.search(self.store, keyword_query(query), n_cand, sources))
+            ranked, words = keyword.search_explained(self.store, keyword_query(query), n_cand, sources)
+            text = dict(ranked)
         if mode in ("hybrid", "vector"):
-            vector = dict(self.store.vector_search(self._embed_query(query), n_cand, sources))
+            qvec = self._embed_query(query)
+            vector = dict(self.store.vector_search(qvec, n_cand, sources))
         # fewer keyword hits than asked for: every other chunk matched no query term
         text_missing = 0.0 if len(text) < n_cand else None
         rows = self.store.chunks(list(dict.fromkeys([*vector, *text])))
-        boost = self._date_boost(query, rows) if o.date_match else None
+        levels = self._date_levels(query, rows) if o.date_match else {}
+        boost = {rid: DATE_BOOST[level] for rid, level in levels.items()} or None
         fused = fuse(vector, text, o.fusion, o.vector_weight, o.text_weight, text_missing, boost)
 
-        hits = []
+        # the order: the fused ranking (decayed and diversified when asked)
+        order = []
         now = self.clock()
         for f in fused:
             row = rows.get(f.id)
             if row is None:  # deleted between the two queries
                 continue
-            score = f.score
+            factor = 1.0
             if o.decay:
                 day = note_date(row.path)
                 if day is not None:
                     ts = datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp()
-                    score *= decay_factor((now - ts) / 86400.0, o.half_life_days)
-            hits.append(Hit(row.path, row.start_line, row.end_line, score, row.text, row.source, f.vector, f.text))
+                    factor = decay_factor((now - ts) / 86400.0, o.half_life_days)
+            order.append((f, row, factor))
         if o.decay:
-            hits.sort(key=lambda h: -h.score)
-        if o.mmr and len(hits) > 1:
+            order.sort(key=lambda c: (-c[0].score * c[2], c[0].id))
+        if o.mmr and len(order) > 1:
             # diversify the results that will be returned; the rest keep their order
-            order = mmr([(h.score, h.text) for h in hits], k, o.mmr_lambda)
-            chosen = set(order)
-            hits = [hits[i] for i in order] + [h for i, h in enumerate(hits) if i not in chosen]
+            picked = mmr([(c[0].score * c[2], c[1].text) for c in order], k, o.mmr_lambda)
+            chosen = set(picked)
+            order = [order[i] for i in picked] + [c for i, c in enumerate(order) if i not in chosen]
 
-        kept = [h for h in hits if h.score >= floor]
+        # the score: how likely each chunk answers the query (search/relevance.py), the
+        # same scale for every query; ``min_score`` filters on it
+        reference = self.store.vector_reference(qvec) if qvec is not None else None
+        floor_cos = min(vector.values()) if vector else None
+        pool = list(dict.fromkeys([*vector, *text]))
+        vrel = standardise({i: vector.get(i, floor_cos or 0.0) for i in pool}) if vector else {}
+        trel = standardise({i: text.get(i, 0.0) for i in pool}) if text else {}
+        scored = []
+        for f, row, factor in order[: max(2 * k, k + RELEVANCE_LOOKAHEAD)]:
+            evidence = Evidence(
+                coverage=words.coverage(f.id, row.text) if mode != "vector" else None,
+                bm25=words.bm25_share(f.text) if mode != "vector" else None,
+                cosine=(f.vector if f.vector is not None else floor_cos) if mode != "keyword" else None,
+                reference=reference,
+                date=levels.get(f.id, 0), vector_rel=vrel.get(f.id), text_rel=trel.get(f.id))
+            score = probability(evidence, mode) * factor
+            scored.append(Hit(row.path, row.start_line, row.end_line, score, row.text, row.source, f.vector, f.text,
+                              evidence, words.weights))
+        kept = [h for h in scored if h.score >= floor]
         if not kept and o.fusion == "weighted" and mode == "hybrid":
-            # OpenClaw's relaxed floor: a keyword-only hit can score at most textWeight,
-            # so keyword-backed hits survive when nothing else passes.
+            # OpenClaw's relaxed floor: keyword-backed hits survive when nothing else passes
             tw = 0.3 if o.text_weight is None else o.text_weight
             relaxed = min(floor, tw)
-            kept = [h for h in hits if h.text_score is not None and h.score >= relaxed]
+            kept = [h for h in scored if h.text_score is not None and h.score >= relaxed]
         return SearchOutcome(kept[:k], mode, len(fused))
 
-    def _date_boost(self, query: str, rows: dict[int, StoredChunk]) -> dict[int, float] | None:
-        """Boosts for candidates from notes dated in a period the query names."""
+    def _date_levels(self, query: str, rows: dict[int, StoredChunk]) -> dict[int, int]:
+        """How precisely each candidate's note date matches a period the query names (1-3)."""
         refs = query_dates(query)
         if not refs or not rows:
-            return None
+            return {}
         paths = {row.path for row in rows.values()}
         dates = {p: note_date(p) for p in paths}
         undated = [p for p, d in dates.items() if d is None]
         if undated:
             heads = self.store.file_heads(undated)
             dates.update({p: note_date(p, heads.get(p)) for p in undated})
-        boost = {}
+        levels = {}
         for rid, row in rows.items():
             level = max(ref.level(dates[row.path]) for ref in refs)
             if level:
-                boost[rid] = DATE_BOOST[level]
-        return boost
+                levels[rid] = level
+        return levels
+

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import StoreError
 from ..text.tokenize import KeywordQuery
-from ..types import ChunkRow, FileRecord, KeywordCandidates, StoredChunk
+from ..types import ChunkRow, FileRecord, KeywordCandidates, StoredChunk, VectorReference
 
 
 def to_blob(vec: np.ndarray) -> bytes:
@@ -102,6 +102,9 @@ class Store(Protocol):
     def vector_search(self, vector: np.ndarray, limit: int,
                       sources: Sequence[str] | None = None) -> list[tuple[int, float]]:
         """(chunk id, cosine similarity) best first."""
+    def vector_reference(self, vector: np.ndarray) -> VectorReference | None:
+        """``vector``'s cosine with a fixed sample of the index's chunks (what text that mostly
+        does not answer it scores) and the sample's own spread; None while it has too few vectors."""
 
     # -- embedding cache --------------------------------------------------------
     def cache_get(self, key: CacheKey, hashes: Iterable[str]) -> dict[str, np.ndarray]: ...

@@ -27,7 +27,7 @@ from ..errors import DiskFullError, IndexCorruptError, ReadOnlyError, StoreError
 from ..locks import file_lock, lock_busy, lock_holder
 from ..markdown.chunker import text_hash
 from ..text.tokenize import KeywordQuery, fts_document
-from ..types import ChunkRow, FileRecord, StoredChunk
+from ..types import ChunkRow, FileRecord, StoredChunk, VectorReference
 from .base import CacheKey, FileWrite, KeywordCandidates, Store, damage_reason, from_blob, to_blob
 from .dense import DenseVectors
 from .driver import Connection, DriverChoice, choose_driver
@@ -48,6 +48,10 @@ log = logging.getLogger(__name__)
 # sqlite-vec serves the first vector searches of a process; after that an in-memory
 # copy of the vectors does (store/dense.py). A one-shot CLI search never loads it.
 WARM_AFTER = 3
+# The fixed sample a query's cosines are compared with (vector_reference): enough for a
+# stable mean and spread, read by rowid in one query; below REFERENCE_MIN there is none.
+REFERENCE_SAMPLE = 256
+REFERENCE_MIN = 8
 
 
 class SQLiteStore:
@@ -81,6 +85,7 @@ class SQLiteStore:
         self._df_cache: dict[str, int] = {}
         self._files_cache: tuple[Any, ...] | None = None
         self._meta_cache: tuple[Any, ...] | None = None
+        self._reference: tuple[Any, np.ndarray, float, float] | None = None
         self._own_writes = 0
         parent = os.path.dirname(os.path.abspath(path))
         self.read_only = read_only_path(path)  # a mounted backup, a locked-down machine: serve, never write
@@ -655,6 +660,33 @@ class SQLiteStore:
         if self._dense.bad:
             self.mark_damaged(f"{self._dense.bad} stored vectors are not numbers")
         return self._dense.search(q, limit, sources)
+
+    def vector_reference(self, vector: np.ndarray) -> VectorReference | None:
+        """``vector``'s cosine with a fixed sample of the index's chunks (text that mostly does
+        not answer it), and the sample's own spread; None while the index has too few vectors."""
+        version = self._version()
+        if self._reference is None or self._reference[0] != version:
+            self._reference = (version, *self._reference_sample(len(vector)))
+        _, sample, pair_mean, pair_sd = self._reference
+        if len(sample) < REFERENCE_MIN or sample.shape[1] != len(vector):
+            return None
+        q = np.asarray(vector, dtype=np.float32)
+        sims = sample @ (q / (float(np.linalg.norm(q)) or 1.0))
+        return VectorReference(float(sims.mean()), float(max(sims.std(), 1e-3)), pair_mean, pair_sd)
+
+    def _reference_sample(self, dims: int) -> tuple[np.ndarray, float, float]:
+        top = self.conn.scalar("SELECT coalesce(max(rowid), 0) FROM chunks")
+        step = max(1, top // REFERENCE_SAMPLE)
+        ids = list(range(1, top + 1, step))[:REFERENCE_SAMPLE]  # spread over the index, the same every time
+        blobs = [r[2] for r in (self._vector_rows(ids) if ids else []) if r[2] is not None and len(r[2]) == dims * 4]
+        if len(blobs) < REFERENCE_MIN:
+            return np.zeros((0, dims), dtype=np.float32), 0.0, 1.0
+        sample = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dims)
+        norms = np.linalg.norm(sample, axis=1)
+        norms[norms == 0] = 1.0
+        sample = sample / norms[:, None]
+        pairs = (sample @ sample.T)[np.triu_indices(len(sample), k=1)]
+        return sample, float(pairs.mean()), float(max(pairs.std(), 1e-3))
 
     def _vector_ids(self) -> list[int]:
         return [r[0] for r in self.conn.execute("SELECT rowid FROM chunks WHERE embedding IS NOT NULL")]

@@ -1,0 +1,332 @@
+"""Fit and check the relevance score (search/relevance.py) on the shared benchmark sets.
+
+    python benchmarks/calibration.py collect [--modes hybrid,keyword,vector]   # search, keep the evidence
+    python benchmarks/calibration.py fit                                      # fit, report, draw
+
+``collect`` runs the real indexer and searcher (``mnemoclaw eval``, default
+configuration, ``min_score`` 0 so nothing is filtered) and records, for the first
+results of every query, the evidence the score is computed from and whether the
+result holds the answer:
+
+- in scope: the six sets of benchmarks/quality.py (LoCoMo as memory workspaces,
+  LoCoMo turns, XQuAD zh, XQuAD zh -> en, SciFact, CMRC 2018);
+- out of scope: every LoCoMo conversation's workspace asked SciFact claims, XQuAD
+  questions in English and in Chinese, and questions about the other nine
+  conversations. Nothing in the workspace answers them.
+
+``fit`` fits one logistic model per search mode on half of the queries (split by a
+hash of the query) and reports on the other half: the reliability of the score, the
+share of out-of-scope questions answered with nothing, and what each candidate
+``minScore`` keeps of every set's recall. It prints the coefficients to put in
+search/relevance.py and writes the pictures of docs/quality.md (docs/img/*.svg).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import sys
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+
+from mnemoclaw.eval.runner import IN_SCOPE, EvalOptions, evaluate
+from mnemoclaw.search.relevance import COEFFICIENTS, Evidence
+from mnemoclaw.types import VectorReference
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from quality import SETS, default_bench  # noqa: E402
+
+FOREIGN = ("scifact/beir-test", "xquad/en-paragraph", "xquad/zh-paragraph")
+OTHERS = 100  # questions about the other conversations, per workspace
+KEEP = 20  # results recorded per query
+
+
+def collect(args: argparse.Namespace) -> None:
+    bench = args.bench or default_bench()
+    os.makedirs(args.data, exist_ok=True)
+    for mode in args.modes.split(","):
+        path = os.path.join(args.data, f"{mode}.jsonl")
+        with open(path + ".tmp", "w") as out:
+            for name in args.sets.split(","):
+                directory, scope, queries, _ = SETS[name]
+
+                def keep(scope_value: str, kind: str, text: str, hits: list[Any], relevant: Any,
+                         name: str = name) -> None:
+                    rows = []
+                    for h in hits[:KEEP]:
+                        e: Evidence = h.evidence
+                        if name == "workspace":
+                            real = os.path.realpath(h.path) if os.path.isabs(h.path) else h.path
+                            holds = sorted(i for i, (p, ln) in relevant.items()
+                                           if p == real and h.start_line <= ln <= h.end_line)
+                        else:
+                            holds = [h.path] if h.path in relevant else []
+                        ref = e.reference
+                        rows.append({"e": [e.coverage, e.bm25, e.cosine, e.date, e.vector_rel, e.text_rel],
+                                     "ref": [ref.mean, ref.sd, ref.pair_mean, ref.pair_sd] if ref else None,
+                                     "holds": holds, "doc": h.path})
+                    record = {"set": name, "kind": kind, "scope": scope_value, "query": text,
+                              "relevant": len(relevant), "hits": rows}
+                    out.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+                foreign = tuple(os.path.join(bench, f) for f in FOREIGN) if name == "workspace" else ()
+                opts = EvalOptions(mode=mode, scope_field=scope, min_score=0.0,
+                                   queries_dir=os.path.join(bench, queries) if queries else None,
+                                   work_dir=os.path.join(args.work_dir, name), foreign_dirs=foreign,
+                                   others=OTHERS if name == "workspace" else 0, collect=keep)
+                r = evaluate(os.path.join(bench, directory), opts)
+                print(f"{mode:7} {name:9} {r['queries']} queries", file=sys.stderr, flush=True)
+        os.replace(path + ".tmp", path)
+
+
+# -- fitting --------------------------------------------------------------------------------
+def features(row: dict[str, Any], mode: str) -> tuple[float, ...]:
+    cov, bm, cos, date, vrel, trel = row["e"]
+    ref = VectorReference(*row["ref"]) if row["ref"] else None
+    return Evidence(cov, bm, cos, ref, int(date), vrel, trel).features(mode)
+
+
+def held_out(record: dict[str, Any]) -> bool:
+    key = f"{record['set']}|{record['scope']}|{record['query']}"
+    return hashlib.sha256(key.encode()).digest()[0] % 2 == 1
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float = 1e-3) -> np.ndarray:
+    """Weighted logistic regression by Newton's method; intercept first."""
+    X = np.hstack([np.ones((len(x), 1)), x])
+    beta = np.zeros(X.shape[1])
+    reg = np.full(X.shape[1], l2 * w.sum())
+    reg[0] = 0.0
+    for _ in range(50):
+        p = 1 / (1 + np.exp(-np.clip(X @ beta, -40, 40)))
+        grad = X.T @ (w * (p - y)) + reg * beta
+        hess = (X * (w * p * (1 - p))[:, None]).T @ X + np.diag(reg)
+        step = np.linalg.solve(hess, grad)
+        beta -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return beta
+
+
+def predict(beta: np.ndarray, x: np.ndarray) -> np.ndarray:
+    return 1 / (1 + np.exp(-np.clip(beta[0] + x @ beta[1:], -40, 40)))
+
+
+def load(data: str, mode: str) -> list[dict[str, Any]]:
+    with open(os.path.join(data, f"{mode}.jsonl")) as fh:
+        return [json.loads(line) for line in fh]
+
+
+def training_rows(records: list[dict[str, Any]], mode: str,
+                  miss_weight: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The first ten results of every training query; in-scope and out-of-scope queries weigh
+    the same in total, and so does every set among the in-scope ones. An in-scope result that
+    does not hold the answer weighs ``miss_weight``: it is often about the question (the
+    same person, the same topic) without being the one chunk the set marks."""
+    xs, ys, ws = [], [], []
+    per_set = defaultdict(int)
+    for r in records:
+        per_set[(r["set"], r["kind"] == IN_SCOPE)] += 1
+    in_sets = sum(1 for (_, inside) in per_set if inside)
+    out_sets = sum(1 for (_, inside) in per_set if not inside)
+    for r in records:
+        if held_out(r):
+            continue
+        inside = r["kind"] == IN_SCOPE
+        weight = 1.0 / per_set[(r["set"], inside)] / (in_sets if inside else out_sets)
+        for h in r["hits"][:10]:
+            if inside and not h["holds"] and not miss_weight:
+                continue
+            xs.append(features(h, mode))
+            ys.append(1.0 if h["holds"] else 0.0)
+            ws.append(weight * (miss_weight if inside and not h["holds"] else 1.0))
+    return np.array(xs), np.array(ys), np.array(ws) * len(ws) / sum(ws)
+
+
+def simulate(records: list[dict[str, Any]], mode: str, beta: np.ndarray, floor: float) -> dict[str, dict[str, float]]:
+    """Each held-out query answered with ``floor`` as minScore: recall@5 (hit@5 for the
+    workspace set) among the kept results, and the share answered with nothing."""
+    acc: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in records:
+        if not held_out(r):
+            continue
+        hits = r["hits"]
+        probs = predict(beta, np.array([features(h, mode) for h in hits])) if hits else np.array([])
+        kept = [h for h, p in zip(hits, probs, strict=True) if p >= floor]
+        label = r["set"] if r["kind"] == IN_SCOPE else f"{r['set']} <- {r['kind']}"
+        a = acc[label]
+        a["empty"].append(float(not kept))
+        if r["kind"] != IN_SCOPE:
+            continue
+        n = max(r["relevant"], 1)
+        if r["set"] == "workspace":
+            top = {e for h in kept[:5] for e in h["holds"]}
+            a["recall@5"].append(len(top) / n)
+            a["hit@5"].append(float(bool(top)))
+        else:
+            docs = list(dict.fromkeys(h["doc"] for h in kept))
+            held = {h["doc"] for h in kept if h["holds"]}
+            a["recall@5"].append(len([d for d in docs[:5] if d in held]) / n)
+            a["recall@1"].append(len([d for d in docs[:1] if d in held]) / n)
+    return {label: {k: float(np.mean(v)) for k, v in a.items()} for label, a in sorted(acc.items())}
+
+
+def fit(args: argparse.Namespace) -> None:
+    coefficients = {}
+    for mode in args.modes.split(","):
+        records = load(args.data, mode)
+        x, y, w = training_rows(records, mode, args.miss_weight)
+        beta = fit_logistic(x, y, w)
+        coefficients[mode] = tuple(round(float(b), 3) for b in beta)
+        print(f"\n## {mode}: {len(y)} training results, {int(y.sum())} hold the answer", flush=True)
+        print("coefficients", coefficients[mode])
+        base = simulate(records, mode, beta, 0.0)
+        for floor in [float(f) for f in args.floors.split(",")]:
+            sim = simulate(records, mode, beta, floor)
+            cells = []
+            for label, m in sim.items():
+                if "recall@5" in m:
+                    key = "recall@1" if label == "cmrc" else "recall@5"
+                    cells.append(f"{label} {key} {m[key]:.3f} ({m[key] - base[label][key]:+.3f})")
+                    if label == "workspace":
+                        cells.append(f"hit@5 {m['hit@5']:.3f}")
+                else:
+                    cells.append(f"{label} empty {m['empty']:.2f}")
+            print(f"minScore {floor:.2f}: " + "; ".join(cells))
+    print("\nCOEFFICIENTS = " + json.dumps(coefficients).replace("[", "(").replace("]", ")"))
+    if not args.no_draw:
+        draw(args, {m: np.array(c) for m, c in coefficients.items()})
+
+
+# -- pictures -------------------------------------------------------------------------------
+def draw(args: argparse.Namespace, coefficients: dict[str, np.ndarray]) -> None:
+    mode = "hybrid"
+    if mode not in coefficients:
+        return
+    beta = coefficients[mode]
+    records = [r for r in load(args.data, mode) if held_out(r)]
+    relevant_top, unrelated_top = [], []
+    pairs = []  # (probability, holds) of every held-out result, for the reliability diagram
+    for r in records:
+        hits = r["hits"][:10]
+        if not hits:
+            continue
+        probs = predict(beta, np.array([features(h, mode) for h in hits]))
+        pairs += [(float(p), bool(h["holds"])) for p, h in zip(probs, hits, strict=True)]
+        if r["kind"] == IN_SCOPE:
+            good = [p for p, h in zip(probs, hits, strict=True) if h["holds"]]
+            if good:
+                relevant_top.append(max(good))
+        else:
+            unrelated_top.append(float(probs.max()))
+    os.makedirs(args.img, exist_ok=True)
+    with open(os.path.join(args.img, "score-histogram.svg"), "w") as fh:
+        fh.write(histogram_svg(relevant_top, unrelated_top, args.default_floor))
+    with open(os.path.join(args.img, "score-reliability.svg"), "w") as fh:
+        fh.write(reliability_svg(pairs))
+    print(f"wrote {args.img}/score-histogram.svg and score-reliability.svg", file=sys.stderr)
+
+
+W, H, PAD = 560, 320, 48
+
+
+def _frame(title: str, xlabel: str, ylabel: str) -> list[str]:
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" '
+           'font-family="sans-serif" font-size="12">',
+           f'<rect width="{W}" height="{H}" fill="white"/>',
+           f'<text x="{W / 2}" y="20" text-anchor="middle" font-size="14">{title}</text>',
+           f'<text x="{W / 2}" y="{H - 8}" text-anchor="middle">{xlabel}</text>',
+           f'<text x="14" y="{H / 2}" text-anchor="middle" transform="rotate(-90 14 {H / 2})">{ylabel}</text>',
+           f'<line x1="{PAD}" y1="{H - PAD}" x2="{W - PAD / 2}" y2="{H - PAD}" stroke="black"/>',
+           f'<line x1="{PAD}" y1="{PAD - 12}" x2="{PAD}" y2="{H - PAD}" stroke="black"/>']
+    for i in range(11):
+        x = PAD + i * (W - 1.5 * PAD) / 10
+        out.append(f'<text x="{x:.1f}" y="{H - PAD + 16}" text-anchor="middle">{i / 10:.1f}</text>')
+    return out
+
+
+def histogram_svg(relevant: list[float], unrelated: list[float], floor: float) -> str:
+    bins = 20
+    plot_w, plot_h = W - 1.5 * PAD, H - 2 * PAD + 12
+    series = [(relevant, "#2b7bba", "best relevant result, in scope"),
+              (unrelated, "#d9534f", "best result, out of scope")]
+    shares = []
+    for values, _, _ in series:
+        counts = np.histogram(np.clip(values, 0, 1 - 1e-9), bins=bins, range=(0, 1))[0]
+        shares.append(counts / max(len(values), 1))
+    top = max(float(s.max()) for s in shares) or 1.0
+    out = _frame("Top score per query: questions memory answers vs questions it has nothing on",
+                 "score", "share of queries")
+    for (_, colour, _), share in zip(series, shares, strict=True):
+        for i, s in enumerate(share):
+            x = PAD + i * plot_w / bins
+            h = s / top * plot_h
+            out.append(f'<rect x="{x + 1:.1f}" y="{H - PAD - h:.1f}" width="{plot_w / bins - 2:.1f}" '
+                       f'height="{h:.1f}" fill="{colour}" fill-opacity="0.55"/>')
+    fx = PAD + floor * plot_w
+    out.append(f'<line x1="{fx:.1f}" y1="{PAD - 12}" x2="{fx:.1f}" y2="{H - PAD}" stroke="black" '
+               'stroke-dasharray="4 3"/>')
+    out.append(f'<text x="{fx + 4:.1f}" y="{PAD}" >default minScore {floor:g}</text>')
+    for j, (values, colour, label) in enumerate(series):
+        y = PAD + 18 + j * 16
+        out.append(f'<rect x="{W - 260}" y="{y - 10}" width="12" height="12" fill="{colour}" fill-opacity="0.55"/>')
+        out.append(f'<text x="{W - 242}" y="{y}">{label} ({len(values)})</text>')
+    out.append("</svg>\n")
+    return "\n".join(out)
+
+
+def reliability_svg(pairs: list[tuple[float, bool]]) -> str:
+    bins = 10
+    plot_w, plot_h = W - 1.5 * PAD, H - 2 * PAD + 12
+    out = _frame("Reliability: predicted score vs share of results that hold the answer",
+                 "score", "share holding the answer")
+    out.append(f'<line x1="{PAD}" y1="{H - PAD}" x2="{PAD + plot_w:.1f}" y2="{H - PAD - plot_h:.1f}" '
+               'stroke="#999" stroke-dasharray="4 3"/>')
+    points = []
+    for i in range(bins):
+        inside = [h for p, h in pairs if i / bins <= p < (i + 1) / bins or (i == bins - 1 and p == 1.0)]
+        mean_p = [p for p, _ in pairs if i / bins <= p < (i + 1) / bins]
+        if len(inside) < 20:
+            continue
+        px = PAD + float(np.mean(mean_p)) * plot_w
+        py = H - PAD - (sum(inside) / len(inside)) * plot_h
+        points.append((px, py, len(inside)))
+    out.append('<polyline fill="none" stroke="#2b7bba" stroke-width="2" points="'
+               + " ".join(f"{x:.1f},{y:.1f}" for x, y, _ in points) + '"/>')
+    for x, y, n in points:
+        r = 2 + math.log10(n)
+        out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{r:.1f}" fill="#2b7bba"/>')
+    for i in range(0, 11, 2):
+        y = H - PAD - i / 10 * plot_h
+        out.append(f'<text x="{PAD - 6}" y="{y + 4:.1f}" text-anchor="end">{i / 10:.1f}</text>')
+    out.append(f'<text x="{PAD + 10}" y="{PAD}">held-out results, all sets ({len(pairs)}); '
+               'dot size: results in the bin</text>')
+    out.append("</svg>\n")
+    return "\n".join(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("step", choices=("collect", "fit"))
+    ap.add_argument("--bench", default=None)
+    ap.add_argument("--sets", default=",".join(SETS))
+    ap.add_argument("--modes", default="hybrid,keyword,vector")
+    ap.add_argument("--work-dir", default="bench-results/work")
+    ap.add_argument("--data", default="bench-results/calibration")
+    ap.add_argument("--img", default="docs/img")
+    ap.add_argument("--floors", default="0.05,0.1,0.15,0.2,0.25,0.3,0.35,0.4,0.5")
+    ap.add_argument("--default-floor", type=float, default=0.35)
+    ap.add_argument("--miss-weight", type=float, default=0.0)
+    ap.add_argument("--no-draw", action="store_true")
+    args = ap.parse_args()
+    _ = COEFFICIENTS  # the model in force, for comparison
+    collect(args) if args.step == "collect" else fit(args)
+
+
+if __name__ == "__main__":
+    main()

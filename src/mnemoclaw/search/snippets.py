@@ -1,0 +1,134 @@
+"""Which lines of a chunk an agent reads: the ones that hold what matched. Pure.
+
+A chunk is about 1 500 characters and a snippet at most 700, so a snippet cut from the
+chunk's start or around its first matching word often misses the line that answers.
+Lines are chosen whole, by how much of the query's IDF weight each holds (a matching
+question lends its weight to the line after it, the answer), then the lines next to
+them fill what room is left; they keep the order they stand in the file, with their
+line numbers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+
+from ..text.tokenize import analyze
+
+GAP = "\n…\n"  # between lines that are not next to each other in the file
+# A line that asks (ends with "?", perhaps before a bracketed note) keeps this share of its
+# score and passes this share to the next line (measured on LoCoMo, docs/quality.md).
+QUESTION = re.compile(r"\?\s*(\[[^\]]*\])?\s*$")
+QUESTION_KEEPS = 0.6
+QUESTION_PASSES = 0.6
+
+
+@dataclass(frozen=True, slots=True)
+class Snippet:
+    text: str
+    ranges: tuple[tuple[int, int], ...]  # the file lines shown, 1-based and inclusive
+
+
+def choose(text: str, start_line: int, terms: Mapping[str, float], limit: int,
+           shown: Collection[int] = ()) -> Snippet:
+    """At most ``limit`` characters of ``text`` (a chunk whose first line is ``start_line``).
+    Lines in ``shown`` (file line numbers an earlier result's snippet holds) count as matching
+    nothing, so overlapping chunks show different lines."""
+    lines = text.split("\n")
+    if len(text) <= limit:
+        return Snippet(text, ((start_line, start_line + len(lines) - 1),))
+    scores = _line_scores(lines, terms)
+    for n in shown:
+        if 0 <= n - start_line < len(lines):
+            scores[n - start_line] = 0.0
+    order = sorted(range(len(lines)), key=lambda i: (-scores[i], i))
+    if not terms or scores[order[0]] == 0:
+        order = list(range(len(lines)))  # nothing matched by words (a vector match): the chunk's start
+    else:
+        order = [i for i in order if scores[i] > 0]
+    chosen: set[int] = set()
+
+    def size(picked: set[int]) -> int:
+        return sum(len(lines[i]) for i in picked) + (len(picked) - 1) + _gaps(picked) * (len(GAP) - 1)
+
+    def add(i: int) -> bool:
+        if i in chosen or size(chosen | {i}) > limit:
+            return False
+        chosen.add(i)
+        return True
+
+    for i in order:  # the best lines first, whole
+        if lines[i].strip():
+            add(i)
+    grown = True
+    while grown:  # then the lines around them, the one after first, while there is room
+        grown = False
+        for i in sorted(chosen.copy()):
+            for j in (i + 1, i - 1):
+                if 0 <= j < len(lines) and add(j):
+                    grown = True
+    if not chosen:  # one line longer than the limit: the part around its first match
+        return _cut(lines[order[0]], start_line + order[0], terms, limit)
+    picked = sorted(chosen)
+    parts: list[str] = []
+    ranges: list[list[int]] = []
+    for i in picked:
+        if ranges and i == ranges[-1][1] + 1:
+            ranges[-1][1] = i
+            parts[-1] += "\n" + lines[i]
+        else:
+            ranges.append([i, i])
+            parts.append(lines[i])
+    return Snippet(GAP.join(parts), tuple((start_line + a, start_line + b) for a, b in ranges))
+
+
+def choose_all(chunks: Iterable[tuple[str, str, int, Mapping[str, float]]], limit: int) -> list[Snippet]:
+    """Snippets for results in rank order, each (path, text, start line, terms); a line an
+    earlier snippet already shows is not chosen again for its words."""
+    shown: dict[str, set[int]] = {}
+    out = []
+    for path, text, start_line, terms in chunks:
+        seen = shown.setdefault(path, set())
+        snippet = choose(text, start_line, terms, limit, seen)
+        for a, b in snippet.ranges:
+            seen.update(range(a, b + 1))
+        out.append(snippet)
+    return out
+
+
+def _line_scores(lines: list[str], terms: Mapping[str, float]) -> list[float]:
+    """Each line's share of the query's IDF weight; a question that matches passes most of
+    its weight to the line after it, where a dialogue or a Q&A note holds the answer."""
+    scores = [0.0] * len(lines)
+    for i, line in enumerate(lines):
+        score = _line_score(line, terms)
+        if score and QUESTION.search(line):
+            scores[i] += score * QUESTION_KEEPS
+            after = next((j for j in range(i + 1, min(i + 3, len(lines))) if lines[j].strip()), None)
+            if after is not None:
+                scores[after] += score * QUESTION_PASSES
+        else:
+            scores[i] += score
+    return scores
+
+
+def _gaps(picked: set[int]) -> int:
+    ordered = sorted(picked)
+    return sum(1 for a, b in zip(ordered, ordered[1:], strict=False) if b != a + 1)
+
+
+def _line_score(line: str, terms: Mapping[str, float]) -> float:
+    if not terms or not line.strip():
+        return 0.0
+    present = set(analyze(line))
+    return sum(w for t, w in terms.items() if t in present)
+
+
+def _cut(line: str, number: int, terms: Mapping[str, float], limit: int) -> Snippet:
+    lowered = line.lower()
+    pos = min((i for i in (lowered.find(t) for t in terms) if i >= 0), default=0)
+    start = max(0, min(pos - limit // 3, len(line) - (limit - 2)))
+    body = line[start : start + limit - 2]
+    text = ("…" if start else "") + body + ("…" if start + len(body) < len(line) else "")
+    return Snippet(text[:limit], ((number, number),))
