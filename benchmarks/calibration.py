@@ -36,14 +36,13 @@ import numpy as np
 
 from mnemoclaw.eval.runner import IN_SCOPE, EvalOptions, evaluate
 from mnemoclaw.search.relevance import COEFFICIENTS, Evidence
-from mnemoclaw.types import VectorReference
+from mnemoclaw.types import UnrelatedReference, VectorReference
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from quality import SETS, default_bench  # noqa: E402
+from quality import FOREIGN, OTHERS, SETS, default_bench  # noqa: E402
 
-FOREIGN = ("scifact/beir-test", "xquad/en-paragraph", "xquad/zh-paragraph")
-OTHERS = 100  # questions about the other conversations, per workspace
 KEEP = 20  # results recorded per query
+SMALL_SESSIONS = 2  # "small": each LoCoMo workspace cut to its first two sessions (a new memory)
 
 
 def collect(args: argparse.Namespace) -> None:
@@ -53,32 +52,35 @@ def collect(args: argparse.Namespace) -> None:
         path = os.path.join(args.data, f"{mode}.jsonl")
         with open(path + ".tmp", "w") as out:
             for name in args.sets.split(","):
-                directory, scope, queries, _ = SETS[name]
+                directory, scope, queries, _ = SETS["workspace" if name == "small" else name]
 
                 def keep(scope_value: str, kind: str, text: str, hits: list[Any], relevant: Any,
                          name: str = name) -> None:
                     rows = []
                     for h in hits[:KEEP]:
                         e: Evidence = h.evidence
-                        if name == "workspace":
+                        if name in ("workspace", "small"):
                             real = os.path.realpath(h.path) if os.path.isabs(h.path) else h.path
                             holds = sorted(i for i, (p, ln) in relevant.items()
                                            if p == real and h.start_line <= ln <= h.end_line)
                         else:
                             holds = [h.path] if h.path in relevant else []
-                        ref = e.reference
+                        ref, far = e.reference, e.unrelated
                         rows.append({"e": [e.coverage, e.bm25, e.cosine, e.date, e.vector_rel, e.text_rel],
                                      "ref": [ref.mean, ref.sd, ref.pair_mean, ref.pair_sd] if ref else None,
+                                     "far": [far.mean, far.best, far.pair_sd] if far else None,
                                      "holds": holds, "doc": h.path})
                     record = {"set": name, "kind": kind, "scope": scope_value, "query": text,
                               "relevant": len(relevant), "hits": rows}
                     out.write(json.dumps(record, ensure_ascii=False) + "\n")
 
-                foreign = tuple(os.path.join(bench, f) for f in FOREIGN) if name == "workspace" else ()
+                memories = name in ("workspace", "small")
+                foreign = tuple(os.path.join(bench, f) for f in FOREIGN) if memories else ()
                 opts = EvalOptions(mode=mode, scope_field=scope, min_score=0.0,
                                    queries_dir=os.path.join(bench, queries) if queries else None,
                                    work_dir=os.path.join(args.work_dir, name), foreign_dirs=foreign,
-                                   others=OTHERS if name == "workspace" else 0, collect=keep)
+                                   others=OTHERS if memories else 0, collect=keep,
+                                   first_files=SMALL_SESSIONS if name == "small" else 0)
                 r = evaluate(os.path.join(bench, directory), opts)
                 print(f"{mode:7} {name:9} {r['queries']} queries", file=sys.stderr, flush=True)
         os.replace(path + ".tmp", path)
@@ -88,7 +90,8 @@ def collect(args: argparse.Namespace) -> None:
 def features(row: dict[str, Any], mode: str) -> tuple[float, ...]:
     cov, bm, cos, date, vrel, trel = row["e"]
     ref = VectorReference(*row["ref"]) if row["ref"] else None
-    return Evidence(cov, bm, cos, ref, int(date), vrel, trel).features(mode)
+    far = UnrelatedReference(*row["far"]) if row.get("far") else None
+    return Evidence(cov, bm, cos, ref, int(date), vrel, trel, far).features(mode)
 
 
 def held_out(record: dict[str, Any]) -> bool:
@@ -164,7 +167,7 @@ def simulate(records: list[dict[str, Any]], mode: str, beta: np.ndarray, floor: 
         if r["kind"] != IN_SCOPE:
             continue
         n = max(r["relevant"], 1)
-        if r["set"] == "workspace":
+        if r["set"] in ("workspace", "small"):
             top = {e for h in kept[:5] for e in h["holds"]}
             a["recall@5"].append(len(top) / n)
             a["hit@5"].append(float(bool(top)))
@@ -193,7 +196,7 @@ def fit(args: argparse.Namespace) -> None:
                 if "recall@5" in m:
                     key = "recall@1" if label == "cmrc" else "recall@5"
                     cells.append(f"{label} {key} {m[key]:.3f} ({m[key] - base[label][key]:+.3f})")
-                    if label == "workspace":
+                    if label in ("workspace", "small"):
                         cells.append(f"hit@5 {m['hit@5']:.3f}")
                 else:
                     cells.append(f"{label} empty {m['empty']:.2f}")
@@ -314,7 +317,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("step", choices=("collect", "fit"))
     ap.add_argument("--bench", default=None)
-    ap.add_argument("--sets", default=",".join(SETS))
+    ap.add_argument("--sets", default="locomo,zh,xl,scifact,cmrc,workspace,small")
     ap.add_argument("--modes", default="hybrid,keyword,vector")
     ap.add_argument("--work-dir", default="bench-results/work")
     ap.add_argument("--data", default="bench-results/calibration")

@@ -1,14 +1,20 @@
 """Retrieval quality on the shared benchmark sets, every mode, one command.
 
     python benchmarks/quality.py [--bench ../shared/bench] [--out bench-results/quality.json]
-                                 [--sets locomo,zh,xl,scifact,cmrc,workspace] [--modes keyword,vector,hybrid]
+                                 [--sets locomo,zh,xl,scifact,cmrc,cmrc-hant,workspace]
+                                 [--modes keyword,vector,hybrid] [--min-score 0.05]
                                  [--model multilingual-e5-small] [--vector-weight 0.3]
                                  [--override '{"query": {"hybrid": {"dateMatch": {"enabled": false}}}}']
 
 Runs `mnemoclaw eval` (the real indexer and searcher, default configuration, the
-default local embedder) on each set and prints a Markdown table; the JSON holds every
-figure. Scratch indexes go to --work-dir (default bench-results/work) so a second run
-only re-searches.
+default local embedder, the default minScore) on each set and prints a Markdown table;
+the JSON holds every figure. Scratch indexes go to --work-dir (default
+bench-results/work) so a second run only re-searches.
+
+The workspace set is also asked questions nothing in it answers (SciFact claims, XQuAD
+questions in English and Chinese, questions about the other conversations): the share
+answered with nothing is reported beside recall. ``cmrc-hant`` is CMRC 2018 converted to
+Traditional Chinese by benchmarks/zh_hant.py (written under bench-results on first use).
 """
 
 from __future__ import annotations
@@ -21,6 +27,11 @@ import time
 
 from mnemoclaw.eval.runner import EvalOptions, evaluate
 
+ZH_HANT = "zh-hant:cmrc2018/dev-paragraph"  # made by zh_hant.py from the Simplified set
+# questions asked of every LoCoMo workspace that nothing in it answers, and how many
+FOREIGN = ("scifact/beir-test", "xquad/en-paragraph", "xquad/zh-paragraph")
+OTHERS = 100  # questions about the other conversations, per workspace
+
 # name -> (directory, scope field, queries directory, headline metric)
 SETS = {
     "locomo": ("locomo/turns", "conv", None, "recall@5"),
@@ -28,6 +39,7 @@ SETS = {
     "xl": ("xquad/en-paragraph", None, "xquad/zh-paragraph", "recall@5"),
     "scifact": ("scifact/beir-test", None, None, "ndcg@10"),
     "cmrc": ("cmrc2018/dev-paragraph", None, None, "recall@1"),
+    "cmrc-hant": (ZH_HANT, None, None, "recall@1"),
     "workspace": ("locomo/markdown", "conv", "locomo/turns", "recall@5"),
 }
 LABELS = {
@@ -36,6 +48,7 @@ LABELS = {
     "xl": "zh queries -> xquad/en-paragraph",
     "scifact": "scifact/beir-test",
     "cmrc": "cmrc2018/dev-paragraph",
+    "cmrc-hant": "cmrc2018 in Traditional Chinese (OpenCC)",
     "workspace": "LoCoMo workspace mode (400/80 chunks)",
 }
 
@@ -49,6 +62,16 @@ def default_bench() -> str:
     sys.exit("benchmark data not found: pass --bench DIR or set MNEMOCLAW_BENCH_DIR")
 
 
+def directory_of(bench: str, name: str, out_root: str = "bench-results/zh-hant") -> str:
+    directory = SETS[name][0]
+    if directory.startswith("zh-hant:"):
+        from zh_hant import convert
+
+        source = directory.split(":", 1)[1]
+        return convert(os.path.join(bench, source), os.path.join(os.path.abspath(out_root), source.replace("/", "-")))
+    return os.path.join(bench, directory)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bench", default=None)
@@ -56,6 +79,7 @@ def main() -> None:
     ap.add_argument("--modes", default="keyword,vector,hybrid")
     ap.add_argument("--work-dir", default="bench-results/work")
     ap.add_argument("--out", default="bench-results/quality.json")
+    ap.add_argument("--min-score", type=float, default=None, help="minScore (default: the configured one)")
     ap.add_argument("--fusion", default=None, help="query.hybrid.fusion to compare (default: the configured one)")
     ap.add_argument("--model", default=None, help="local model to compare (e.g. multilingual-e5-small)")
     ap.add_argument("--vector-weight", type=float, default=None,
@@ -78,10 +102,13 @@ def main() -> None:
             if args.vector_weight is not None:
                 hybrid = overrides.setdefault("query", {}).setdefault("hybrid", {})
                 hybrid.update(vectorWeight=args.vector_weight, textWeight=1 - args.vector_weight)
+            workspace = name == "workspace"
             opts = EvalOptions(mode=mode, scope_field=scope, queries_dir=os.path.join(bench, queries) if queries else None,
                                work_dir=os.path.join(args.work_dir, name), overrides=overrides,
-                               config=config)
-            r = evaluate(os.path.join(bench, directory), opts)
+                               config=config, min_score=args.min_score,
+                               foreign_dirs=tuple(os.path.join(bench, f) for f in FOREIGN) if workspace else (),
+                               others=OTHERS if workspace else 0)
+            r = evaluate(directory_of(bench, name), opts)
             r["wall_seconds"] = round(time.monotonic() - t, 1)  # includes indexing on the first mode
             results[f"{name}/{mode}"] = r
             print(f"{name:9} {mode:7} {metric} {r[metric]:.4f}  recall@5 {r['recall@5']:.4f}  "
@@ -98,11 +125,16 @@ def main() -> None:
         h = results.get(f"{name}/hybrid", {})
         lat = f"{h.get('latency_ms_p50', '-')} / {h.get('latency_ms_p95', '-')}"
         print(f"| {LABELS[name]} | {metric} | " + " | ".join(cells) + f" | {lat} |")
-    if "workspace" in args.sets.split(",") and "workspace/hybrid" in results:
-        w = results["workspace/hybrid"]
-        print(f"\nworkspace mode (hybrid): recall@5 {w['recall@5']:.3f}, hit@5 {w['hit@5']:.3f}, "
+    for mode in modes:
+        w = results.get(f"workspace/{mode}")
+        if not w:
+            continue
+        print(f"\nworkspace mode ({mode}): recall@5 {w['recall@5']:.3f}, hit@5 {w['hit@5']:.3f}, "
+              f"snippet recall@5 {w['snippet_recall@5']:.3f}, "
               f"multi-hop recall@5 {w['by_category'].get('1', {}).get('recall@5', 0):.3f}, "
               f"average returned chunk {w['avg_chunk_chars@5']} chars")
+        print("  answered with nothing: " + ", ".join(
+            f"{kind} {o['empty']:.2f}" for kind, o in w.get("out_of_scope", {}).items()))
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@ import pytest
 
 from mnemoclaw.api import SNIPPET_MAX_CHARS, make_snippet
 from mnemoclaw.errors import PathDeniedError
+from mnemoclaw.search.snippets import choose, choose_all
+from mnemoclaw.text.tokenize import keyword_query
 
 from conftest import write
 
@@ -59,6 +61,37 @@ def test_snippet_centres_on_the_match():
     text = "x" * 2000 + " needle " + "y" * 2000
     snip = make_snippet(text, "needle")
     assert "needle" in snip and len(snip) <= SNIPPET_MAX_CHARS
+
+
+def test_a_snippet_holds_the_answer_after_the_question_that_matched():
+    """In a dialogue the words of a question match, its answer is the next line: a snippet
+    keeps both, whole, with their file line numbers, wherever they stand in the chunk."""
+    lines = [f"- filler line {i} about the weather and nothing else in particular" for i in range(30)]
+    lines[17] = "- Caroline: Where did you go for your birthday last year?"
+    lines[18] = "- Melanie: We drove up to the lake cabin in Tahoe."
+    terms = dict.fromkeys(keyword_query("where did she go for her birthday").terms, 1.0)
+    snip = choose("\n".join(lines), 40, terms, SNIPPET_MAX_CHARS)
+    assert lines[17] in snip.text and lines[18] in snip.text and len(snip.text) <= SNIPPET_MAX_CHARS
+    assert any(a <= 57 and 58 <= b for a, b in snip.ranges), snip.ranges  # lines 17-18 of a chunk at line 40
+    assert snip.ranges[0][0] >= 40 and snip.ranges[-1][1] <= 69
+
+
+def test_overlapping_results_show_different_lines():
+    text = "\n".join(f"- line {i} " + ("kettle " if i in (3, 20) else "") + "x" * 60 for i in range(40))
+    terms = dict.fromkeys(keyword_query("kettle").terms, 1.0)
+    first, second = choose_all([("a.md", text, 1, terms), ("a.md", text, 1, terms)], 200)
+    shown = {n for a, b in first.ranges for n in range(a, b + 1)}
+    assert not shown & {n for a, b in second.ranges for n in range(a, b + 1)}
+    assert "line 3 kettle" in first.text + second.text and "line 20 kettle" in first.text + second.text
+
+
+def test_snippet_lines_name_what_the_snippet_shows(mem):
+    for r in mem.memory_search("gardening filler", max_results=10)["results"]:
+        lines = mem.get(r["path"])["text"].split("\n")
+        body = r["snippet"].split("\n\nSource: ")[0]
+        for a, b in r["snippetLines"]:
+            assert r["startLine"] <= a <= b <= r["endLine"]
+            assert "\n".join(lines[a - 1 : b]) in body
 
 
 def test_max_results_and_min_score(mem):

@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from mnemoclaw.cli import cli
+from mnemoclaw.search.relevance import DEFAULT_MIN_SCORE
 
 from conftest import REPO, write
 
@@ -131,6 +132,39 @@ def test_eval_prints_the_documented_json_keys(tmp_path):
         assert key in out
     assert out["queries"] == 2 and out["recall@1"] == 1.0
     assert set(out["by_category"]) == {"1", "2"}
+
+
+def test_eval_asks_workspaces_what_they_cannot_answer_and_reports_the_empty_share(tmp_path):
+    """Workspace mode with --out-of-scope and --others: the share answered with nothing,
+    per kind of question, beside recall with minScore in force."""
+    root = tmp_path / "convs"
+    write(root / "a" / "session1.md", "- (D1:1) Alice adopted a grey cat called Miso\n- (D1:2) Alice paints on Sundays\n")
+    write(root / "b" / "session1.md", "- (D1:1) Bruno repairs vintage motorbikes\n- (D1:2) Bruno lives near the harbour\n")
+    queries = tmp_path / "queries"
+    queries.mkdir()
+    (queries / "queries.jsonl").write_text("\n".join(json.dumps(q) for q in [
+        {"_id": "a1", "text": "what is the name of Alice's cat", "metadata": {"conv": "a", "evidence": ["D1:1"]}},
+        {"_id": "b1", "text": "what does Bruno repair", "metadata": {"conv": "b", "evidence": ["D1:1"]}},
+    ]))
+    unrelated = tmp_path / "unrelated"
+    unrelated.mkdir()
+    (unrelated / "queries.jsonl").write_text("\n".join(json.dumps({"_id": f"u{i}", "text": t}) for i, t in enumerate(
+        ["tungsten melting point kelvin", "photosynthesis chlorophyll wavelength", "量子纠缠实验"])))
+    args = ("eval", str(root), "--queries", str(queries), "--mode", "keyword", "--out-of-scope", str(unrelated),
+            "--others", "1", "--work-dir", str(tmp_path / "work"))
+    r = run(*args, "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert out["recall@5"] == 1.0 and out["empty"] == 0.0 and out["min_score"] == DEFAULT_MIN_SCORE
+    assert out["snippet_recall@5"] == 1.0
+    label = f"{tmp_path.name}/unrelated"
+    assert out["out_of_scope"][label] == {"queries": 6, "empty": 1.0}  # 3 questions x 2 workspaces
+    assert out["out_of_scope"]["other scopes"]["queries"] == 2
+    assert sum(out["score_histogram"]["relevant_top"]) == 2
+    text = run(*args)
+    assert text.exit_code == 0, text.output
+    assert f"out of scope, {label}: 6 queries, answered with nothing 1.000" in text.output
+    assert "answered with nothing: 0.000 of these queries" in text.output
 
 
 def test_the_real_entry_point_and_the_demo(tmp_path):

@@ -81,7 +81,8 @@ def test_a_search_while_the_primary_is_down_still_answers(workspace, tmp_path, s
         assert out["fallback"] is True
         assert mem.background.wait_idle(30)
         assert mem.vectors_usable() and mem.store.meta()["model"] == "nomic-embed-text"
-        assert mem.search("spare key", mode="vector", sync=False)[0].path == "MEMORY.md"
+        # the servers' vectors are hashes, not meanings: which side answered, so no floor
+        assert mem.search("spare key", mode="vector", sync=False, min_score=0.0)[0].path == "MEMORY.md"
 
 
 def test_without_a_fallback_the_error_is_reported_and_the_index_kept(workspace, tmp_path, servers):
@@ -116,6 +117,6 @@ def test_a_long_running_process_switches_in_its_background_writer(workspace, tmp
             time.sleep(0.1)
         assert mem.background.wait_idle(60)
         assert mem.provider.id == "ollama" and mem.vectors_error is None
-        out = mem.memory_search("plumber Friday", mode="vector")
+        out = mem.memory_search("plumber Friday", mode="vector", min_score=0.0)  # hashed vectors: no floor
         assert out["fallback"] is True and out["results"][0]["path"] == "memory/2026-06-01.md"
         assert mem.status()["vectorsPending"] == 0

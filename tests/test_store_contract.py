@@ -112,6 +112,27 @@ def test_vector_search_is_cosine_best_first_and_filters_sources(store):
     assert ids_of(store, store.vector_search(unit(1, 1), 3, sources=["memory"])) == ["east", "north"]
 
 
+def test_the_vector_reference_is_a_fixed_sample_and_none_below_its_minimum(store):
+    rng = np.random.default_rng(7)
+    assert store.vector_reference(unit(1, 0, 0)) is None  # an empty index has no reference
+    few = [unit(*rng.normal(size=3)) for _ in range(4)]
+    store.apply([write("few.md", [f"t{i}" for i in range(4)], few)])
+    assert store.vector_reference(unit(1, 0, 0)) is None  # too few vectors to say what is typical
+    many = [unit(*rng.normal(size=3)) for _ in range(60)]
+    store.apply([write("many.md", [f"m{i}" for i in range(60)], many)])
+    q = unit(1, 0.5, 0)
+    ref = store.vector_reference(q)
+    vectors = np.stack(few + many)
+    sims, pairs = vectors @ q, (vectors @ vectors.T)[np.triu_indices(len(vectors), k=1)]
+    # every vector is in a sample this small: its statistics are the whole index's
+    assert ref.mean == pytest.approx(float(sims.mean()), abs=1e-5)
+    assert ref.sd == pytest.approx(float(sims.std()), abs=1e-5)
+    assert ref.pair_mean == pytest.approx(float(pairs.mean()), abs=1e-5)
+    assert ref.pair_sd == pytest.approx(float(pairs.std()), abs=1e-5)
+    assert store.vector_reference(q) == ref  # the same sample every time
+    assert store.vector_reference(unit(1, 0)) is None  # another model's dimensions
+
+
 def test_the_embedding_cache_puts_gets_and_prunes_the_oldest(store):
     key = CacheKey("p", "m", "k")
     store.cache_put(key, {"h1": unit(1, 0)})

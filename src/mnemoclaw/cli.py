@@ -706,15 +706,24 @@ def hygiene(obj: _Ctx, days: int, apply_: bool, as_json: bool) -> None:
 @click.option("--mode", type=click.Choice(["keyword", "vector", "hybrid"]), help="Search mode (default: configured).")
 @click.option("--min-score", type=click.FloatRange(0, 1), help="Override query.minScore.")
 @click.option("--limit", "limit_queries", type=click.IntRange(1), help="Evaluate only the first N queries.")
+@click.option("--out-of-scope", "foreign", metavar="DIR3", multiple=True, type=click.Path(exists=True, file_okay=False),
+              help="Workspace mode: also ask every workspace the queries.jsonl of DIR3, which nothing in it "
+                   "answers (up to 300, spread over the file), and report the share answered with nothing. "
+                   "Repeatable.")
+@click.option("--others", type=click.IntRange(0), default=0,
+              help="Workspace mode: also ask each workspace N questions about the other workspaces.")
 @click.option("--work-dir", type=click.Path(file_okay=False),
               help="Keep scratch workspaces and indexes here to reuse them.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.pass_obj
 @_run
-def eval_cmd(obj: _Ctx, directory, scope_field, queries_dir, mode, min_score, limit_queries, work_dir, as_json) -> None:
+def eval_cmd(obj: _Ctx, directory, scope_field, queries_dir, mode, min_score, limit_queries, foreign, others,
+             work_dir, as_json) -> None:
     """Measure retrieval on a BEIR directory (or a folder of Markdown workspaces) with the real index.
 
-    Prints recall@1/5/10, MRR@10, nDCG@10 and latency percentiles (plus by_category).
+    Prints recall@1/5/10, MRR@10, nDCG@10 and latency percentiles (plus by_category),
+    all with minScore in force: the share of queries answered with nothing, and how the
+    best relevant result of each query scored.
     A directory without corpus.jsonl whose sub-folders hold Markdown files runs in
     workspace mode: each folder is indexed as a workspace and a hit is a chunk whose
     line range holds an evidence id such as (D1:3) from --queries.
@@ -727,7 +736,8 @@ def eval_cmd(obj: _Ctx, directory, scope_field, queries_dir, mode, min_score, li
 
         config = load_file(config)
     opts = EvalOptions(mode=mode, scope_field=scope_field, queries_dir=queries_dir, min_score=min_score,
-                       work_dir=work_dir, config=config, limit_queries=limit_queries)
+                       work_dir=work_dir, config=config, limit_queries=limit_queries, foreign_dirs=tuple(foreign),
+                       others=others)
     last = [0.0]
 
     def progress(phase: str, done: int, total: int) -> None:
@@ -743,9 +753,18 @@ def eval_cmd(obj: _Ctx, directory, scope_field, queries_dir, mode, min_score, li
         _emit_json(result)
         return
     click.echo(f"{result['dataset']}: {result['queries']} queries, mode {result['mode']}, "
-               f"{result['provider']}/{result['model'] or '-'}, fusion {result['fusion']}")
-    keys = [k for k in ("recall@1", "recall@5", "recall@10", "hit@5", "mrr@10", "ndcg@10") if k in result]
+               f"{result['provider']}/{result['model'] or '-'}, fusion {result['fusion']}, "
+               f"minScore {result['min_score']:g}")
+    keys = [k for k in ("recall@1", "recall@5", "recall@10", "hit@5", "snippet_recall@5", "mrr@10", "ndcg@10")
+            if k in result]
     click.echo("  " + "  ".join(f"{k} {result[k]:.3f}" for k in keys))
+    click.echo(f"  answered with nothing: {result['empty']:.3f} of these queries")
+    for kind, row in result.get("out_of_scope", {}).items():
+        click.echo(f"  out of scope, {kind}: {row['queries']} queries, answered with nothing {row['empty']:.3f}")
+    histogram = result["score_histogram"]
+    for key, label in (("relevant_top", "best relevant result"), ("out_of_scope_top", "best out-of-scope result")):
+        if key in histogram:
+            click.echo(f"  score of the {label}, per tenth 0-1: " + " ".join(str(n) for n in histogram[key]))
     click.echo(f"  latency p50 {result['latency_ms_p50']} ms, p95 {result['latency_ms_p95']} ms "
                f"({result['cores']} cores); indexing {result['index_seconds']} s for {result['chunks']} chunks")
     for cat, row in result["by_category"].items():

@@ -141,6 +141,16 @@ class VectorReference:
 
 
 @dataclass(frozen=True, slots=True)
+class UnrelatedReference:
+    """A query's cosine with sentences about nothing a memory holds (search/unrelated.py),
+    mean and best, and how those sentences spread against each other under the model."""
+
+    mean: float
+    best: float
+    pair_sd: float
+
+
+@dataclass(frozen=True, slots=True)
 class KeywordCandidates:
     """What the full-text index found for a query, with what BM25 needs to rank it.
 

@@ -54,6 +54,7 @@ class EvalOptions:
     foreign_dirs: tuple[str, ...] = ()  # BEIR queries.jsonl folders (SciFact claims, XQuAD questions)
     foreign_limit: int = 300  # at most this many of each (spread over the file), the same for every workspace
     others: int = 0  # and this many questions from the other scopes (another person's conversations)
+    first_files: int = 0  # workspace mode: index only each folder's first N files (a small, new memory)
     # called for every search with (scope, kind, query text, hits, relevant): kind is "in scope", a
     # foreign folder's label or "other scopes"; relevant is what holds the answer (empty out of scope)
     collect: Callable[[str, str, str, list[Any], Any], None] | None = None
@@ -132,6 +133,8 @@ class _Session:
             st = mem.status(check_dirty=False)
             self.described = {k: st[k] for k in ("provider", "model", "fusion", "vectorSearch", "sqlite")}
             self.described["mode"] = self.options.mode or st["mode"]
+            floor = self.options.min_score
+            self.described["min_score"] = mem.settings.query_options().min_score if floor is None else floor
 
     def close(self) -> None:
         if self._tmp is not None:
@@ -211,6 +214,7 @@ def _evaluate_beir(directory: str, options: EvalOptions, progress: Progress | No
     session = _Session(options, progress)
     digest = hashlib.sha256(directory.encode()).hexdigest()[:8]
     results: list[_QueryResult] = []
+    top_relevant: list[float] = []  # the best score among the relevant results of a query
     try:
         for scope, scope_queries in sorted(queries_by_scope.items()):
             docs = docs_by_scope.get(scope, [])
@@ -239,6 +243,9 @@ def _evaluate_beir(directory: str, options: EvalOptions, progress: Progress | No
                     scores["mrr@10"] = mrr_at(ranked, relevant)
                     scores["ndcg@10"] = ndcg_at(ranked, relevant)
                     scores["empty"] = float(not hits)
+                    good = [h.score for h in hits if path_to_doc.get(h.path) in relevant]
+                    if good:
+                        top_relevant.append(max(good))
                     if options.collect:
                         options.collect(scope, IN_SCOPE, q.text, hits,
                                         {p for p, d in path_to_doc.items() if d in relevant})
@@ -250,6 +257,7 @@ def _evaluate_beir(directory: str, options: EvalOptions, progress: Progress | No
     finally:
         session.close()
     out = _summarise(results)
+    out["score_histogram"] = {"bins": SCORE_BINS, "relevant_top": _histogram(top_relevant)}
     out.update({"dataset": directory, "queries_from": qdir, "scope_field": options.scope_field,
                 "scopes": len(queries_by_scope), "chunks": session.chunks,
                 "index_seconds": round(session.index_seconds, 2), "cores": cpu_count(), **session.described})
@@ -302,8 +310,12 @@ def _evaluate_workspaces(root: str, subdirs: list[str], options: EvalOptions,
             if not scope_queries:
                 continue
             folder = os.path.join(root, scope)
+            key = f"ws-{_safe(scope)}"
+            if options.first_files:
+                key += f"-first{options.first_files}"
+                folder = _first_files(folder, os.path.join(session.root, key, "notes"), options.first_files)
             lines = _evidence_lines(folder)
-            mem = session.memory(f"ws-{_safe(scope)}", {"extraPaths": [folder]})
+            mem = session.memory(key, {"extraPaths": [folder]})
             try:
                 session.index(mem, scope)
                 for q in scope_queries:
@@ -351,6 +363,18 @@ def _evaluate_workspaces(root: str, subdirs: list[str], options: EvalOptions,
                 "scopes": len([s for s in subdirs if by_scope.get(s)]), "chunks": session.chunks,
                 "index_seconds": round(session.index_seconds, 2), "cores": cpu_count(), **session.described})
     return out
+
+
+def _first_files(folder: str, dest: str, n: int) -> str:
+    """A copy of ``folder``'s first ``n`` Markdown files (by name) in ``dest``."""
+    os.makedirs(dest, exist_ok=True)
+    names = sorted(f for f in os.listdir(folder) if f.endswith(".md"))[:n]
+    for stale in set(os.listdir(dest)) - set(names):
+        os.unlink(os.path.join(dest, stale))
+    for name in names:
+        with open(os.path.join(folder, name), encoding="utf-8") as fh:
+            _write_if_changed(os.path.join(dest, name), fh.read())
+    return dest
 
 
 def _label(directory: str) -> str:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..types import VectorReference
+from ..types import UnrelatedReference, VectorReference
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +39,7 @@ class Evidence:
     # how far the chunk stands out of this query's candidates (z over the pool), per side
     vector_rel: float | None = None
     text_rel: float | None = None
+    unrelated: UnrelatedReference | None = None
 
     def features(self, mode: str) -> tuple[float, ...]:
         cov = self.coverage or 0.0
@@ -52,12 +53,19 @@ class Evidence:
         else:  # in units of the index's own spread, so they carry over to another model
             excess = _cap((self.cosine - ref.mean) / ref.pair_sd, SPREADS)
             level = _cap((self.cosine - ref.pair_mean) / ref.pair_sd, SPREADS)
+        far = self.unrelated
+        if self.cosine is None or far is None or far.pair_sd < MIN_SPREAD:
+            beyond, beats = NO_UNRELATED
+        else:  # how far the chunk stands above sentences about nothing in memory
+            beyond = _cap((self.cosine - far.mean) / far.pair_sd, SPREADS)
+            beats = _cap((self.cosine - far.best) / far.pair_sd, SPREADS)
         if mode == "keyword":
             return (cov, cov * cov, bm, trel, date)
         if mode == "vector":
-            return (excess, level, vrel, date)
+            return (excess, level, vrel, beyond, beats, date)
         none = 1.0 - cov
-        return (cov, cov * cov, bm, trel, excess, vrel, excess * cov, none * excess, none * vrel, none * level, date)
+        return (cov, cov * cov, bm, trel, excess, vrel, excess * cov, none * excess, none * vrel, none * level,
+                beyond, beats, none * beats, date)
 
 
 # Without a usable reference (an index of fewer than a handful of vectors, or of chunks all
@@ -66,6 +74,7 @@ class Evidence:
 # little, and the rest of the evidence still ranks and can still sink a result.
 MIN_SPREAD = 0.02
 NO_REFERENCE = (1.4, -2.1)
+NO_UNRELATED = (3.3, 1.0)
 
 # Bounds on each feature in spreads (standard deviations). The benchmark sets stay inside
 # them; an index whose chunks are all alike (a spread near zero) would go far past them.
@@ -82,9 +91,10 @@ DEFAULT_MIN_SCORE = 0.05
 
 # Intercept first, then one weight per feature of ``Evidence.features`` for the mode.
 COEFFICIENTS: dict[str, tuple[float, ...]] = {
-    "hybrid": (3.666, 0.225, 0.103, 0.497, 0.11, 0.142, -0.069, 0.194, -0.052, -0.238, 2.185, 0.467),
-    "keyword": (-5.022, 2.803, 1.478, 4.614, 0.417, 0.265),
-    "vector": (5.192, 0.665, 2.237, -0.169, 0.956),
+    "hybrid": (0.922, 0.271, 0.119, 0.508, 0.182, -0.381, -0.267, 0.163, -0.543, -0.246, 1.88, 1.349, 0.331, 0.536,
+               0.421),
+    "keyword": (-4.039, 2.857, 1.599, 4.749, 0.243, 0.72),
+    "vector": (-1.667, -0.212, 1.22, -0.296, 1.866, 0.743, 0.75),
 }
 
 

@@ -13,11 +13,12 @@ import numpy as np
 
 from ..embeddings.base import EmbeddingProvider
 from ..errors import MnemoclawError
-from ..store.base import Store
+from ..markdown.chunker import text_hash
+from ..store.base import CacheKey, Store
 from ..text.dates import note_date, query_dates
 from ..text.tokenize import keyword_query
-from ..types import Hit, SearchOutcome, StoredChunk
-from . import keyword
+from ..types import Hit, SearchOutcome, StoredChunk, UnrelatedReference
+from . import keyword, unrelated
 from .fusion import decay_factor, fuse, mmr, standardise
 from .keyword import KeywordEvidence
 from .relevance import DEFAULT_MIN_SCORE, Evidence, probability
@@ -124,6 +125,8 @@ class Searcher:
         self.options = options
         self.clock = clock
         self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._unrelated: np.ndarray | None = None  # unit vectors of search/unrelated.py
+        self._unrelated_spread = 0.0
 
     def default_mode(self) -> str:
         if self.provider is None:
@@ -141,6 +144,46 @@ class Searcher:
         else:
             self._query_vectors.move_to_end(query)
         return vec
+
+    def _unrelated_reference(self, qvec: np.ndarray) -> UnrelatedReference | None:
+        """The query against sentences about nothing in memory, embedded once per searcher
+        (None while the provider cannot embed them: the score then rests on the rest)."""
+        if self._unrelated is None or self._unrelated.shape[1] != len(qvec):
+            vecs = self._embed_unrelated()
+            if vecs is None:
+                return None
+            if vecs.ndim != 2 or vecs.shape[1] != len(qvec):
+                return None
+            norms = np.linalg.norm(vecs, axis=1)
+            norms[norms == 0] = 1.0
+            vecs = vecs / norms[:, None]
+            self._unrelated = vecs
+            self._unrelated_spread = float((vecs @ vecs.T)[np.triu_indices(len(vecs), k=1)].std())
+        sims = self._unrelated @ (qvec / (float(np.linalg.norm(qvec)) or 1.0))
+        return UnrelatedReference(float(sims.mean()), float(sims.max()), self._unrelated_spread)
+
+    def _embed_unrelated(self) -> np.ndarray | None:
+        """The sentences' vectors from the index's embedding cache, else from the provider
+        (once; then cached, so a cold ``mnemoclaw search`` does not embed them again)."""
+        provider = self.provider
+        assert provider is not None
+        key = CacheKey(provider.id, provider.model, provider.provider_key)
+        hashes = [text_hash(t) for t in unrelated.SENTENCES]
+        try:
+            found = self.store.cache_get(key, hashes)
+        except MnemoclawError:
+            found = {}
+        if all(h in found for h in hashes):
+            return np.stack([np.asarray(found[h], dtype=np.float32) for h in hashes])
+        try:
+            vecs = np.asarray(provider.embed(list(unrelated.SENTENCES)), dtype=np.float32)
+        except Exception:  # noqa: BLE001 - a provider that fails here failed the query too, or will
+            return None
+        try:
+            self.store.cache_put(key, dict(zip(hashes, vecs, strict=True)))
+        except MnemoclawError:
+            pass  # a busy or read-only index: embedded again next time
+        return vecs
 
     def search(
         self,
@@ -211,6 +254,7 @@ class Searcher:
         # the score: how likely each chunk answers the query (search/relevance.py), the
         # same scale for every query; ``min_score`` filters on it
         reference = self.store.vector_reference(qvec) if qvec is not None else None
+        far = self._unrelated_reference(qvec) if qvec is not None else None
         floor_cos = min(vector.values()) if vector else None
         pool = list(dict.fromkeys([*vector, *text]))
         vrel = standardise({i: vector.get(i, floor_cos or 0.0) for i in pool}) if vector else {}
@@ -222,7 +266,7 @@ class Searcher:
                 bm25=words.bm25_share(f.text) if mode != "vector" else None,
                 cosine=(f.vector if f.vector is not None else floor_cos) if mode != "keyword" else None,
                 reference=reference,
-                date=levels.get(f.id, 0), vector_rel=vrel.get(f.id), text_rel=trel.get(f.id))
+                date=levels.get(f.id, 0), vector_rel=vrel.get(f.id), text_rel=trel.get(f.id), unrelated=far)
             score = probability(evidence, mode) * factor
             scored.append(Hit(row.path, row.start_line, row.end_line, score, row.text, row.source, f.vector, f.text,
                               evidence, words.weights))

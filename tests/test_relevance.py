@@ -1,0 +1,91 @@
+"""What the agent sees with the real default embedder: a question memory answers gets its
+note with a high score; a question it has nothing on gets an empty list and a sentence
+saying so, in every search mode. The score is a calibrated chance (docs/quality.md)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mnemoclaw.api import Memory, resolve_provider
+from mnemoclaw.config import load_settings
+from mnemoclaw.search.relevance import DEFAULT_MIN_SCORE, Evidence, probability
+from mnemoclaw.types import UnrelatedReference, VectorReference
+
+from conftest import write
+
+NOTES = {
+    "MEMORY.md": "# About the user\n- Name: Dana Okafor, works as a nurse at St. Mary's hospital\n"
+                 "- Allergic to penicillin\n- Prefers oat milk in coffee\n- 喜欢喝乌龙茶，住在杭州西湖区\n",
+    "memory/2026-11-02.md": "- Dana's daughter Ife started piano lessons on Tuesdays\n"
+                            "- Booked the car service for the blue Corolla on Nov 14\n",
+    "memory/2026-11-05.md": "- The deploy key for the clinic scheduling app lives in the 1Password vault 'Ops'\n"
+                            "- Standup moved to 9:30\n",
+    "memory/2026-11-09.md": "- Dana is training for the Hangzhou half marathon in March\n"
+                            "- Long run on Sundays, 18 km this week\n",
+    "memory/2026-11-12.md": "- 和王芳讨论了数据库迁移方案，决定下周五切换到新服务器\n- 机房在滨江\n",
+    "memory/2026-11-15.md": "- Dentist appointment moved to Dec 3 at 4pm\n- Ife needs new running shoes, size 34\n",
+    "memory/2026-11-18.md": "- Dana's brother Chidi visits from Lagos for Christmas\n"
+                            "- Pick him up at Pudong airport Dec 20\n",
+    "memory/2026-11-21.md": "- Project Heron: the budget review is on Dec 8, slides due Dec 5\n"
+                            "- Ask Marta about the vendor contract\n",
+    "memory/2026-11-24.md": "- Switched night shifts to Wednesdays and Thursdays\n"
+                            "- The kettle in the break room is broken\n",
+    "memory/2026-11-27.md": "- Dana started reading 'The Overstory'\n- Book club meets on the first Monday\n",
+}
+ANSWERED = [
+    ("what is Dana allergic to", "MEMORY.md"),
+    ("where is the deploy key", "memory/2026-11-05.md"),
+    ("when is the dentist appointment", "memory/2026-11-15.md"),
+    ("数据库什么时候迁移", "memory/2026-11-12.md"),
+    ("who is visiting for Christmas", "memory/2026-11-18.md"),
+]
+NOTHING = ["what is the melting point of tungsten", "explain quantum entanglement", "量子计算机的原理是什么",
+           "who won the 1998 world cup", "how do I bake sourdough bread"]
+
+
+@pytest.fixture(scope="module")
+def memory(tmp_path_factory):
+    root = tmp_path_factory.mktemp("relevance")
+    for path, text in NOTES.items():
+        write(root / "ws" / path, text)
+    settings = load_settings(workspace=root / "ws", state_dir=root / "state", config={}, env={})
+    with Memory(settings, provider=resolve_provider(settings), background=False) as mem:
+        mem.sync()
+        yield mem
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword", "vector"])
+def test_a_question_memory_answers_finds_its_note_with_a_high_score(memory, mode):
+    for query, path in ANSWERED:
+        out = memory.memory_search(query, mode=mode)
+        # vectors alone rank a note on one topic above MEMORY.md's list of facts now and then
+        found = [r for r in out["results"][: 3 if mode == "vector" else 1] if r["path"] == path]
+        assert found and found[0]["score"] >= 0.2, (query, out["results"])
+        assert "note" not in out
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword", "vector"])
+def test_a_question_memory_has_nothing_on_gets_an_empty_list_and_says_so(memory, mode):
+    for query in NOTHING:
+        out = memory.memory_search(query, mode=mode)
+        assert out["results"] == [], (query, out["results"])
+        assert out["note"].startswith(f"memory has nothing on this (none scored {DEFAULT_MIN_SCORE:g} or more)")
+        assert "say so rather than guess" in out["note"]
+        below = memory.search(query, mode=mode, min_score=0.0)  # what the floor took away scored low
+        assert all(h.score < DEFAULT_MIN_SCORE for h in below), (query, [(h.path, h.score) for h in below])
+
+
+def test_the_score_is_the_same_for_the_same_evidence_whatever_else_was_found():
+    """Pool-independent parts of the evidence decide: the same chunk evidence scores the
+    same, and more of the query's words, or a cosine further above unrelated text, scores more."""
+    ref, far = VectorReference(0.05, 0.05, 0.45, 0.1), UnrelatedReference(0.05, 0.2, 0.08)
+    base = Evidence(coverage=0.5, bm25=1.0, cosine=0.3, reference=ref, vector_rel=1.0, text_rel=1.0, unrelated=far)
+    assert probability(base, "hybrid") == probability(Evidence(**{f: getattr(base, f) for f in base.__slots__}),
+                                                      "hybrid")
+    more_words = Evidence(**{**{f: getattr(base, f) for f in base.__slots__}, "coverage": 1.0})
+    closer = Evidence(**{**{f: getattr(base, f) for f in base.__slots__}, "cosine": 0.45})
+    assert probability(more_words, "hybrid") > probability(base, "hybrid")
+    assert probability(closer, "hybrid") > probability(base, "hybrid")
+    assert probability(closer, "vector") > probability(base, "vector")
+    for mode in ("hybrid", "keyword", "vector"):
+        assert 0.0 <= probability(base, mode) <= 1.0
