@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from mnemoclaw.eval.runner import IN_SCOPE, EvalOptions, evaluate
-from mnemoclaw.search.relevance import COEFFICIENTS, Evidence
+from mnemoclaw.search.relevance import COEFFICIENTS, DEFAULT_MIN_SCORE, Evidence
 from mnemoclaw.types import UnrelatedReference, VectorReference
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -125,6 +125,21 @@ def load(data: str, mode: str) -> list[dict[str, Any]]:
         return [json.loads(line) for line in fh]
 
 
+def query_weights(records: list[dict[str, Any]]) -> Any:
+    """Each query's weight: in-scope and out-of-scope questions weigh the same in total, and
+    so does every set (every kind of out-of-scope question) within each."""
+    per_set: dict[tuple[str, bool], int] = defaultdict(int)
+    for r in records:
+        per_set[(r["set"], r["kind"] == IN_SCOPE)] += 1
+    in_sets = sum(1 for (_, inside) in per_set if inside)
+    out_sets = sum(1 for (_, inside) in per_set if not inside)
+
+    def weight(r: dict[str, Any]) -> float:
+        inside = r["kind"] == IN_SCOPE
+        return 1.0 / per_set[(r["set"], inside)] / (in_sets if inside else out_sets)
+    return weight
+
+
 def training_rows(records: list[dict[str, Any]], mode: str,
                   miss_weight: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The first ten results of every training query; in-scope and out-of-scope queries weigh
@@ -132,16 +147,12 @@ def training_rows(records: list[dict[str, Any]], mode: str,
     does not hold the answer weighs ``miss_weight``: it is often about the question (the
     same person, the same topic) without being the one chunk the set marks."""
     xs, ys, ws = [], [], []
-    per_set = defaultdict(int)
-    for r in records:
-        per_set[(r["set"], r["kind"] == IN_SCOPE)] += 1
-    in_sets = sum(1 for (_, inside) in per_set if inside)
-    out_sets = sum(1 for (_, inside) in per_set if not inside)
+    weight_of = query_weights(records)
     for r in records:
         if held_out(r):
             continue
         inside = r["kind"] == IN_SCOPE
-        weight = 1.0 / per_set[(r["set"], inside)] / (in_sets if inside else out_sets)
+        weight = weight_of(r)
         for h in r["hits"][:10]:
             if inside and not h["holds"] and not miss_weight:
                 continue
@@ -212,16 +223,22 @@ def draw(args: argparse.Namespace, coefficients: dict[str, np.ndarray]) -> None:
     if mode not in coefficients:
         return
     beta = coefficients[mode]
-    records = [r for r in load(args.data, mode) if held_out(r)]
+    everything = load(args.data, mode)
+    weight_of = query_weights(everything)
+    records = [r for r in everything if held_out(r)]
     relevant_top, unrelated_top = [], []
-    pairs = []  # (probability, holds) of every held-out result, for the reliability diagram
+    # (probability, holds) of the held-out results the score is fitted on: those that hold
+    # the answer and those of questions memory has nothing on
+    pairs = []
     for r in records:
         hits = r["hits"][:10]
         if not hits:
             continue
         probs = predict(beta, np.array([features(h, mode) for h in hits]))
-        pairs += [(float(p), bool(h["holds"])) for p, h in zip(probs, hits, strict=True)]
-        if r["kind"] == IN_SCOPE:
+        inside = r["kind"] == IN_SCOPE
+        pairs += [(float(p), bool(h["holds"]), weight_of(r)) for p, h in zip(probs, hits, strict=True)
+                  if h["holds"] or not inside]
+        if inside:
             good = [p for p, h in zip(probs, hits, strict=True) if h["holds"]]
             if good:
                 relevant_top.append(max(good))
@@ -263,8 +280,9 @@ def histogram_svg(relevant: list[float], unrelated: list[float], floor: float) -
         counts = np.histogram(np.clip(values, 0, 1 - 1e-9), bins=bins, range=(0, 1))[0]
         shares.append(counts / max(len(values), 1))
     top = max(float(s.max()) for s in shares) or 1.0
-    out = _frame("Top score per query: questions memory answers vs questions it has nothing on",
-                 "score", "share of queries")
+    out = _frame("Best score per question: answerable vs nothing in memory", "score", "share of questions")
+    out.append(f'<text x="{PAD - 6}" y="{PAD - 8}" text-anchor="end">{top:.2f}</text>')
+    out.append(f'<text x="{PAD - 6}" y="{H - PAD + 4}" text-anchor="end">0</text>')
     for (_, colour, _), share in zip(series, shares, strict=True):
         for i, s in enumerate(share):
             x = PAD + i * plot_w / bins
@@ -283,21 +301,20 @@ def histogram_svg(relevant: list[float], unrelated: list[float], floor: float) -
     return "\n".join(out)
 
 
-def reliability_svg(pairs: list[tuple[float, bool]]) -> str:
+def reliability_svg(pairs: list[tuple[float, bool, float]]) -> str:
     bins = 10
     plot_w, plot_h = W - 1.5 * PAD, H - 2 * PAD + 12
-    out = _frame("Reliability: predicted score vs share of results that hold the answer",
-                 "score", "share holding the answer")
+    out = _frame("Reliability of the score (held-out half)", "score", "share that answer")
     out.append(f'<line x1="{PAD}" y1="{H - PAD}" x2="{PAD + plot_w:.1f}" y2="{H - PAD - plot_h:.1f}" '
                'stroke="#999" stroke-dasharray="4 3"/>')
-    points = []
+    points = []  # weighted as in the fit: answered and unanswerable questions alike in total
     for i in range(bins):
-        inside = [h for p, h in pairs if i / bins <= p < (i + 1) / bins or (i == bins - 1 and p == 1.0)]
-        mean_p = [p for p, _ in pairs if i / bins <= p < (i + 1) / bins]
+        inside = [(p, h, w) for p, h, w in pairs if i / bins <= p < (i + 1) / bins or (i == bins - 1 and p == 1.0)]
         if len(inside) < 20:
             continue
-        px = PAD + float(np.mean(mean_p)) * plot_w
-        py = H - PAD - (sum(inside) / len(inside)) * plot_h
+        total = sum(w for _, _, w in inside)
+        px = PAD + sum(p * w for p, _, w in inside) / total * plot_w
+        py = H - PAD - sum(w for _, h, w in inside if h) / total * plot_h
         points.append((px, py, len(inside)))
     out.append('<polyline fill="none" stroke="#2b7bba" stroke-width="2" points="'
                + " ".join(f"{x:.1f},{y:.1f}" for x, y, _ in points) + '"/>')
@@ -307,8 +324,8 @@ def reliability_svg(pairs: list[tuple[float, bool]]) -> str:
     for i in range(0, 11, 2):
         y = H - PAD - i / 10 * plot_h
         out.append(f'<text x="{PAD - 6}" y="{y + 4:.1f}" text-anchor="end">{i / 10:.1f}</text>')
-    out.append(f'<text x="{PAD + 10}" y="{PAD}">held-out results, all sets ({len(pairs)}); '
-               'dot size: results in the bin</text>')
+    out.append(f'<text x="{PAD + 10}" y="{PAD}">answers and out-of-scope results, weighed alike '
+               f'({len(pairs)}); dot size: results in the bin</text>')
     out.append("</svg>\n")
     return "\n".join(out)
 
@@ -323,7 +340,7 @@ def main() -> None:
     ap.add_argument("--data", default="bench-results/calibration")
     ap.add_argument("--img", default="docs/img")
     ap.add_argument("--floors", default="0.05,0.1,0.15,0.2,0.25,0.3,0.35,0.4,0.5")
-    ap.add_argument("--default-floor", type=float, default=0.35)
+    ap.add_argument("--default-floor", type=float, default=DEFAULT_MIN_SCORE)
     ap.add_argument("--miss-weight", type=float, default=0.0)
     ap.add_argument("--no-draw", action="store_true")
     args = ap.parse_args()

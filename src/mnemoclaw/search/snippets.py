@@ -22,6 +22,11 @@ GAP = "\n…\n"  # between lines that are not next to each other in the file
 QUESTION = re.compile(r"\?\s*(\[[^\]]*\])?\s*$")
 QUESTION_KEEPS = 0.6
 QUESTION_PASSES = 0.6
+# A line longer than this is shown shortened to the part that holds the most query weight, so
+# a snippet can hold several of a long chunk's lines (a dialogue turn runs to 300 characters
+# and more); snippetLines still names the whole lines (measured on LoCoMo, docs/quality.md).
+LINE_MAX = 160
+PREFIX_MAX = 40  # a line's "speaker: " kept in front of the part shown
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,14 +36,15 @@ class Snippet:
 
 
 def choose(text: str, start_line: int, terms: Mapping[str, float], limit: int,
-           shown: Collection[int] = ()) -> Snippet:
+           shown: Collection[int] = (), line_max: int = LINE_MAX) -> Snippet:
     """At most ``limit`` characters of ``text`` (a chunk whose first line is ``start_line``).
     Lines in ``shown`` (file line numbers an earlier result's snippet holds) count as matching
     nothing, so overlapping chunks show different lines."""
-    lines = text.split("\n")
+    full = text.split("\n")
     if len(text) <= limit:
-        return Snippet(text, ((start_line, start_line + len(lines) - 1),))
-    scores = _line_scores(lines, terms)
+        return Snippet(text, ((start_line, start_line + len(full) - 1),))
+    scores = _line_scores(full, terms)
+    lines = [_shorten(line, terms, line_max) for line in full]
     for n in shown:
         if 0 <= n - start_line < len(lines):
             scores[n - start_line] = 0.0
@@ -69,7 +75,7 @@ def choose(text: str, start_line: int, terms: Mapping[str, float], limit: int,
                 if 0 <= j < len(lines) and add(j):
                     grown = True
     if not chosen:  # one line longer than the limit: the part around its first match
-        return _cut(lines[order[0]], start_line + order[0], terms, limit)
+        return _cut(full[order[0]], start_line + order[0], terms, limit)
     picked = sorted(chosen)
     parts: list[str] = []
     ranges: list[list[int]] = []
@@ -83,14 +89,15 @@ def choose(text: str, start_line: int, terms: Mapping[str, float], limit: int,
     return Snippet(GAP.join(parts), tuple((start_line + a, start_line + b) for a, b in ranges))
 
 
-def choose_all(chunks: Iterable[tuple[str, str, int, Mapping[str, float]]], limit: int) -> list[Snippet]:
+def choose_all(chunks: Iterable[tuple[str, str, int, Mapping[str, float]]], limit: int,
+               line_max: int = LINE_MAX) -> list[Snippet]:
     """Snippets for results in rank order, each (path, text, start line, terms); a line an
     earlier snippet already shows is not chosen again for its words."""
     shown: dict[str, set[int]] = {}
     out = []
     for path, text, start_line, terms in chunks:
         seen = shown.setdefault(path, set())
-        snippet = choose(text, start_line, terms, limit, seen)
+        snippet = choose(text, start_line, terms, limit, seen, line_max)
         for a, b in snippet.ranges:
             seen.update(range(a, b + 1))
         out.append(snippet)
@@ -111,6 +118,41 @@ def _line_scores(lines: list[str], terms: Mapping[str, float]) -> list[float]:
         else:
             scores[i] += score
     return scores
+
+
+def _shorten(line: str, terms: Mapping[str, float], line_max: int) -> str:
+    """``line`` cut to ``line_max`` characters: the window holding the most query weight
+    (the start of the line when that holds as much)."""
+    if len(line) <= line_max:
+        return line
+    lowered = line.lower()
+    hits = [(i, t) for t in terms for i in _positions(lowered, t)]
+    width = line_max - 2  # room for an ellipsis at each end
+
+    def weight(start: int) -> float:
+        return sum(terms[t] for t in {t for i, t in hits if start <= i and i + len(t) <= start + width})
+
+    starts = [0] + [max(0, min(i - line_max // 4, len(line) - width)) for i, _ in hits]
+    best = max(starts, key=lambda st: (weight(st), -st))
+    if best == 0:
+        return line[: line_max - 1] + "…"
+    # who says it: a leading "- **Name** (D1:2): " or "key: " stays in front of the window
+    colon = line.find(": ", 0, PREFIX_MAX)
+    prefix = line[: colon + 2] if colon > 0 and best > colon else ""
+    begin = max(best, len(prefix))
+    space = line.find(" ", begin, begin + 15)  # start on a word
+    begin = space + 1 if space >= 0 else begin
+    body = line[begin : best + width - len(prefix)]
+    end = begin + len(body)
+    return prefix + "…" + body + ("…" if end < len(line) else "")
+
+
+def _positions(text: str, needle: str) -> list[int]:
+    out, i = [], text.find(needle)
+    while i >= 0 and needle:
+        out.append(i)
+        i = text.find(needle, i + 1)
+    return out
 
 
 def _gaps(picked: set[int]) -> int:
