@@ -5,11 +5,13 @@ the defaults were chosen (docs/quality.md), so a change that makes search worse 
 here. Each set is indexed once; the three modes search the same index.
 """
 
+import sys
+
 import pytest
 
 from mnemoclaw.eval.runner import EvalOptions, evaluate
 
-from conftest import bench_dir
+from conftest import REPO, bench_dir
 
 pytestmark = pytest.mark.slow
 
@@ -46,15 +48,43 @@ def test_hybrid_meets_its_floor_and_is_never_worse_than_either_signal(work, name
     assert scores["hybrid"] >= max(scores["keyword"], scores["vector"]) - 0.01, scores
 
 
+FOREIGN = ("scifact/beir-test", "xquad/en-paragraph", "xquad/zh-paragraph")
+
+
 @needs_bench
-def test_locomo_workspace_mode(work):
+def test_locomo_workspace_mode_answers_what_it_holds_and_nothing_else(work):
+    """With the default minScore in force: recall, the snippets an agent reads, and the share
+    of questions nothing in the workspace answers that get an empty list."""
     opts = EvalOptions(mode="hybrid", scope_field="conv", queries_dir=str(BENCH / "locomo" / "turns"),
-                       work_dir=str(work / "workspace"))
+                       work_dir=str(work / "workspace"), foreign_dirs=tuple(str(BENCH / f) for f in FOREIGN),
+                       others=100)
     r = evaluate(str(BENCH / "locomo" / "markdown"), opts)
-    print({k: r[k] for k in ("recall@5", "hit@5", "avg_chunk_chars@5")}, r["by_category"]["1"])
+    print({k: r[k] for k in ("recall@5", "hit@5", "snippet_recall@5", "avg_chunk_chars@5")},
+          r["by_category"]["1"], r["out_of_scope"])
     assert r["avg_chunk_chars@5"] <= 1500
-    # measured 0.872 / 0.922 / 0.564 (docs/quality.md); the targets 0.88 and 0.60 for
-    # recall@5 and multi-hop are open work, hit@5 >= 0.92 is met
-    assert r["recall@5"] >= 0.868
-    assert r["hit@5"] >= 0.92
-    assert r["by_category"]["1"]["recall@5"] >= 0.558
+    # measured 0.864 / 0.914 / 0.550, snippets 0.833 (docs/quality.md, "What a score means")
+    assert r["recall@5"] >= 0.86
+    assert r["hit@5"] >= 0.91
+    assert r["by_category"]["1"]["recall@5"] >= 0.545
+    assert r["snippet_recall@5"] >= 0.80
+    # measured 1.00 / 0.99 / 0.99 for the other corpora's questions, 0.68 for the other people's
+    for label in FOREIGN:
+        assert r["out_of_scope"][label]["empty"] >= 0.90, (label, r["out_of_scope"])
+    assert r["out_of_scope"]["other scopes"]["empty"] >= 0.50, r["out_of_scope"]
+
+
+@needs_bench
+def test_traditional_chinese_as_well_as_simplified(work):
+    """CMRC 2018 converted to Traditional Chinese with OpenCC: hybrid at least keyword-only."""
+    pytest.importorskip("opencc", reason="the zh-Hant set needs OpenCC (pip install -e '.[bench]')")
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from zh_hant import convert
+
+    hant = convert(str(BENCH / "cmrc2018" / "dev-paragraph"), str(work / "zh-hant" / "cmrc2018-dev-paragraph"))
+    scores = {}
+    for mode in ("keyword", "hybrid"):
+        opts = EvalOptions(mode=mode, work_dir=str(work / "cmrc-hant"))
+        scores[mode] = evaluate(hant, opts)["recall@1"]
+    print(scores)
+    # measured keyword 0.966, hybrid 0.970 (Simplified: 0.975 / 0.978)
+    assert scores["hybrid"] >= 0.96 and scores["hybrid"] >= scores["keyword"], scores
