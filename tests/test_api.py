@@ -79,7 +79,7 @@ def test_a_snippet_holds_the_answer_after_the_question_that_matched():
 def test_overlapping_results_show_different_lines():
     text = "\n".join(f"- line {i} " + ("kettle " if i in (3, 20) else "") + "x" * 60 for i in range(40))
     terms = dict.fromkeys(keyword_query("kettle").terms, 1.0)
-    first, second = choose_all([("a.md", text, 1, terms), ("a.md", text, 1, terms)], 200)
+    first, second = choose_all([("a.md", text, 1, terms, None), ("a.md", text, 1, terms, None)], 200)
     shown = {n for a, b in first.ranges for n in range(a, b + 1)}
     assert not shown & {n for a, b in second.ranges for n in range(a, b + 1)}
     assert "line 3 kettle" in first.text + second.text and "line 20 kettle" in first.text + second.text

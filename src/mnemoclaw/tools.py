@@ -256,7 +256,8 @@ class SearchAnswer:
         # startLine/endLine: the whole chunk (what memory_get reads back); snippetLines: the
         # lines the snippet shows, chosen by what matched
         fallback_terms = dict.fromkeys(keyword_query(self.query).terms, 1.0)
-        snippets = choose_all(((h.path, h.text, h.start_line, h.terms or fallback_terms) for h in self.hits),
+        snippets = choose_all(((h.path, h.text, h.start_line, h.terms or fallback_terms, h.analysed)
+                               for h in self.hits),
                               SNIPPET_MAX_CHARS)
         for h, snippet in zip(self.hits, snippets, strict=True):
             item: dict[str, Any] = {"path": h.path, "startLine": h.start_line, "endLine": h.end_line,

@@ -77,6 +77,8 @@ class Hit:
     text_score: float | None = None
     evidence: Any = None  # search.relevance.Evidence: what the score was computed from
     terms: dict[str, float] = field(default_factory=dict)  # the query's index terms and their IDF
+    # the chunk's analysed lines (its lines with any word, in order) when keyword search read them
+    analysed: list[list[str]] | None = None
 
 
 @dataclass

@@ -420,7 +420,7 @@ def _score_evidence(hits: list, evidence: dict[str, tuple[str, int]]) -> dict[st
     scores["empty"] = float(not hits)
     shown: set[str] = set()  # what an agent reading only the snippets of the first five sees
     top = hits[:5]
-    snippets = choose_all(((h.path, h.text, h.start_line, h.terms) for h in top), SNIPPET_MAX_CHARS)
+    snippets = choose_all(((h.path, h.text, h.start_line, h.terms, h.analysed) for h in top), SNIPPET_MAX_CHARS)
     for h, snippet in zip(top, snippets, strict=True):
         path = os.path.realpath(h.path) if os.path.isabs(h.path) else h.path
         shown |= {e for e, (p, ln) in evidence.items() if p == path and any(a <= ln <= b for a, b in snippet.ranges)}

@@ -269,7 +269,7 @@ class Searcher:
                 date=levels.get(f.id, 0), vector_rel=vrel.get(f.id), text_rel=trel.get(f.id), unrelated=far)
             score = probability(evidence, mode) * factor
             scored.append(Hit(row.path, row.start_line, row.end_line, score, row.text, row.source, f.vector, f.text,
-                              evidence, words.weights))
+                              evidence, words.weights, words.lines.get(f.id)))
         kept = [h for h in scored if h.score >= floor]
         if not kept and o.fusion == "weighted" and mode == "hybrid":
             # OpenClaw's relaxed floor: keyword-backed hits survive when nothing else passes

@@ -11,10 +11,10 @@ line numbers.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..text.tokenize import analyze
+from ..text.tokenize import analyze, has_terms
 
 GAP = "\n…\n"  # between lines that are not next to each other in the file
 # A line that asks (ends with "?", perhaps before a bracketed note) keeps this share of its
@@ -36,15 +36,17 @@ class Snippet:
 
 
 def choose(text: str, start_line: int, terms: Mapping[str, float], limit: int,
-           shown: Collection[int] = (), line_max: int = LINE_MAX) -> Snippet:
+           shown: Collection[int] = (), line_max: int = LINE_MAX,
+           analysed: Sequence[Sequence[str]] | None = None) -> Snippet:
     """At most ``limit`` characters of ``text`` (a chunk whose first line is ``start_line``).
     Lines in ``shown`` (file line numbers an earlier result's snippet holds) count as matching
-    nothing, so overlapping chunks show different lines."""
+    nothing, so overlapping chunks show different lines. ``analysed``: the terms of the
+    chunk's lines that have any, as keyword search read them (saves analysing again)."""
     full = text.split("\n")
     if len(text) <= limit:
         return Snippet(text, ((start_line, start_line + len(full) - 1),))
-    scores = _line_scores(full, terms)
-    lines = [_shorten(line, terms, line_max) for line in full]
+    scores = _line_scores(full, terms, _aligned(full, analysed))
+    lines = _Shortened(full, terms, line_max)
     for n in shown:
         if 0 <= n - start_line < len(lines):
             scores[n - start_line] = 0.0
@@ -89,27 +91,54 @@ def choose(text: str, start_line: int, terms: Mapping[str, float], limit: int,
     return Snippet(GAP.join(parts), tuple((start_line + a, start_line + b) for a, b in ranges))
 
 
-def choose_all(chunks: Iterable[tuple[str, str, int, Mapping[str, float]]], limit: int,
-               line_max: int = LINE_MAX) -> list[Snippet]:
-    """Snippets for results in rank order, each (path, text, start line, terms); a line an
-    earlier snippet already shows is not chosen again for its words."""
+Chunk = tuple[str, str, int, Mapping[str, float], Sequence[Sequence[str]] | None]
+
+
+def choose_all(chunks: Iterable[Chunk], limit: int, line_max: int = LINE_MAX) -> list[Snippet]:
+    """Snippets for results in rank order, each (path, text, start line, terms, analysed
+    lines or None); a line an earlier snippet already shows is not chosen again for its words."""
     shown: dict[str, set[int]] = {}
     out = []
-    for path, text, start_line, terms in chunks:
+    for path, text, start_line, terms, analysed in chunks:
         seen = shown.setdefault(path, set())
-        snippet = choose(text, start_line, terms, limit, seen, line_max)
+        snippet = choose(text, start_line, terms, limit, seen, line_max, analysed)
         for a, b in snippet.ranges:
             seen.update(range(a, b + 1))
         out.append(snippet)
     return out
 
 
-def _line_scores(lines: list[str], terms: Mapping[str, float]) -> list[float]:
+def _aligned(lines: list[str], analysed: Sequence[Sequence[str]] | None) -> list[Sequence[str]] | None:
+    """Each line's terms from ``analysed`` (which skips lines without a word), or None
+    when the two do not line up."""
+    if analysed is None:
+        return None
+    out: list[Sequence[str]] = []
+    it = iter(analysed)
+    for line in lines:
+        if has_terms(line):
+            got = next(it, None)
+            if got is None:
+                return None
+            out.append(got)
+        else:
+            out.append(())
+    return out if next(it, None) is None else None
+
+
+def _line_scores(lines: list[str], terms: Mapping[str, float],
+                 analysed: list[Sequence[str]] | None = None) -> list[float]:
     """Each line's share of the query's IDF weight; a question that matches passes most of
     its weight to the line after it, where a dialogue or a Q&A note holds the answer."""
     scores = [0.0] * len(lines)
+    # a stem differs from its word at most in its last two letters (happi, stabl)
+    needles = {t[: max(1, len(t) - 2)] if t.isascii() else t for t in terms}
     for i, line in enumerate(lines):
-        score = _line_score(line, terms)
+        if analysed is not None:
+            present = set(analysed[i])
+            score = sum(w for t, w in terms.items() if t in present) if present else 0.0
+        else:
+            score = _line_score(line, terms, needles)
         if score and QUESTION.search(line):
             scores[i] += score * QUESTION_KEEPS
             after = next((j for j in range(i + 1, min(i + 3, len(lines))) if lines[j].strip()), None)
@@ -118,6 +147,23 @@ def _line_scores(lines: list[str], terms: Mapping[str, float]) -> list[float]:
         else:
             scores[i] += score
     return scores
+
+
+class _Shortened:
+    """The chunk's lines as shown, each shortened when first looked at."""
+
+    def __init__(self, full: list[str], terms: Mapping[str, float], line_max: int):
+        self.full, self.terms, self.line_max = full, terms, line_max
+        self.done: dict[int, str] = {}
+
+    def __len__(self) -> int:
+        return len(self.full)
+
+    def __getitem__(self, i: int) -> str:
+        line = self.done.get(i)
+        if line is None:
+            line = self.done[i] = _shorten(self.full[i], self.terms, self.line_max)
+        return line
 
 
 def _shorten(line: str, terms: Mapping[str, float], line_max: int) -> str:
@@ -160,9 +206,13 @@ def _gaps(picked: set[int]) -> int:
     return sum(1 for a, b in zip(ordered, ordered[1:], strict=False) if b != a + 1)
 
 
-def _line_score(line: str, terms: Mapping[str, float]) -> float:
+def _line_score(line: str, terms: Mapping[str, float], needles: Collection[str] = ()) -> float:
     if not terms or not line.strip():
         return 0.0
+    if needles and line.isascii():  # a line without a term's first letters cannot hold it
+        lowered = line.lower()
+        if not any(n in lowered for n in needles):
+            return 0.0
     present = set(analyze(line))
     return sum(w for t, w in terms.items() if t in present)
 

@@ -127,6 +127,11 @@ def _term(word: str) -> str:
 _WORDISH = re.compile(r"[^\W_]+")
 
 
+def has_terms(text: str) -> bool:
+    """Whether ``analyze(text)`` is not empty (cheaper than analysing)."""
+    return _WORDISH.search(text) is not None
+
+
 def analyze(text: str) -> list[str]:
     """Index terms of ``text``: stemmed words and CJK grams, in reading order."""
     out: list[str] = []
