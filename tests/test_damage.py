@@ -143,6 +143,8 @@ def _trial(pristine: Path, tmp_path: Path, seed: int) -> None:
                 assert body.lstrip("…") in lines, (query, hit)
             if not out["results"] or out["results"][0]["path"] != path:
                 assert "damaged" in out or "indexing" in out, (query, out)  # a miss is explained
+                if not out["results"]:  # and the agent is not told memory has nothing on it
+                    assert "not fully searchable" in out["note"], out
         st = mem.status(check_integrity=True)
         if not sound and mem.store.damaged() is None:
             # only a repair during the searches may have made it sound again

@@ -89,3 +89,16 @@ def test_the_score_is_the_same_for_the_same_evidence_whatever_else_was_found():
     assert probability(closer, "vector") > probability(base, "vector")
     for mode in ("hybrid", "keyword", "vector"):
         assert 0.0 <= probability(base, mode) <= 1.0
+
+
+def test_an_empty_answer_from_an_index_that_is_not_whole_does_not_say_memory_has_nothing():
+    from mnemoclaw.tools import SearchAnswer
+
+    def answer(**extra):
+        return SearchAnswer([], "the boat's name", False, "local", "m", False, "hybrid", extra=extra,
+                            min_score=DEFAULT_MIN_SCORE).wire()
+
+    assert answer()["note"].startswith("memory has nothing on this")
+    for extra in ({"damaged": "index file is damaged"}, {"indexing": {"done": 10, "total": 400}}):
+        note = answer(**extra)["note"]
+        assert "not fully searchable" in note and "nothing on this" not in note

@@ -367,7 +367,11 @@ def _print_results(result: dict[str, Any]) -> None:
     if result.get("warning"):
         click.echo(f"Note: {result['warning']}", err=True)
     if not result["results"]:
-        click.echo("No results.")
+        if result.get("note"):  # searched, and nothing was about the query
+            click.echo("Nothing in memory matches this: no result scored minScore or more "
+                       "(--min-score 0 lists the nearest chunks anyway).")
+        else:
+            click.echo("No results.")
         return
     for i, r in enumerate(result["results"], 1):
         click.echo(f"{i}. {r['path']}#L{r['startLine']}-L{r['endLine']}  score {r['score']:.3f}  [{r['source']}]")

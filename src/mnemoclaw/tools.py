@@ -270,7 +270,10 @@ class SearchAnswer:
             results.append(item)
         out: dict[str, Any] = {"results": results, "provider": self.provider, "model": self.model,
                                "fallback": self.fallback, "mode": self.mode, **self.extra}
-        if not results:
+        if not results and ("indexing" in self.extra or "damaged" in self.extra):
+            out["note"] = ("nothing found, but memory is not fully searchable right now (see indexing/damaged): "
+                           "say you could not check all of it rather than that it is not there")
+        elif not results:
             # the honest answer, in words an agent can pass on
             floor = f" (none scored {self.min_score:g} or more)" if self.min_score else ""
             out["note"] = (f"memory has nothing on this{floor}: say so rather than guess; search again with "
