@@ -144,8 +144,9 @@ language. Use it BEFORE answering questions about past work, decisions, people, 
 preferences, dates or todos. Naming a date ("2026-03-04", "March 2026") favours notes \
 from then. Returns ranked snippets (the lines that matched) with path, line range and \
 citation; read the surrounding lines with memory_get. A score is the estimated chance \
-(0-1) that the result holds the answer, comparable across queries; an empty list means \
-memory has nothing on it: say so, do not guess.""", (
+(0-1) that the result is about the question rather than merely the nearest text, on the \
+same scale for every query; an empty list means memory has nothing on it: say so, do not \
+guess.""", (
     Param("query", "string", "What to look for, in natural language or exact terms", required=True,
           max_length=MAX_QUERY_CHARS),
     Param("maxResults", "integer", "How many results (default 6)", minimum=1, maximum=MAX_RESULTS,
