@@ -57,6 +57,9 @@ def test_init_index_search_get_status(dirs):
     out = json.loads(r.output)
     assert out["results"][0]["path"] == "memory/2026-11-28.md"
     assert out["results"][0]["citation"].startswith("memory/2026-11-28.md#L")
+    r = run(*flags, "search", "tungsten melting point")  # nothing in memory is about it
+    assert r.exit_code == 0 and r.output.startswith(
+        f"Nothing in memory matches this: no result scored {DEFAULT_MIN_SCORE:g} or more"), r.output
     r = run(*flags, "search", "PR-4821", "-n", "1")
     assert r.exit_code == 0 and "memory/2026-11-28.md#L" in r.output
 

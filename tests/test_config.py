@@ -178,3 +178,11 @@ def test_settings_that_do_not_take_effect_are_named_in_status_and_once_on_stderr
     assert "fixed weights vector 0.70 / text 0.30" in st["ranking"] and "0.872" in st["ranking"]
     human = subprocess.run([*base, "status"], capture_output=True, text=True, env=env, timeout=120).stdout
     assert human.count("NOT IN EFFECT") == 4 and "ranking" in human
+
+
+def test_status_says_what_min_score_means_and_when_it_is_not_the_measured_default(workspace, make_memory):
+    st = make_memory(workspace).status()
+    assert st["minScore"].startswith(f"{DEFAULT_MIN_SCORE:g}: ") and "the measured default" in st["minScore"]
+    copied = make_memory(workspace, overrides={"query": {"minScore": 0.35}}).status()
+    assert copied["minScore"].startswith("0.35 (query.minScore)")
+    assert f"the measured default is {DEFAULT_MIN_SCORE:g}" in copied["minScore"] and "OpenClaw" in copied["minScore"]

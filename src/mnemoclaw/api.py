@@ -33,7 +33,7 @@ from .index.background import BackgroundSync
 from .index.indexer import Indexer, Progress
 from .index.watcher import Watcher
 from .providers import AUTO, ProviderChoice, auto_provider, build_provider, resolve_provider
-from .search.searcher import ranking_summary
+from .search.searcher import floor_summary, ranking_summary
 from .store import Store, open_store
 from .tools import (
     GET,
@@ -463,6 +463,7 @@ class Memory:
             "modelCache": _model_cache_status(provider),
             "fusion": options.fusion,
             "ranking": ranking_summary(options),
+            "minScore": floor_summary(options),
             "ignoredSettings": self.settings.ignored(),
             "extraPaths": [str(p) for p in self.settings.extra_paths()],
             "vectorsError": self.vectors_error,

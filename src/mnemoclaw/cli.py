@@ -357,7 +357,7 @@ def _stop_on_signals():
 
 
 # -- search / get -------------------------------------------------------------------------
-def _print_results(result: dict[str, Any]) -> None:
+def _print_results(result: dict[str, Any], floor: float | None = None) -> None:
     if result.get("disabled"):
         click.echo(f"Search unavailable: {result['error']}\n  {result['action']}", err=True)
         return
@@ -368,7 +368,8 @@ def _print_results(result: dict[str, Any]) -> None:
         click.echo(f"Note: {result['warning']}", err=True)
     if not result["results"]:
         if result.get("note"):  # searched, and nothing was about the query
-            click.echo("Nothing in memory matches this: no result scored minScore or more "
+            scored = f"{floor:g}" if floor is not None else "minScore"
+            click.echo(f"Nothing in memory matches this: no result scored {scored} or more "
                        "(--min-score 0 lists the nearest chunks anyway).")
         else:
             click.echo("No results.")
@@ -393,10 +394,11 @@ def search(obj: _Ctx, query: str, max_results, min_score, mode, as_json) -> None
     """Search memory (memory_search semantics): ranked chunks with path#Lx-Ly citations."""
     with obj.memory() as mem:
         result = mem.memory_search(query, max_results, min_score, mode=mode)
+        floor = mem.settings.query_options().min_score if min_score is None else min_score
     if as_json:
         _emit_json(result)
     else:
-        _print_results(result)
+        _print_results(result, floor)
     if result.get("disabled"):
         sys.exit(1)
 
@@ -449,6 +451,7 @@ def status(obj: _Ctx, as_json: bool, fast: bool, deep: bool) -> None:
                              + (f"  at {st['endpoint']}" if st.get("endpoint") else "")),
         ("search mode", st["mode"]),
         ("ranking", st["ranking"]),
+        ("minScore", st["minScore"]),
         ("vector search", st["vectorSearch"]),
         ("sqlite", st["sqlite"]),
         ("fts tokenizer", st["ftsTokenizer"]),

@@ -78,6 +78,16 @@ class QueryOptions:
 MEASURED_WORKSPACE_R5 = {"zscore": 0.872, "weighted": 0.794, "rrf": 0.832, "minmax": 0.858, "zscore@0.7": 0.802}
 
 
+def floor_summary(o: QueryOptions) -> str:
+    """What ``minScore`` does, and whether it is the measured default (for ``status``)."""
+    what = "results less likely than this to be about the query are not returned (a calibrated chance)"
+    if o.min_score == DEFAULT_MIN_SCORE:
+        return f"{o.min_score:g}: {what}; the measured default (docs/quality.md, \"What a score means\")"
+    return (f"{o.min_score:g} (query.minScore): {what}; the measured default is {DEFAULT_MIN_SCORE:g}, and a "
+            "score is not OpenClaw's fused score, so a floor copied from OpenClaw (0.35) returns fewer results "
+            "(docs/quality.md says what each floor costs)")
+
+
 def ranking_summary(o: QueryOptions) -> str:
     """Which fusion and weights are in force, and what they measured (for ``status``)."""
     best = MEASURED_WORKSPACE_R5["zscore"]
