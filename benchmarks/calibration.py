@@ -324,8 +324,8 @@ def reliability_svg(pairs: list[tuple[float, bool, float]]) -> str:
     for i in range(0, 11, 2):
         y = H - PAD - i / 10 * plot_h
         out.append(f'<text x="{PAD - 6}" y="{y + 4:.1f}" text-anchor="end">{i / 10:.1f}</text>')
-    out.append(f'<text x="{PAD + 10}" y="{PAD}">answers and out-of-scope results, weighed alike '
-               f'({len(pairs)}); dot size: results in the bin</text>')
+    out.append(f'<text x="{PAD + 10}" y="{PAD}">answers and out-of-scope results, weighed alike ({len(pairs)})</text>')
+    out.append(f'<text x="{PAD + 10}" y="{PAD + 16}">dot size: results in the band</text>')
     out.append("</svg>\n")
     return "\n".join(out)
 
