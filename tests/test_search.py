@@ -203,3 +203,22 @@ def test_best_line_prefers_terms_that_sit_together():
     with_phrase = bm25.with_best_line(["state", "art"], [("state", "of", "the", "art")],
                                       {1: [["state", "of", "the", "art"]], 2: [["state", "art"]]}, {"state": 2, "art": 2}, 10, 4.0)
     assert with_phrase[1] > with_phrase[2]
+
+
+def test_a_query_that_names_a_file_ranks_that_file_first(workspace, make_memory):
+    write(workspace / "MEMORY.md", "- the team meets on Mondays\n- project heron ships in March\n")
+    write(workspace / "memory" / "2026-11-12.md", "- lunch with Wang Fang\n- the heron budget was approved\n")
+    write(workspace / "memory" / "2026-11-13.md", "- the heron launch moved to April\n")
+    write(workspace / "notes" / "project-heron.md", "- owner: Marta\n- kickoff on Friday\n")
+    mem = make_memory(workspace, overrides={"extraPaths": ["notes"]})
+    mem.sync()
+    for query, path in (("2026-11-12.md", "memory/2026-11-12.md"), ("memory/2026-11-12.md", "memory/2026-11-12.md"),
+                        ("2026-11-12", "memory/2026-11-12.md"), ("what is in `2026-11-13.md`?", "memory/2026-11-13.md"),
+                        ("project-heron", "notes/project-heron.md"), ("MEMORY", "MEMORY.md")):
+        out = mem.memory_search(query)
+        assert out["results"][0]["path"] == path, (query, out["results"])
+        assert out["results"][0]["score"] >= 0.99
+    # an ordinary word is not a file's name, even when a file's name holds it
+    assert mem.memory_search("project")["results"][0]["path"] == "MEMORY.md"
+    assert [r["path"] for r in mem.memory_search("2026-11-12.md", mode="keyword")["results"]][0] == \
+        "memory/2026-11-12.md"

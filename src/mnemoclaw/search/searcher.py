@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -33,6 +34,16 @@ MIN_CANDIDATES = 50
 # score, by how precisely the date matches: same year, same month, same day
 # (measured on LoCoMo's dated questions, docs/quality.md).
 DATE_BOOST = {1: 0.5, 2: 1.0, 3: 2.0}
+# A file the query names (search._named_files) is taken as what was asked for.
+NAMED_FILE_SCORE = 0.99
+NAMING_STEM = re.compile(r"[\d_-]")  # a word naming a file by its stem has one of these
+
+
+def _bare(text: str) -> str:
+    """``text`` lowercased without the quotes, brackets and end punctuation around a name."""
+    return text.strip().strip("\"'`“”‘’()[]<>?!,;:。？！，").rstrip(".").lower()
+
+
 # How many candidates past the ``k`` asked for are scored for relevance, so that a few
 # filtered out by ``min_score`` can be replaced by the next ones in the ranking.
 RELEVANCE_LOOKAHEAD = 4
@@ -136,6 +147,7 @@ class Searcher:
         self.clock = clock
         self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self._unrelated: np.ndarray | None = None  # unit vectors of search/unrelated.py
+        self._names: tuple[Any, dict[str, list[str]], dict[str, list[str]]] | None = None
         self._unrelated_spread = 0.0
 
     def default_mode(self) -> str:
@@ -194,6 +206,41 @@ class Searcher:
         except MnemoclawError:
             pass  # a busy or read-only index: embedded again next time
         return vecs
+
+    def _named_files(self, query: str, sources: Sequence[str] | None) -> list[str]:
+        """Indexed files the query names: the whole query is a file's path, name or stem, or one
+        of its words is a path or name ("2026-11-12.md") or a stem with a digit, "-" or "_"
+        ("2026-11-12", "project-heron"), so an ordinary word never names a file."""
+        records = self.store.file_records()
+        if self._names is None or self._names[0] is not records:
+            names: dict[str, list[str]] = {}
+            stems: dict[str, list[str]] = {}
+            for path in records:
+                low = path.lower()
+                base = low.rsplit("/", 1)[-1]
+                for key in {low, base}:
+                    names.setdefault(key, []).append(path)
+                stem = base.rsplit(".", 1)[0]
+                if stem and stem != base:
+                    stems.setdefault(stem, []).append(path)
+            self._names = (records, names, stems)
+        _, names, stems = self._names
+        found: list[str] = []
+        whole = _bare(query)
+        found += names.get(whole, []) + stems.get(whole, [])
+        for word in (_bare(w) for w in query.split()):
+            if "." in word or "/" in word:
+                found += names.get(word, [])
+            elif NAMING_STEM.search(word):
+                found += stems.get(word, [])
+        return [p for p in dict.fromkeys(found) if not sources or records[p].source in sources]
+
+    def _first_chunk(self, path: str, terms: dict[str, float]) -> Hit | None:
+        got = self.store.file_chunks(path)
+        if got is None or not got.chunks:
+            return None
+        c = min(got.chunks, key=lambda c: c.start_line)
+        return Hit(c.path, c.start_line, c.end_line, 0.0, c.text, c.source, terms=terms)
 
     def search(
         self,
@@ -281,6 +328,15 @@ class Searcher:
             scored.append(Hit(row.path, row.start_line, row.end_line, score, row.text, row.source, f.vector, f.text,
                               evidence, words.weights, words.lines.get(f.id)))
         kept = [h for h in scored if h.score >= floor]
+        named = self._named_files(query, sources)
+        if named:  # a file the query names is what was asked for: it comes first
+            front = []
+            for path in named:
+                best = next((h for h in scored if h.path == path), None) or self._first_chunk(path, words.weights)
+                if best is not None:
+                    front.append(replace(best, score=max(best.score, NAMED_FILE_SCORE)))
+            shown = {(h.path, h.start_line) for h in front}
+            kept = front + [h for h in kept if (h.path, h.start_line) not in shown]
         if not kept and o.fusion == "weighted" and mode == "hybrid":
             # OpenClaw's relaxed floor: keyword-backed hits survive when nothing else passes
             tw = 0.3 if o.text_weight is None else o.text_weight
