@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from mnemoclaw.eval.runner import IN_SCOPE, EvalOptions, evaluate
+from mnemoclaw.eval.runner import IN_SCOPE, EvalOptions, evaluate, evidence_in
 from mnemoclaw.search.relevance import COEFFICIENTS, DEFAULT_MIN_SCORE, Evidence
 from mnemoclaw.types import UnrelatedReference, VectorReference
 
@@ -60,9 +60,7 @@ def collect(args: argparse.Namespace) -> None:
                     for h in hits[:KEEP]:
                         e: Evidence = h.evidence
                         if name in ("workspace", "small"):
-                            real = os.path.realpath(h.path) if os.path.isabs(h.path) else h.path
-                            holds = sorted(i for i, (p, ln) in relevant.items()
-                                           if p == real and h.start_line <= ln <= h.end_line)
+                            holds = sorted(evidence_in(h, relevant))
                         else:
                             holds = [h.path] if h.path in relevant else []
                         ref, far = e.reference, e.unrelated

@@ -328,7 +328,7 @@ def _evaluate_workspaces(root: str, subdirs: list[str], options: EvalOptions,
                     ms = (time.perf_counter() - t) * 1000
                     chunk_chars.extend(len(h.text) for h in hits[:5])
                     scores = _score_evidence(hits, evidence)
-                    relevant = [h.score for h in hits if _holds(h, evidence)]
+                    relevant = [h.score for h in hits if evidence_in(h, evidence)]
                     if relevant:
                         top_relevant.append(max(relevant))
                     results.append(_QueryResult(q.metadata.get("category"), scores, ms))
@@ -390,9 +390,10 @@ def _spread(items: list[Query], n: int) -> list[Query]:
     return items[:: max(1, len(items) // n)][:n]
 
 
-def _holds(hit: Any, evidence: dict[str, tuple[str, int]]) -> bool:
+def evidence_in(hit: Any, evidence: dict[str, tuple[str, int]]) -> set[str]:
+    """The evidence ids whose (file, line) the hit's line range holds."""
     path = os.path.realpath(hit.path) if os.path.isabs(hit.path) else hit.path
-    return any(p == path and hit.start_line <= ln <= hit.end_line for p, ln in evidence.values())
+    return {e for e, (p, ln) in evidence.items() if p == path and hit.start_line <= ln <= hit.end_line}
 
 
 def _score_evidence(hits: list, evidence: dict[str, tuple[str, int]]) -> dict[str, float]:
@@ -402,8 +403,7 @@ def _score_evidence(hits: list, evidence: dict[str, tuple[str, int]]) -> dict[st
     gains: list[int] = []
     first_hit = 0
     for rank, h in enumerate(hits, 1):
-        path = os.path.realpath(h.path) if os.path.isabs(h.path) else h.path
-        inside = {e for e, (p, ln) in evidence.items() if p == path and h.start_line <= ln <= h.end_line}
+        inside = evidence_in(h, evidence)
         if inside and not first_hit:
             first_hit = rank
         gains.append(1 if inside - seen else 0)

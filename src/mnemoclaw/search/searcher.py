@@ -22,7 +22,7 @@ from ..types import Hit, SearchOutcome, StoredChunk, UnrelatedReference
 from . import keyword, unrelated
 from .fusion import decay_factor, fuse, mmr, standardise
 from .keyword import KeywordEvidence
-from .relevance import DEFAULT_MIN_SCORE, Evidence, probability
+from .relevance import DEFAULT_MIN_SCORE, Evidence, pair_spread, probability, unit_rows
 
 MODES = ("hybrid", "keyword", "vector")
 MAX_CANDIDATES = 200
@@ -176,11 +176,8 @@ class Searcher:
                 return None
             if vecs.ndim != 2 or vecs.shape[1] != len(qvec):
                 return None
-            norms = np.linalg.norm(vecs, axis=1)
-            norms[norms == 0] = 1.0
-            vecs = vecs / norms[:, None]
-            self._unrelated = vecs
-            self._unrelated_spread = float((vecs @ vecs.T)[np.triu_indices(len(vecs), k=1)].std())
+            self._unrelated = unit_rows(vecs)
+            self._unrelated_spread = pair_spread(self._unrelated)[1]
         sims = self._unrelated @ (qvec / (float(np.linalg.norm(qvec)) or 1.0))
         return UnrelatedReference(float(sims.mean()), float(sims.max()), self._unrelated_spread)
 

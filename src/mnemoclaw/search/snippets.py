@@ -77,7 +77,8 @@ def choose(text: str, start_line: int, terms: Mapping[str, float], limit: int,
                 if 0 <= j < len(lines) and add(j):
                     grown = True
     if not chosen:  # one line longer than the limit: the part around its first match
-        return _cut(full[order[0]], start_line + order[0], terms, limit)
+        i = order[0]
+        return Snippet(_shorten(full[i], terms, limit), ((start_line + i, start_line + i),))
     picked = sorted(chosen)
     parts: list[str] = []
     ranges: list[list[int]] = []
@@ -217,10 +218,3 @@ def _line_score(line: str, terms: Mapping[str, float], needles: Collection[str] 
     return sum(w for t, w in terms.items() if t in present)
 
 
-def _cut(line: str, number: int, terms: Mapping[str, float], limit: int) -> Snippet:
-    lowered = line.lower()
-    pos = min((i for i in (lowered.find(t) for t in terms) if i >= 0), default=0)
-    start = max(0, min(pos - limit // 3, len(line) - (limit - 2)))
-    body = line[start : start + limit - 2]
-    text = ("…" if start else "") + body + ("…" if start + len(body) < len(line) else "")
-    return Snippet(text[:limit], ((number, number),))

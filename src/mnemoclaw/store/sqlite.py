@@ -26,6 +26,7 @@ from ..atomic import write_atomic
 from ..errors import DiskFullError, IndexCorruptError, ReadOnlyError, StoreError
 from ..locks import file_lock, lock_busy, lock_holder
 from ..markdown.chunker import text_hash
+from ..search.relevance import pair_spread, unit_rows
 from ..text.tokenize import KeywordQuery, fts_document
 from ..types import ChunkRow, FileRecord, StoredChunk, VectorReference
 from .base import CacheKey, FileWrite, KeywordCandidates, Store, damage_reason, from_blob, to_blob
@@ -681,12 +682,9 @@ class SQLiteStore:
         blobs = [r[2] for r in (self._vector_rows(ids) if ids else []) if r[2] is not None and len(r[2]) == dims * 4]
         if len(blobs) < REFERENCE_MIN:
             return np.zeros((0, dims), dtype=np.float32), 0.0, 1.0
-        sample = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dims)
-        norms = np.linalg.norm(sample, axis=1)
-        norms[norms == 0] = 1.0
-        sample = sample / norms[:, None]
-        pairs = (sample @ sample.T)[np.triu_indices(len(sample), k=1)]
-        return sample, float(pairs.mean()), float(max(pairs.std(), 1e-3))
+        sample = unit_rows(np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dims))
+        pair_mean, pair_sd = pair_spread(sample)
+        return sample, pair_mean, max(pair_sd, 1e-3)
 
     def _vector_ids(self) -> list[int]:
         return [r[0] for r in self.conn.execute("SELECT rowid FROM chunks WHERE embedding IS NOT NULL")]
