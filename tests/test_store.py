@@ -113,12 +113,27 @@ def test_embedding_cache_roundtrip_and_prune(store):
 
 def test_migrations_are_named_and_recorded(store):
     names = [r[0] for r in store.conn.execute("SELECT name FROM schema_migrations")]
-    assert names == ["0001_base"]
+    assert names == ["0001_base", "0002_chunk_meta"]
     # reopening does not re-run them
     path = store.path
     store.close()
     again = SQLiteStore(path)
-    assert [r[0] for r in again.conn.execute("SELECT name FROM schema_migrations")] == ["0001_base"]
+    assert [r[0] for r in again.conn.execute("SELECT name FROM schema_migrations")] == names
+    again.close()
+
+
+def test_an_index_made_before_annotations_gains_their_column(store):
+    store.apply([file_write("MEMORY.md", ["kept through the upgrade"])])
+    path = store.path
+    with store.transaction():  # back to the first schema
+        store.conn.execute("DROP INDEX chunks_annotated")
+        store.conn.execute("ALTER TABLE chunks DROP COLUMN meta")
+        store.conn.execute("DELETE FROM schema_migrations WHERE name = '0002_chunk_meta'")
+    store.close()
+    again = SQLiteStore(path)
+    assert again.annotations() == {}
+    (row,) = again.chunks([1]).values()
+    assert row.text == "kept through the upgrade" and row.meta == ""
     again.close()
 
 

@@ -32,10 +32,12 @@ from .freshness import INLINE_SYNC_FILES, SEARCH_LOCK_WAIT, Freshness
 from .index.background import BackgroundSync
 from .index.indexer import Indexer, Progress
 from .index.watcher import Watcher
+from .markdown.annotations import parse_value, render
 from .providers import AUTO, ProviderChoice, auto_provider, build_provider, resolve_provider
 from .search.searcher import floor_summary, ranking_summary
 from .store import Store, open_store
 from .tools import (
+    ANNOTATION_PARAMS,
     GET,
     MAX_QUERY_CHARS,
     SEARCH,
@@ -256,7 +258,10 @@ class Memory:
 
     # -- search -----------------------------------------------------------------------------
     def search(self, query: str, *, max_results: int | None = None, min_score: float | None = None,
-               mode: str | None = None, sync: bool = True) -> list[Hit]:
+               mode: str | None = None, sync: bool = True, kind: str | None = None,
+               history: bool = False) -> list[Hit]:
+        """Hits best first. ``kind``: only entries annotated with this type; ``history``: expired
+        entries and the older values of keyed entries too (each marked ``superseded_by``)."""
         if not self.settings.memory_search["enabled"]:
             raise MnemoclawError("memory search is disabled (agents.defaults.memorySearch.enabled is false)")
         if sync:
@@ -264,9 +269,9 @@ class Memory:
         else:
             self.freshness.left_over = None
         try:
-            hits = self._search(query, max_results, min_score, mode)
+            hits = self._search(query, max_results, min_score, mode, kind=kind, history=history)
         except IndexCorruptError as exc:
-            hits = self._search_damaged(query, max_results, min_score, mode, exc)
+            hits = self._search_damaged(query, max_results, min_score, mode, exc, kind=kind, history=history)
         if self.backend.damaged() is not None:
             self.request_sync("repair")  # a long-running process repairs at once; otherwise the next sync does
         return hits
@@ -275,13 +280,15 @@ class Memory:
         sources = self.settings.index_sources()
         return sources if len(sources) > 1 else None
 
-    def _search(self, query: str, max_results: int | None, min_score: float | None, mode: str | None) -> list[Hit]:
+    def _search(self, query: str, max_results: int | None, min_score: float | None, mode: str | None, *,
+                kind: str | None = None, history: bool = False) -> list[Hit]:
         wanted = mode or self.backend.default_mode()
         if wanted != "keyword" and not self.backend.vectors_usable():
             mode = "keyword"  # the index's vectors are from another model (a rebuild is under way)
         elif wanted != "keyword" and time.monotonic() < self._query_embedding_off_until:
             mode = "keyword"  # the provider just failed to embed a query: do not wait for it on every search
-        kwargs: dict[str, Any] = dict(max_results=max_results, min_score=min_score, sources=self._sources())
+        kwargs: dict[str, Any] = dict(max_results=max_results, min_score=min_score, sources=self._sources(),
+                                      kind=kind, history=history)
         try:
             return self.backend.search(query, mode=mode, **kwargs).hits
         except ProviderError as exc:
@@ -294,21 +301,21 @@ class Memory:
             return self.backend.search(query, mode="keyword", **kwargs).hits
 
     def _search_damaged(self, query: str, max_results: int | None, min_score: float | None, mode: str | None,
-                        exc: IndexCorruptError) -> list[Hit]:
+                        exc: IndexCorruptError, *, kind: str | None = None, history: bool = False) -> list[Hit]:
         """Damage met while searching: answer from what can still be read, or else after
         rebuilding the index from the Markdown."""
         from .store.base import damage_reason
 
         self.backend.mark_damaged(damage_reason(exc))
         answer = self.backend.search_readable(query, max_results=max_results, min_score=min_score, mode=mode,
-                                              sources=self._sources())
+                                              sources=self._sources(), kind=kind, history=history)
         if answer is not None:
             return answer.hits
         if self.backend.read_only:
             return []
         try:  # nothing readable answers this query: repair now, it is the only way to answer
             self.sync(lock_timeout=SEARCH_LOCK_WAIT, fallback_now=False)
-            return self._search(query, max_results, min_score, mode)
+            return self._search(query, max_results, min_score, mode, kind=kind, history=history)
         except (MnemoclawError, OSError) as err:
             self.freshness.error = str(err)
             return []
@@ -323,10 +330,12 @@ class Memory:
 
     # -- the agent tools ----------------------------------------------------------------------
     def memory_search(self, query: str, max_results: int | None = None, min_score: float | None = None, *,
-                      mode: str | None = None) -> dict[str, Any]:
+                      mode: str | None = None, kind: str | None = None,
+                      history: bool | None = None) -> dict[str, Any]:
         """The ``memory_search`` tool: never raises; failures come back with an ``action``."""
         try:
-            args = SEARCH.check(query=query, max_results=max_results, min_score=min_score)
+            args = SEARCH.check(query=query, max_results=max_results, min_score=min_score, kind=kind,
+                                history=history)
         except ToolArgumentError as exc:
             if isinstance(query, str) and len(query) > MAX_QUERY_CHARS:  # refused at once, and not "unavailable"
                 return {"results": [], "error": f"the query is {len(query)} characters long; at most "
@@ -334,7 +343,8 @@ class Memory:
                         "are looking for"}
             return search_failed(exc, self.public)
         try:
-            hits = self.search(args["query"], max_results=args["max_results"], min_score=args["min_score"], mode=mode)
+            hits = self.search(args["query"], max_results=args["max_results"], min_score=args["min_score"], mode=mode,
+                               kind=args["kind"], history=bool(args["history"]))
         except (MnemoclawError, ValueError, OSError) as exc:
             return search_failed(exc, self.public)
         provider = self.provider
@@ -388,10 +398,15 @@ class Memory:
         except (MnemoclawError, ValueError, OSError) as exc:
             return get_failed(path, exc, self.public)
 
-    def memory_append(self, text: str, target: str | None = None) -> dict[str, Any]:
+    def memory_append(self, text: str, target: str | None = None, *, importance: int | None = None,
+                      kind: str | None = None, expires: str | None = None, key: str | None = None) -> dict[str, Any]:
         """The ``memory_append`` tool: never raises."""
         try:  # the one writer of memory files checks the text and names every target it refuses
-            return {"ok": True, **self.append(text, target)}
+            given = {"importance": importance, "kind": kind, "expires": expires, "key": key}
+            for param in ANNOTATION_PARAMS:
+                param.check(given[param.keyword])
+            return {"ok": True, **self.append(text, target, importance=importance, kind=kind, expires=expires,
+                                              key=key)}
         except (MnemoclawError, OSError, ValueError) as exc:
             return append_failed(exc, self.public)
 
@@ -424,12 +439,24 @@ class Memory:
         resolved = resolve_memory_path(path, self.settings.workspace, self.settings.extra_paths())
         return resolved.display, read_lines(resolved.abspath, from_line, lines, resolved.display)
 
-    def append(self, text: str, target: str | None = None) -> dict[str, Any]:
-        """Append to today's daily log, or to MEMORY.md with ``target="long_term"`` (nothing else)."""
+    def append(self, text: str, target: str | None = None, *, importance: int | float | None = None,
+               kind: str | None = None, expires: str | None = None, key: str | None = None) -> dict[str, Any]:
+        """Append to today's daily log, or to MEMORY.md with ``target="long_term"`` (nothing else),
+        annotated (``<!-- importance: 8; key: db-host -->`` on the note's heading) when asked."""
         self.settings.check_writable("memory_append")
+        attrs = {}
+        for name, value in (("importance", importance), ("type", kind), ("expires", expires), ("key", key)):
+            if value is None or value == "":
+                continue
+            parsed, why = parse_value(name, str(value))
+            if why:
+                raise ToolArgumentError(f"{why}; nothing was written")
+            attrs[name] = parsed
         now = datetime.fromtimestamp(self.clock()).astimezone()
-        done = append_note(self.settings.workspace, text, target, now)
+        done = append_note(self.settings.workspace, text, target, now, annotation=render(attrs))
         out: dict[str, Any] = {"path": done.path, "startLine": done.start_line, "endLine": done.end_line}
+        if attrs:
+            out["annotations"] = attrs
         if done.redacted:
             out["redacted"] = done.redacted
             out["note"] = (f"{done.redacted} secret(s) (keys, tokens, passwords) were replaced by [REDACTED]: "

@@ -69,7 +69,7 @@ class MemoryService:
         self._executor.shutdown(wait=True)
 
 
-_TYPES: dict[str, Any] = {"string": str, "integer": int, "number": float}
+_TYPES: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool}
 
 
 def _handler(service: MemoryService, spec: tools.ToolSpec, read_only: bool) -> Callable[..., Any]:

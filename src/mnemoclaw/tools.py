@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .errors import MnemoclawError, ProviderError, WorkspaceError
+from .markdown.annotations import NAMES as ANNOTATION_NAMES
 from .search.relevance import DEFAULT_MIN_SCORE
 from .search.snippets import choose, choose_all
 from .text.tokenize import keyword_query
@@ -42,7 +43,7 @@ class ToolArgumentError(MnemoclawError):
 @dataclass(frozen=True)
 class Param:
     name: str  # on the wire
-    type: str  # JSON schema type: "string" | "integer" | "number"
+    type: str  # JSON schema type: "string" | "integer" | "number" | "boolean"
     description: str
     required: bool = False
     minimum: float | None = None
@@ -80,6 +81,10 @@ class Param:
                 raise ToolArgumentError(f"{self.name} is {len(value)} characters long; at most {self.max_length}")
             if self.enum and value not in self.enum:
                 raise ToolArgumentError(f"{self.name} must be one of {', '.join(self.enum)}; got {value!r}")
+            return value
+        if self.type == "boolean":
+            if not isinstance(value, bool):
+                raise ToolArgumentError(f"{self.name} must be true or false, got {value!r}")
             return value
         if self.type == "integer":
             if isinstance(value, bool) or not isinstance(value, (int, float, str)):
@@ -146,13 +151,19 @@ from then. Returns ranked snippets (the lines that matched) with path, line rang
 citation; read the surrounding lines with memory_get. A score is the estimated chance \
 (0-1) that the result is about the question rather than merely the nearest text, on the \
 same scale for every query; an empty list means memory has nothing on it: say so, do not \
-guess.""", (
+guess. Entries annotated in the Markdown carry importance, type, expires and key; an \
+expired entry, or one a newer entry with the same key replaced, is left out unless \
+history is true.""", (
     Param("query", "string", "What to look for, in natural language or exact terms", required=True,
           max_length=MAX_QUERY_CHARS),
     Param("maxResults", "integer", "How many results (default 6)", minimum=1, maximum=MAX_RESULTS,
           py="max_results"),
     Param("minScore", "number", f"Drop results scoring below this, 0-1 (default {DEFAULT_MIN_SCORE:g})",
           minimum=0, maximum=1, py="min_score"),
+    Param("type", "string", "Only entries annotated with this type: fact, preference, task, summary or "
+          "another word the notes use", max_length=40, py="kind"),
+    Param("history", "boolean", "Also return expired entries and the older values of keyed entries, each "
+          "marked (default false)"),
 ))
 
 GET = ToolSpec("memory_get", """\
@@ -164,6 +175,16 @@ configured extra Markdown path. Use after memory_search to read around a hit \
     Param("lines", "integer", "Number of lines to read", minimum=0),
 ))
 
+# Written into the note as <!-- name: value --> (markdown/annotations.py), read back by search.
+ANNOTATION_PARAMS = (
+    Param("importance", "integer", "How much this matters, 1-10 (omit for ordinary notes)", minimum=1, maximum=10),
+    Param("type", "string", "fact, preference, task or summary", max_length=40, py="kind"),
+    Param("expires", "string", "YYYY-MM-DD after which this no longer holds (a deadline, a temporary "
+          "arrangement)", max_length=10),
+    Param("key", "string", "A short name for the thing this sets (\"db-host\", \"editor\"): a later note with "
+          "the same key replaces this one in searches", max_length=80),
+)
+
 APPEND = ToolSpec("memory_append", """\
 Write to memory (append-only, with a timestamp; never overwrites). Omit target to append \
 to today's daily log (facts, decisions, progress, the user's instructions); \
@@ -172,11 +193,12 @@ as soon as something worth keeping happens; keep entries short and specific. No 
 file can be written.""", (
     Param("text", "string", "The note, in Markdown (a line or a short list)", required=True),
     Param("target", "string", "Omit for today's log; \"long_term\" for MEMORY.md", enum=("long_term",)),
+    *ANNOTATION_PARAMS,
 ), writes=True)
 
 # The memory flush may only append to today's log: the same tool without a target.
 FLUSH_APPEND = ToolSpec("memory_append", "Append a note to today's daily log (memory/YYYY-MM-DD.md). Append-only.",
-                        APPEND.params[:1], writes=True)
+                        (APPEND.params[0], *ANNOTATION_PARAMS), writes=True)
 
 STATUS = ToolSpec("memory_status", "Show the memory index: workspace, files and chunks, embedding provider, "
                   "freshness.", ())
@@ -192,9 +214,12 @@ class ToolHost(Protocol):
     """What answers the tools (``Memory``)."""
 
     def memory_search(self, query: str, max_results: int | None = None, min_score: float | None = None, *,
-                      mode: str | None = None) -> dict[str, Any]: ...
+                      mode: str | None = None, kind: str | None = None,
+                      history: bool | None = None) -> dict[str, Any]: ...
     def memory_get(self, path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, Any]: ...
-    def memory_append(self, text: str, target: str | None = None) -> dict[str, Any]: ...
+    def memory_append(self, text: str, target: str | None = None, *, importance: int | None = None,
+                      kind: str | None = None, expires: str | None = None,
+                      key: str | None = None) -> dict[str, Any]: ...
     def memory_status(self) -> dict[str, Any]: ...
 
 
@@ -264,6 +289,9 @@ class SearchAnswer:
             item: dict[str, Any] = {"path": h.path, "startLine": h.start_line, "endLine": h.end_line,
                                     "score": round(h.score, 4), "snippet": snippet.text,
                                     "snippetLines": [list(r) for r in snippet.ranges], "source": h.source}
+            item.update({name: h.annotations[name] for name in ANNOTATION_NAMES if name in h.annotations})
+            if h.superseded_by:
+                item["supersededBy"] = h.superseded_by
             if self.citations:
                 cite = f"{h.path}#L{h.start_line}-L{h.end_line}"
                 item["citation"] = cite

@@ -50,6 +50,7 @@ class ChunkRow:
     hash: str
     model: str
     text: str
+    meta: str = ""  # the chunk's annotations (markdown/annotations.py:encode), '' for none
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +62,7 @@ class StoredChunk:
     end_line: int
     text: str
     hash: str = ""
+    meta: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +81,8 @@ class Hit:
     terms: dict[str, float] = field(default_factory=dict)  # the query's index terms and their IDF
     # the chunk's analysed lines (its lines with any word, in order) when keyword search read them
     analysed: list[list[str]] | None = None
+    annotations: dict = field(default_factory=dict)  # importance, type, expires, key
+    superseded_by: str | None = None  # "path#Lx-Ly" of the newer entry with the same key
 
 
 @dataclass
@@ -106,6 +110,8 @@ class IndexReport:
     # (``vectors_error`` says how); a later sync adds their vectors
     vectors_pending: int = 0
     vectors_error: str = ""
+    # annotations refused (a bad value): (path, "line N: why"); the file is indexed without them
+    warnings: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def degraded(self) -> bool:
@@ -127,6 +133,7 @@ class IndexReport:
             "deferred": self.deferred,
             "vectorsPending": self.vectors_pending,
             "vectorsError": self.vectors_error or None,
+            "warnings": [{"path": p, "message": m} for p, m in self.warnings],
         }
 
 

@@ -248,7 +248,8 @@ def _write_all(fd: int, data: bytes) -> None:
     os.fsync(fd)
 
 
-def append_note(workspace: Path, text: str, target: str | None = None, now: datetime | None = None) -> Appended:
+def append_note(workspace: Path, text: str, target: str | None = None, now: datetime | None = None, *,
+                annotation: str = "") -> Appended:
     """Append ``text`` to today's daily log (``memory/YYYY-MM-DD.md``, local time) or, with
     ``target="long_term"``, to MEMORY.md: append-only, under a timestamp line, never
     overwriting, secrets redacted. No other file can be written: ``target`` is a choice,
@@ -281,6 +282,8 @@ def append_note(workspace: Path, text: str, target: str | None = None, now: date
             f"target {target!r} is not allowed: memory_append writes to today's daily log (omit target) "
             "or to MEMORY.md (target=\"long_term\"), nothing else"
         )
+    if annotation:  # on the timestamp heading: it holds for the whole note
+        stamp += f" {annotation}"
     body, redacted = redact_counted(text.strip())
     fd = _open_memory_file(ws, rel)
     try:

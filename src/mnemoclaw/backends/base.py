@@ -44,9 +44,12 @@ class Backend(Protocol):
 
     # -- answering -----------------------------------------------------------------
     def search(self, query: str, *, max_results: int | None = None, min_score: float | None = None,
-               mode: str | None = None, sources: Sequence[str] | None = None) -> SearchOutcome: ...
+               mode: str | None = None, sources: Sequence[str] | None = None, kind: str | None = None,
+               history: bool = False) -> SearchOutcome:
+        """``kind``: only entries of this annotated type; ``history``: expired and superseded too."""
     def search_readable(self, query: str, *, max_results: int | None, min_score: float | None, mode: str | None,
-                        sources: Sequence[str] | None) -> SearchOutcome | None:
+                        sources: Sequence[str] | None, kind: str | None = None,
+                        history: bool = False) -> SearchOutcome | None:
         """After damage was met: an answer from whatever can still be read, or None."""
     def default_mode(self) -> str: ...
     def vectors_usable(self) -> bool:

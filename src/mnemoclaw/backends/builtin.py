@@ -64,11 +64,14 @@ class BuiltinBackend:
 
     # -- answering -----------------------------------------------------------------
     def search(self, query: str, *, max_results: int | None = None, min_score: float | None = None,
-               mode: str | None = None, sources: Sequence[str] | None = None) -> SearchOutcome:
-        return self.searcher.search(query, max_results=max_results, min_score=min_score, mode=mode, sources=sources)
+               mode: str | None = None, sources: Sequence[str] | None = None, kind: str | None = None,
+               history: bool = False) -> SearchOutcome:
+        return self.searcher.search(query, max_results=max_results, min_score=min_score, mode=mode, sources=sources,
+                                    kind=kind, history=history)
 
     def search_readable(self, query: str, *, max_results: int | None, min_score: float | None, mode: str | None,
-                        sources: Sequence[str] | None) -> SearchOutcome | None:
+                        sources: Sequence[str] | None, kind: str | None = None,
+                        history: bool = False) -> SearchOutcome | None:
         """The keyword side or the vector side alone, whichever the damage left readable."""
         tried = mode or self.default_mode()
         for other in ("keyword", "vector"):
@@ -77,7 +80,8 @@ class BuiltinBackend:
             try:
                 if other == "vector" and not self.vectors_usable():
                     continue
-                return self.search(query, max_results=max_results, min_score=min_score, mode=other, sources=sources)
+                return self.search(query, max_results=max_results, min_score=min_score, mode=other, sources=sources,
+                                   kind=kind, history=history)
             except IndexCorruptError:
                 continue
         return None

@@ -26,7 +26,8 @@ import numpy as np
 from ..embeddings.base import EmbeddingProvider
 from ..embeddings.http import ProviderResponseError
 from ..errors import DiskFullError, IndexCorruptError, LockTimeoutError, ProviderError, StoreError, WorkspaceError
-from ..markdown.chunker import chunk_markdown, text_hash
+from ..markdown.annotations import Span, annotate, encode
+from ..markdown.chunker import chunk_markdown, chunk_spans, text_hash
 from ..sessions.transcript import parse_transcript
 from ..store.base import CacheKey, FileWrite, Store, damage_reason
 from ..text.tokenize import TOKENIZER_ID, estimate_tokens
@@ -42,7 +43,7 @@ KEYWORD_ONLY_MODEL = "fts-only"
 MAX_FILE_BYTES = 32 * 1024 * 1024
 EMBED_BATCH = 256  # texts per provider call
 WRITE_BATCH_FILES = 200  # files per transaction when nothing needs embedding
-SCHEMA_FINGERPRINT = 1
+SCHEMA_FINGERPRINT = 2
 # A transcript that grew by less than the delta thresholds is indexed anyway once it
 # has been quiet this long, so the end of a short session becomes searchable too.
 SESSION_IDLE_SECONDS = 60.0
@@ -472,21 +473,30 @@ class Indexer:
                 yield f, None
                 continue
             transcript = parse_transcript(text) if f.source == "sessions" else None
-            chunks = chunk_markdown(transcript.text if transcript else text, self.spec.chunk_tokens,
-                                    self.spec.chunk_overlap)
+            if transcript:
+                spans: list[Span] = []
+            else:
+                spans, problems = annotate(text)
+                for p in problems:
+                    report.warnings.append((f.path, f"line {p.line}: {p.message}"))
+                    log.warning("%s line %d: %s", f.path, p.line, p.message)
+            pieces = chunk_spans(transcript.text if transcript else text, spans, self.spec.chunk_tokens,
+                                 self.spec.chunk_overlap)
             if limit and limit < self.spec.chunk_tokens:
-                chunks = _split_for_limit(chunks, limit)
+                pieces = [(sub, attrs) for c, attrs in pieces for sub in _split_for_limit([c], limit)]
             if transcript:  # rendered lines -> the JSONL lines they came from
                 lines = transcript.source_lines
-                chunks = [Chunk(lines[c.start_line - 1], lines[c.end_line - 1], c.text, c.hash) for c in chunks]
+                pieces = [(Chunk(lines[c.start_line - 1], lines[c.end_line - 1], c.text, c.hash), a)
+                          for c, a in pieces]
             rows = []
             seen_ids: set[str] = set()
-            for c in chunks:
+            for c, attrs in pieces:
                 cid = chunk_id(f.source, f.path, c.start_line, c.end_line, c.hash, self.model)
                 if cid in seen_ids:  # identical slices of one over-long line: nothing to add
                     continue
                 seen_ids.add(cid)
-                rows.append(ChunkRow(cid, f.path, f.source, c.start_line, c.end_line, c.hash, self.model, c.text))
+                rows.append(ChunkRow(cid, f.path, f.source, c.start_line, c.end_line, c.hash, self.model, c.text,
+                                     encode(attrs)))
             yield f, _Prepared(f, FileRecord(f.path, f.source, fhash, f.mtime_ns, f.size), rows)
 
     def _write(self, target: Store, cache_source: Store, batch: list[_Prepared], removes: list[str],

@@ -113,3 +113,24 @@ def chunk_markdown(
             current_w += sw
     flush()
     return chunks
+
+
+def chunk_spans(
+    text: str, spans: list, tokens: int = DEFAULT_TOKENS, overlap: int = DEFAULT_OVERLAP
+) -> list[tuple[Chunk, dict]]:
+    """Chunk each span (markdown/annotations.py: lines with the same annotations) on its own,
+    so a chunk never mixes entries annotated differently; each chunk comes with its span's
+    annotations. One span (a file with no annotations) chunks exactly as ``chunk_markdown``."""
+    if len(spans) <= 1:
+        attrs = spans[0].attrs if spans else {}
+        return [(c, attrs) for c in chunk_markdown(text, tokens, overlap)]
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    out: list[tuple[Chunk, dict]] = []
+    for span in spans:
+        body = "\n".join(lines[span.start - 1 : span.end])
+        if not body.strip():
+            continue
+        shift = span.start - 1
+        for c in chunk_markdown(body, tokens, overlap):
+            out.append((Chunk(c.start_line + shift, c.end_line + shift, c.text, c.hash), span.attrs))
+    return out

@@ -71,16 +71,17 @@ class ToolBox:
 
     # -- tools.ToolHost ------------------------------------------------------------------
     def memory_search(self, query: str, max_results: int | None = None, min_score: float | None = None, *,
-                      mode: str | None = None) -> dict[str, Any]:
-        return self.memory.memory_search(query, max_results, min_score, mode=mode)
+                      mode: str | None = None, kind: str | None = None,
+                      history: bool | None = None) -> dict[str, Any]:
+        return self.memory.memory_search(query, max_results, min_score, mode=mode, kind=kind, history=history)
 
     def memory_get(self, path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, Any]:
         return self.memory.memory_get(path, from_line, lines)
 
-    def memory_append(self, text: str, target: str | None = None) -> dict[str, Any]:
+    def memory_append(self, text: str, target: str | None = None, **annotations: Any) -> dict[str, Any]:
         if self.rs.read_only:
             return {"ok": False, "error": "the workspace is read-only; nothing was written"}
-        out = self.memory.memory_append(text, target)
+        out = self.memory.memory_append(text, target, **annotations)
         if out.get("ok") and self.rs.git_autocommit:
             self._commit(f"memory: {out['path']}")
         return out

@@ -14,13 +14,15 @@ import numpy as np
 
 from ..embeddings.base import EmbeddingProvider
 from ..errors import MnemoclawError
+from ..markdown.annotations import decode
 from ..markdown.chunker import text_hash
 from ..store.base import CacheKey, Store
 from ..text.dates import note_date, query_dates
 from ..text.tokenize import keyword_query
 from ..types import Hit, SearchOutcome, StoredChunk, UnrelatedReference
 from . import keyword, unrelated
-from .fusion import decay_factor, fuse, mmr, standardise
+from .annotated import ARCHIVE_SHIFT, AnnotationView, archived, today
+from .fusion import Fused, decay_factor, fuse, mmr, standardise
 from .keyword import KeywordEvidence
 from .relevance import DEFAULT_MIN_SCORE, Evidence, pair_spread, probability, unit_rows
 
@@ -63,6 +65,7 @@ class QueryOptions:
     decay: bool = False
     half_life_days: float = 30.0
     date_match: bool = True
+    archive: bool = True  # search memory/archive/ (ranked below live notes)
 
     @classmethod
     def from_config(cls, q: dict[str, Any]) -> QueryOptions:
@@ -149,6 +152,7 @@ class Searcher:
         self._unrelated: np.ndarray | None = None  # unit vectors of search/unrelated.py
         self._names: tuple[Any, dict[str, list[str]], dict[str, list[str]]] | None = None
         self._unrelated_spread = 0.0
+        self._annotations = AnnotationView(store)
 
     def default_mode(self) -> str:
         if self.provider is None:
@@ -247,7 +251,11 @@ class Searcher:
         min_score: float | None = None,
         mode: str | None = None,
         sources: Sequence[str] | None = None,
+        kind: str | None = None,
+        history: bool = False,
     ) -> SearchOutcome:
+        """``kind``: only entries annotated with this type. ``history``: expired and superseded
+        entries too, each after what replaced it and saying so."""
         o = self.options
         k = max_results or o.max_results
         floor = o.min_score if min_score is None else min_score
@@ -259,12 +267,16 @@ class Searcher:
         query = query.strip()
         if not query:
             return SearchOutcome([], mode, 0)
+        notes = self._annotations.refresh()
+        kind = (kind or "").strip().lower() or None
         if o.fusion in ("zscore", "minmax"):
             # a fixed pool: scores are normalised over it, so asking for 10 results
             # returns the same first 6 as asking for 6
             n_cand = min(MAX_CANDIDATES, max(k, MIN_CANDIDATES))
         else:
             n_cand = min(MAX_CANDIDATES, k * o.candidate_multiplier)
+        if kind:  # most candidates may be of other types
+            n_cand = MAX_CANDIDATES
 
         text: dict[int, float] = {}
         vector: dict[int, float] = {}
@@ -280,8 +292,12 @@ class Searcher:
         text_missing = 0.0 if len(text) < n_cand else None
         rows = self.store.chunks(list(dict.fromkeys([*vector, *text])))
         levels = self._date_levels(query, rows) if o.date_match else {}
-        boost = {rid: DATE_BOOST[level] for rid, level in levels.items()} or None
-        fused = fuse(vector, text, o.fusion, o.vector_weight, o.text_weight, text_missing, boost)
+        boost = {rid: DATE_BOOST[level] for rid, level in levels.items()}
+        for rid, chunk in rows.items():
+            extra = notes.shift(rid) + (ARCHIVE_SHIFT if archived(chunk.path) else 0.0)
+            if extra:
+                boost[rid] = boost.get(rid, 0.0) + extra
+        fused = fuse(vector, text, o.fusion, o.vector_weight, o.text_weight, text_missing, boost or None)
 
         # the order: the fused ranking (decayed and diversified when asked)
         order = []
@@ -289,6 +305,8 @@ class Searcher:
         for f in fused:
             row = rows.get(f.id)
             if row is None:  # deleted between the two queries
+                continue
+            if not o.archive and archived(row.path):
                 continue
             factor = 1.0
             if o.decay:
@@ -304,6 +322,9 @@ class Searcher:
             picked = mmr([(c[0].score * c[2], c[1].text) for c in order], k, o.mmr_lambda)
             chosen = set(picked)
             order = [order[i] for i in picked] + [c for i, c in enumerate(order) if i not in chosen]
+        superseded: dict[int, str] = {}
+        if not notes.empty() or kind:
+            order, superseded = self._honour_annotations(order, rows, notes, kind, history)
 
         # the score: how likely each chunk answers the query (search/relevance.py), the
         # same scale for every query; ``min_score`` filters on it
@@ -323,9 +344,10 @@ class Searcher:
                 date=levels.get(f.id, 0), vector_rel=vrel.get(f.id), text_rel=trel.get(f.id), unrelated=far)
             score = probability(evidence, mode) * factor
             scored.append(Hit(row.path, row.start_line, row.end_line, score, row.text, row.source, f.vector, f.text,
-                              evidence, words.weights, words.lines.get(f.id)))
+                              evidence, words.weights, words.lines.get(f.id), decode(row.meta),
+                              superseded.get(f.id)))
         kept = [h for h in scored if h.score >= floor]
-        named = self._named_files(query, sources)
+        named = self._named_files(query, sources) if not kind else []
         if named:  # a file the query names is what was asked for: it comes first
             front = []
             for path in named:
@@ -340,6 +362,44 @@ class Searcher:
             relaxed = min(floor, tw)
             kept = [h for h in scored if h.text_score is not None and h.score >= relaxed]
         return SearchOutcome(kept[:k], mode, len(fused))
+
+    def _honour_annotations(self, order: list, rows: dict[int, StoredChunk], notes: AnnotationView,
+                            kind: str | None, history: bool) -> tuple[list, dict[int, str]]:
+        """Leave out what the annotations say is not an answer: other types, expired entries,
+        and entries a newer one with the same key replaced; that newer one takes the old
+        one's place. With ``history`` the old stay, each right after its replacement, marked."""
+        day = today(self.clock)
+        wanted = [notes.current[e.key] for e in (notes.newer(f.id) for f, _, _ in order) if e is not None]
+        missing = [e.ids[0] for e in wanted if not any(i in rows for i in e.ids)]
+        if missing:
+            rows.update(self.store.chunks(missing))
+        out: list = []
+        placed: set[int] = set()
+        superseded: dict[int, str] = {}
+
+        def add(f: Fused, row: StoredChunk, factor: float) -> None:
+            if f.id in placed or (kind and notes.attrs.get(f.id, {}).get("type") != kind):
+                return
+            placed.add(f.id)
+            out.append((f, row, factor))
+
+        for f, row, factor in order:
+            if notes.expired(f.id, day) and not history:
+                continue
+            newer = notes.newer(f.id)
+            if newer is None:
+                add(f, row, factor)
+                continue
+            # the newer entry answers in the old one's place, with what the old one matched
+            rid = next((i for i in newer.ids if i in placed), None)
+            if rid is None:
+                rid = next((i for i in newer.ids if i in rows), None)
+                if rid is not None and not notes.expired(rid, day):
+                    add(replace(f, id=rid), rows[rid], factor)
+            if history:
+                superseded[f.id] = newer.citation
+                add(f, row, factor)
+        return out, superseded
 
     def _date_levels(self, query: str, rows: dict[int, StoredChunk]) -> dict[int, int]:
         """How precisely each candidate's note date matches a period the query names (1-3)."""

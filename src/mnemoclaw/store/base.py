@@ -86,6 +86,8 @@ class Store(Protocol):
         """The chunks by id, each checked against its hash (a chunk that fails is left out)."""
     def file_heads(self, paths: Iterable[str]) -> dict[str, str]:
         """The text of each file's first chunk (the one starting at line 1), by path."""
+    def annotations(self) -> dict[int, tuple[str, int, int, str]]:
+        """The chunks with annotations: id -> (path, start line, end line, meta JSON)."""
     def counts(self) -> dict[str, int]: ...
     def vector_dims(self) -> int | None:
         """The dimension of the vectors the index holds (None while it holds none)."""

@@ -25,6 +25,7 @@ import numpy as np
 from ..atomic import write_atomic
 from ..errors import DiskFullError, IndexCorruptError, ReadOnlyError, StoreError
 from ..locks import file_lock, lock_busy, lock_holder
+from ..markdown.annotations import searchable
 from ..markdown.chunker import text_hash
 from ..search.relevance import pair_spread, unit_rows
 from ..text.tokenize import KeywordQuery, fts_document
@@ -86,6 +87,7 @@ class SQLiteStore:
         self._df_cache: dict[str, int] = {}
         self._files_cache: tuple[Any, ...] | None = None
         self._meta_cache: tuple[Any, ...] | None = None
+        self._notes_cache: tuple[Any, ...] | None = None  # annotations()
         self._reference: tuple[Any, np.ndarray, float, float] | None = None
         self._own_writes = 0
         parent = os.path.dirname(os.path.abspath(path))
@@ -120,7 +122,7 @@ class SQLiteStore:
     def recover(self, why: str) -> None:
         """Damage found after opening: move the file aside and start an empty index."""
         self._close_quietly()
-        self._stats_cache = self._files_cache = self._meta_cache = None
+        self._stats_cache = self._files_cache = self._meta_cache = self._notes_cache = None
         self._dense = DenseVectors()
         self._df_cache = {}
         with self.write_lock(timeout=60):
@@ -366,6 +368,15 @@ class SQLiteStore:
             self._files_cache = (version, {r[0]: FileRecord(*r) for r in rows})
         return self._files_cache[1]
 
+    def annotations(self) -> dict[int, tuple[str, int, int, str]]:
+        """The annotated chunks: rowid -> (path, start line, end line, meta), cached until the
+        index changes (do not mutate)."""
+        version = self._version()
+        if self._notes_cache is None or self._notes_cache[0] != version:
+            rows = self.conn.execute("SELECT rowid, path, start_line, end_line, meta FROM chunks WHERE meta != ''")
+            self._notes_cache = (version, {r[0]: (r[1], r[2], r[3], r[4]) for r in rows})
+        return self._notes_cache[1]
+
     def _delete_paths(self, paths: Sequence[str]) -> None:
         has_vec = self.vec_loaded and self._vec_table_exists()
         for group in chunked(list(paths)):
@@ -403,10 +414,10 @@ class SQLiteStore:
                     if vec is not None:
                         dims = len(vec)
                         vec_rows.append((next_id, blob))
-                    doc = fts_document(row.text)
+                    doc = fts_document(searchable(row.text, row.meta))
                     chunk_rows.append(
                         (next_id, row.id, row.path, row.source, row.start_line, row.end_line,
-                         row.hash, row.model, row.text, blob, now, len(doc.split()))
+                         row.hash, row.model, row.text, blob, now, len(doc.split()), row.meta)
                     )
                     fts_rows.append((next_id, doc))
                     next_id += 1
@@ -416,7 +427,7 @@ class SQLiteStore:
             if dims is not None:
                 # before the new rows go in: creating the table back-fills existing chunks
                 self._ensure_vec_table(dims)
-            self.conn.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", chunk_rows)
+            self.conn.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", chunk_rows)
             self.conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", fts_rows)
             if vec_rows and self.vec_loaded:
                 self.conn.executemany("INSERT INTO chunks_vec(rowid, embedding) VALUES (?, ?)", vec_rows)
@@ -527,7 +538,7 @@ class SQLiteStore:
             return None
         try:
             rows = self.conn.execute(
-                "SELECT id, path, source, start_line, end_line, hash, model, text, embedding FROM chunks "
+                "SELECT id, path, source, start_line, end_line, hash, model, text, meta, embedding FROM chunks "
                 "WHERE path = ? ORDER BY start_line, rowid",
                 (path,),
             )
@@ -538,8 +549,8 @@ class SQLiteStore:
         if len(readable) < len(rows):
             self.mark_damaged(f"{len(rows) - len(readable)} chunks of {path} do not match their hashes")
         rows = readable
-        chunks = [ChunkRow(*r[:8]) for r in rows]
-        vectors = [None if r[8] is None else from_blob(r[8]) for r in rows]
+        chunks = [ChunkRow(*r[:9]) for r in rows]
+        vectors = [None if r[9] is None else from_blob(r[9]) for r in rows]
         return FileWrite(rec, chunks, vectors)
 
     def vectors_for_hashes(self, hashes: Iterable[str], model: str) -> dict[str, np.ndarray]:
@@ -551,7 +562,7 @@ class SQLiteStore:
         """The chunks by rowid; a chunk whose text no longer matches its hash (a damaged
         page) is left out and the index marked for repair: nothing garbled is returned."""
         out: dict[int, StoredChunk] = {}
-        rows = self._rows_of("SELECT rowid, path, source, start_line, end_line, text, hash FROM chunks "
+        rows = self._rows_of("SELECT rowid, path, source, start_line, end_line, text, hash, meta FROM chunks "
                              "WHERE rowid IN ({marks})", list(rowids))
         for r in rows:
             if text_hash(r[5]) != r[6]:
@@ -823,7 +834,7 @@ class SQLiteStore:
         finally:
             source.close()
         self._own_writes += 1
-        self._stats_cache = self._files_cache = self._meta_cache = None
+        self._stats_cache = self._files_cache = self._meta_cache = self._notes_cache = None
         self._df_cache = {}
         self._dense = DenseVectors()
         mode = self.conn.one("PRAGMA journal_mode=WAL")

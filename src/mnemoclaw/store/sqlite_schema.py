@@ -62,6 +62,15 @@ MIGRATIONS: list[tuple[str, str]] = [
         {VOCAB_TABLE};
         """,
     ),
+    (
+        "0002_chunk_meta",
+        # a chunk's annotations (markdown/annotations.py), '' for none; a partial index
+        # finds the few annotated chunks without reading the rest
+        """
+        ALTER TABLE chunks ADD COLUMN meta TEXT NOT NULL DEFAULT '';
+        CREATE INDEX chunks_annotated ON chunks(rowid) WHERE meta != '';
+        """,
+    ),
 ]
 
 # SQLite's limit on bound parameters is 32766 on modern builds, 999 on old ones.

@@ -1,0 +1,210 @@
+"""Annotations written in the Markdown: ``<!-- importance: 8 -->``, ``<!-- type: preference -->``,
+``<!-- expires: 2027-03-31 -->``, ``<!-- key: db-host -->``. Pure: text in, spans out.
+
+An annotation belongs to the entry it is written in or beside:
+
+- on a heading's line, or on comment-only lines straight under the heading: the heading's
+  whole section (to the next heading of the same or a higher level);
+- on a list item's line, or on comment-only lines straight under it: that item with its
+  continuation and nested lines;
+- on a paragraph's line, or straight under it: the paragraph;
+- on comment-only lines after a blank line: the entry that follows.
+
+Several may share one comment, separated by ``;`` (``<!-- type: task; expires: 2027-01-31 -->``).
+An inner entry's value overrides its section's. Comments naming anything else are ordinary
+comments. A bad value (importance 42, 2027-02-30) is reported with its line and ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import date
+
+NAMES = ("importance", "type", "expires", "key")
+KNOWN_TYPES = ("fact", "preference", "task", "summary")
+COMMENT = re.compile(r"<!--(.*?)-->")
+_PAIR = re.compile(r"^\s*([A-Za-z]+)\s*:\s*(.*?)\s*$")
+_HEADING = re.compile(r"^ {0,3}(#{1,6})(\s|$)")
+_ITEM = re.compile(r"^(\s*)([-*+]|\d{1,9}[.)])(\s|$)")
+_WORD = re.compile(r"^[\w][\w./:-]*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    line: int
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Lines ``start``..``end`` (1-based, inclusive) and the annotations that hold for them."""
+
+    start: int
+    end: int
+    attrs: dict
+
+
+def parse_value(name: str, raw: str) -> tuple[object | None, str | None]:
+    """(value, None) or (None, why it is refused)."""
+    raw = raw.strip()
+    if name == "importance":
+        try:
+            num = float(raw)
+        except ValueError:
+            return None, f"importance {raw!r} is not a number from 1 to 10"
+        if "." in raw and 0.0 <= num <= 1.0:  # the 0-1 scale: 0.8 -> 8
+            return max(1, round(num * 10)), None
+        if num != int(num) or not 1 <= num <= 10:
+            return None, f"importance {raw} is not a whole number from 1 to 10 (or 0.0-1.0)"
+        return int(num), None
+    if name == "expires":
+        try:
+            return date.fromisoformat(raw).isoformat(), None
+        except ValueError:
+            return None, f"expires {raw!r} is not a date (YYYY-MM-DD)"
+    word = re.sub(r"\s+", "-", raw.lower())
+    if not word or not _WORD.match(word):
+        return None, f"{name} {raw!r} is not a word (letters, digits, '-', '_', '.', '/')"
+    return word, None
+
+
+def comment_attrs(line: str, lineno: int, problems: list[Problem]) -> dict:
+    """The annotations written on one line (later ones win)."""
+    attrs: dict = {}
+    for body in COMMENT.findall(line):
+        for part in body.split(";"):
+            m = _PAIR.match(part)
+            if not m or m.group(1).lower() not in NAMES:
+                continue
+            name = m.group(1).lower()
+            value, why = parse_value(name, m.group(2))
+            if why:
+                problems.append(Problem(lineno, f"{why}; the annotation is ignored"))
+            else:
+                attrs[name] = value
+    return attrs
+
+
+def strip_comments(line: str) -> str:
+    return COMMENT.sub("", line)
+
+
+def searchable(text: str, meta: str) -> str:
+    """A chunk's text as keyword search indexes it: an annotated chunk without its comments
+    (so "type" or "importance" in a question does not match every annotated entry)."""
+    return COMMENT.sub(" ", text) if meta else text
+
+
+def _comment_only(line: str) -> bool:
+    return bool(COMMENT.search(line)) and not strip_comments(line).strip()
+
+
+def annotate(text: str) -> tuple[list[Span], list[Problem]]:
+    """The file's lines as consecutive spans of equal annotations (one span of ``{}`` for a
+    file with none), and the annotations refused."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    n = len(lines)
+    problems: list[Problem] = []
+    # (start, end, attrs, depth): depth orders outer (sections) before inner (entries)
+    scoped: list[tuple[int, int, dict, int]] = []
+    if "<!--" not in text:
+        return [Span(1, n, {})], problems
+
+    heading_level = [0] * (n + 1)
+    for i, line in enumerate(lines, 1):
+        m = _HEADING.match(line)
+        heading_level[i] = len(m.group(1)) if m else 0
+
+    def section_end(i: int) -> int:
+        level = heading_level[i]
+        j = i + 1
+        while j <= n and not (heading_level[j] and heading_level[j] <= level):
+            j += 1
+        return j - 1
+
+    def block(i: int) -> tuple[int, int, int]:
+        """The entry holding line i: (start, end, depth)."""
+        if heading_level[i]:
+            return i, section_end(i), heading_level[i]
+        # a list item: back to its item line, forward over continuation and deeper lines
+        j = i
+        while j >= 1 and lines[j - 1].strip() and not heading_level[j] and not _ITEM.match(lines[j - 1]):
+            j -= 1
+        item = _ITEM.match(lines[j - 1]) if j >= 1 and lines[j - 1].strip() else None
+        if item:
+            indent = len(item.group(1))
+            k = j + 1
+            while k <= n and lines[k - 1].strip() and not heading_level[k]:
+                m = _ITEM.match(lines[k - 1])
+                if m and len(m.group(1)) <= indent:
+                    break
+                k += 1
+            return j, k - 1, 7 + indent
+        # a paragraph: the run of non-blank lines that are neither headings nor items
+        s = i
+        while s > 1 and lines[s - 2].strip() and not heading_level[s - 1] and not _ITEM.match(lines[s - 2]):
+            s -= 1
+        e = i
+        while e < n and lines[e].strip() and not heading_level[e + 1] and not _ITEM.match(lines[e]):
+            e += 1
+        return s, e, 100
+
+    for i, line in enumerate(lines, 1):
+        if "<!--" not in line:
+            continue
+        attrs = comment_attrs(line, i, problems)
+        if not attrs:
+            continue
+        target = i
+        if _comment_only(line):
+            # straight under an entry: that entry; after a blank line: the next one
+            above = i - 1
+            while above >= 1 and _comment_only(lines[above - 1]):
+                above -= 1
+            if above >= 1 and lines[above - 1].strip():
+                target = above
+            else:
+                below = i + 1
+                while below <= n and (_comment_only(lines[below - 1]) or not lines[below - 1].strip()):
+                    below += 1
+                if below > n:
+                    problems.append(Problem(i, "an annotation with no entry after it; ignored"))
+                    continue
+                target = below
+        s, e, depth = block(target)
+        scoped.append((min(s, i), max(e, i), attrs, depth))
+
+    per_line: list[dict] = [{} for _ in range(n + 1)]
+    for s, e, attrs, _ in sorted(scoped, key=lambda t: t[3]):
+        for j in range(s, e + 1):
+            per_line[j] = {**per_line[j], **attrs}
+    spans: list[Span] = []
+    for j in range(1, n + 1):
+        if spans and spans[-1].attrs == per_line[j]:
+            spans[-1] = Span(spans[-1].start, j, spans[-1].attrs)
+        else:
+            spans.append(Span(j, j, per_line[j]))
+    return spans, problems
+
+
+def encode(attrs: dict) -> str:
+    """How a chunk's annotations are stored ('' for none)."""
+    return json.dumps(attrs, sort_keys=True, ensure_ascii=False, separators=(",", ":")) if attrs else ""
+
+
+def decode(meta: str) -> dict:
+    if not meta:
+        return {}
+    try:
+        value = json.loads(meta)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def render(attrs: dict) -> str:
+    """``attrs`` written back as the comment a person would type (for ``memory_append``)."""
+    parts = [f"{name}: {attrs[name]}" for name in NAMES if attrs.get(name) not in (None, "")]
+    return f"<!-- {'; '.join(parts)} -->" if parts else ""

@@ -1,0 +1,116 @@
+"""What a search does with the annotations written in the Markdown (markdown/annotations.py):
+importance moves an entry up or down the ranking, an expired entry is left out, an entry
+whose ``key`` a newer entry also has is answered by that newer entry, ``type`` filters.
+
+The view is built from the store's annotated chunks and file records, and rebuilt when the
+index changes; an index without annotations costs one dictionary look-up per search.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from ..markdown.annotations import decode
+from ..store.base import Store
+from ..text.dates import note_date
+
+# Each importance point above or below 5 (the middle of 1-10, and what an entry without
+# one counts as) lifts or lowers an entry by this many standard deviations of the fused
+# score: enough to order near-duplicates, too little to bury a clearly better match
+# (measured by benchmarks/annotations.py, docs/quality.md).
+IMPORTANCE_STEP = 0.1
+NEUTRAL_IMPORTANCE = 5
+# Daily logs moved to memory/archive/ (``mnemoclaw cleanup``) rank this far below live notes.
+ARCHIVE_SHIFT = -0.5
+ARCHIVE_DIR = "memory/archive/"
+
+
+def archived(path: str) -> bool:
+    return path.startswith(ARCHIVE_DIR)
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """Adjacent chunks of one file that carry the same key: one entry, newest last."""
+
+    key: str
+    path: str
+    ids: tuple[int, ...]
+    start: int
+    end: int
+    when: tuple  # (day, file mtime, line): what "newer" means
+
+    @property
+    def citation(self) -> str:
+        return f"{self.path}#L{self.start}-L{self.end}"
+
+
+class AnnotationView:
+    """The index's annotations, arranged for ranking."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self._built: tuple | None = None
+        self.attrs: dict[int, dict] = {}
+        self.entry_of: dict[int, Entry] = {}
+        self.current: dict[str, Entry] = {}
+
+    def refresh(self) -> AnnotationView:
+        notes = self.store.annotations()
+        records = self.store.file_records()
+        if self._built is not None and self._built[0] is notes and self._built[1] is records:
+            return self
+        self.attrs = {rid: decode(meta) for rid, (_, _, _, meta) in notes.items()}
+        keyed: dict[tuple[str, str], list[tuple[int, int, int]]] = {}
+        for rid, (path, start, end, _) in notes.items():
+            key = self.attrs[rid].get("key")
+            if key:
+                keyed.setdefault((key, path), []).append((start, end, rid))
+        self.entry_of, self.current = {}, {}
+        for (key, path), parts in keyed.items():
+            rec = records.get(path)
+            mtime = rec.mtime_ns if rec else 0
+            day = note_date(path) or (date.fromtimestamp(mtime / 1e9) if mtime else date.min)
+            parts.sort()
+            groups: list[list[tuple[int, int, int]]] = []
+            for part in parts:
+                if groups and part[0] <= groups[-1][-1][1] + 1:
+                    groups[-1].append(part)
+                else:
+                    groups.append([part])
+            for g in groups:
+                entry = Entry(key, path, tuple(p[2] for p in g), g[0][0], max(p[1] for p in g),
+                              (day, mtime, g[0][0]))
+                for rid in entry.ids:
+                    self.entry_of[rid] = entry
+                best = self.current.get(key)
+                if best is None or (entry.when, entry.path) > (best.when, best.path):
+                    self.current[key] = entry
+        self._built = (notes, records)
+        return self
+
+    def empty(self) -> bool:
+        return not self.attrs
+
+    def shift(self, rid: int) -> float:
+        """The importance lift of one chunk, in standard deviations of the fused score."""
+        imp = self.attrs.get(rid, {}).get("importance")
+        return 0.0 if imp is None else IMPORTANCE_STEP * (int(imp) - NEUTRAL_IMPORTANCE)
+
+    def expired(self, rid: int, today: date) -> bool:
+        until = self.attrs.get(rid, {}).get("expires")
+        return isinstance(until, str) and date.fromisoformat(until) < today
+
+    def newer(self, rid: int) -> Entry | None:
+        """The entry that supersedes this chunk's, or None when it is current (or has no key)."""
+        entry = self.entry_of.get(rid)
+        if entry is None:
+            return None
+        best = self.current[entry.key]
+        return None if best is entry else best
+
+
+def today(clock: Callable[[], float]) -> date:
+    return datetime.fromtimestamp(clock()).date()

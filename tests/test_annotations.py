@@ -1,0 +1,140 @@
+"""Annotations in the Markdown: parsed at indexing, honoured by search, written by memory_append."""
+
+from mnemoclaw.markdown.annotations import annotate, parse_value, render
+from mnemoclaw.markdown.chunker import chunk_markdown, chunk_spans
+
+from conftest import write
+
+NOTES = """\
+# Preferences <!-- type: preference -->
+
+- editor: helix <!-- importance: 8 -->
+- shell: fish
+  with the tide prompt
+<!-- key: shell -->
+
+A paragraph about tea.
+It spans two lines. <!-- importance: 0.3 -->
+
+<!-- type: task; expires: 2027-03-31 -->
+- renew the passport
+
+## Nested
+- an item <!-- importance: 42 -->
+<!-- just a comment -->
+"""
+
+
+def attrs_of(text: str) -> dict[int, dict]:
+    spans, _ = annotate(text)
+    return {line: s.attrs for s in spans for line in range(s.start, s.end + 1)}
+
+
+def test_an_annotation_holds_for_its_item_paragraph_or_section():
+    at = attrs_of(NOTES)
+    assert at[1] == at[2] == at[16] == {"type": "preference"}  # the heading's section, sub-sections too
+    assert at[3] == {"type": "preference", "importance": 8}  # the item it ends
+    assert at[4] == at[5] == at[6] == {"type": "preference", "key": "shell"}  # a comment line under the item
+    assert at[8] == at[9] == {"type": "preference", "importance": 3}  # 0-1 scale: 0.3 -> 3
+    assert at[11] == at[12] == {"type": "task", "expires": "2027-03-31"}  # after a blank line: the next entry
+
+
+def test_a_bad_value_is_reported_with_its_line_and_ignored():
+    spans, problems = annotate(NOTES)
+    assert [(p.line, p.message) for p in problems] == [
+        (15, "importance 42 is not a whole number from 1 to 10 (or 0.0-1.0); the annotation is ignored")]
+    _, problems = annotate("- a trip <!-- expires: 2027-02-30 -->\n")
+    assert problems[0].line == 1 and "is not a date (YYYY-MM-DD)" in problems[0].message
+    assert parse_value("type", "Work Item") == ("work-item", None)
+
+
+def test_a_file_without_annotations_chunks_exactly_as_before():
+    text = "\n".join(f"- line {i} <!-- a plain comment -->" for i in range(300))
+    spans, _ = annotate(text)
+    assert [c for c, _ in chunk_spans(text, spans, 60, 10)] == chunk_markdown(text, 60, 10)
+
+
+def test_annotated_entries_are_chunks_of_their_own():
+    pieces = chunk_spans(NOTES, annotate(NOTES)[0])
+    by_line = {c.start_line: (c.end_line, a) for c, a in pieces}
+    assert by_line[3] == (3, {"type": "preference", "importance": 8})
+    assert by_line[4] == (6, {"type": "preference", "key": "shell"})
+    assert by_line[11] == (12, {"type": "task", "expires": "2027-03-31"})
+
+
+def test_render_writes_what_parse_reads():
+    comment = render({"importance": 8, "type": "fact", "key": "db-host"})
+    assert comment == "<!-- importance: 8; type: fact; key: db-host -->"
+    assert annotate(f"- x {comment}\n")[0][0].attrs == {"importance": 8, "type": "fact", "key": "db-host"}
+
+
+def test_search_leaves_out_expired_entries_unless_history_is_asked(workspace, make_memory):
+    write(workspace / "MEMORY.md", "# Memory\n\n- the office wifi password hint is the cat's name "
+          "<!-- expires: 2020-01-31 -->\n\n- the office wifi is on floor three\n")
+    mem = make_memory(workspace)
+    report = mem.sync()
+    assert report.warnings == []
+    lines = [(r["startLine"], r.get("expires")) for r in mem.memory_search("office wifi password hint")["results"]]
+    assert (3, "2020-01-31") not in lines and lines
+    old = mem.memory_search("office wifi password hint", history=True)["results"]
+    assert (old[0]["startLine"], old[0]["expires"]) == (3, "2020-01-31")
+
+
+def test_a_newer_entry_with_the_same_key_answers_in_place_of_the_old(workspace, make_memory):
+    write(workspace / "memory" / "2026-01-05.md", "# 2026-01-05\n\n- the database host is pg1.internal "
+          "<!-- key: db-host -->\n- lunch was noodles\n")
+    write(workspace / "memory" / "2026-03-01.md", "# 2026-03-01\n\n- moved the database to a new machine, "
+          "pg2.internal <!-- key: db-host -->\n")
+    mem = make_memory(workspace)
+    mem.sync()
+    out = mem.memory_search("what is the database host pg1")
+    paths = [(r["path"], r["startLine"]) for r in out["results"]]
+    assert paths[0] == ("memory/2026-03-01.md", 3), out["results"]
+    assert ("memory/2026-01-05.md", 3) not in paths
+    assert out["results"][0]["key"] == "db-host"
+    # asked for history: the old value comes right after the new one, and says what replaced it
+    past = mem.memory_search("what is the database host pg1", history=True)["results"]
+    assert [(r["path"], r["startLine"]) for r in past[:2]] == [("memory/2026-03-01.md", 3),
+                                                              ("memory/2026-01-05.md", 3)]
+    assert past[1]["supersededBy"] == "memory/2026-03-01.md#L3-L3" and "supersededBy" not in past[0]
+    # the unkeyed line next to the old value is still found
+    assert mem.memory_search("lunch noodles")["results"][0]["path"] == "memory/2026-01-05.md"
+
+
+def test_type_filters_and_importance_orders_near_duplicates(workspace, make_memory):
+    write(workspace / "MEMORY.md", "# Memory\n\n- the user drinks green tea in the morning\n\n"
+          "- the user drinks green tea in the morning, always <!-- importance: 9; type: preference -->\n\n"
+          "- buy green tea on Friday <!-- type: task -->\n")
+    mem = make_memory(workspace)
+    mem.sync()
+    first = mem.memory_search("green tea morning")["results"][0]
+    assert (first["startLine"], first["importance"], first["type"]) == (5, 9, "preference")
+    tasks = mem.memory_search("green tea", kind="task")["results"]
+    assert [(r["startLine"], r["type"]) for r in tasks] == [(7, "task")]
+    assert mem.memory_search("green tea", kind="summary")["results"] == []
+
+
+def test_a_bad_annotation_is_a_warning_and_the_file_is_indexed(workspace, make_memory):
+    write(workspace / "MEMORY.md", "# Memory\n\n- the build runs on Fridays <!-- importance: 42 -->\n")
+    mem = make_memory(workspace)
+    report = mem.sync()
+    assert not report.failed
+    assert report.as_dict()["warnings"] == [{"path": "MEMORY.md", "message": "line 3: importance 42 is not a whole "
+                                             "number from 1 to 10 (or 0.0-1.0); the annotation is ignored"}]
+    hit = mem.memory_search("build Fridays")["results"][0]
+    assert hit["path"] == "MEMORY.md" and "importance" not in hit
+
+
+def test_memory_append_writes_annotations_search_reads_back(workspace, make_memory):
+    mem = make_memory(workspace)
+    out = mem.memory_append("The staging database moved to pg3.internal", importance=7, kind="fact",
+                            key="staging-db")
+    assert out["ok"] and out["annotations"] == {"importance": 7, "type": "fact", "key": "staging-db"}
+    text = (workspace / out["path"]).read_text()
+    assert "<!-- importance: 7; type: fact; key: staging-db -->" in text
+    hit = mem.memory_search("staging database")["results"][0]
+    assert (hit["importance"], hit["type"], hit["key"]) == (7, "fact", "staging-db")
+    bad = mem.memory_append("a note", expires="2027-02-30")
+    assert not bad["ok"] and "expires '2027-02-30' is not a date" in bad["error"] and "nothing was written" \
+        in bad["error"]
+    assert mem.memory_append("a note", importance=11)["ok"] is False
