@@ -452,9 +452,12 @@ class SQLiteStore:
     # what can still be read, and the next sync rebuilds it from the files, reusing
     # every vector that can still be read (Indexer._repair).
     def mark_damaged(self, why: str) -> None:
-        if self.damaged() is None:
-            log.warning("index %s is damaged (%s): answering from what can be read; the next sync repairs it",
-                        self.path, why)
+        if self.damaged() is not None:
+            # recorded already: writing it again could land just after a repair under way
+            # cleared it, and mark the repaired index damaged
+            return
+        log.warning("index %s is damaged (%s): answering from what can be read; the next sync repairs it",
+                    self.path, why)
         if not self.read_only:
             try:  # the marker is what every process (and the next sync) goes by
                 write_atomic(self._damage_path, json.dumps({"why": why, "at": time.time(), "pid": os.getpid()}))
