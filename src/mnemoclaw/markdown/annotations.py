@@ -92,9 +92,18 @@ def strip_comments(line: str) -> str:
 
 
 def searchable(text: str, meta: str) -> str:
-    """A chunk's text as keyword search indexes it: an annotated chunk without its comments
-    (so "type" or "importance" in a question does not match every annotated entry)."""
-    return COMMENT.sub(" ", text) if meta else text
+    """A chunk's text as keyword search indexes it: each annotation comment replaced by the
+    words of its key ("db-host" -> "db host"), the name of the thing the entry sets, so
+    "what is the db host now" finds it, while "type" or "importance" in a question does
+    not match every annotated entry."""
+    if not meta:
+        return text
+
+    def words(m: re.Match[str]) -> str:
+        keys = [p.group(2) for p in map(_PAIR.match, m.group(1).split(";")) if p and p.group(1).lower() == "key"]
+        return " " + " ".join(re.sub(r"[-_./:]+", " ", k) for k in keys) + " "
+
+    return COMMENT.sub(words, text)
 
 
 def _comment_only(line: str) -> bool:

@@ -1,5 +1,6 @@
 """What a search does with the annotations written in the Markdown (markdown/annotations.py):
-importance moves an entry up or down the ranking, an expired entry is left out, an entry
+importance moves an entry up or down the ranking a little and ahead of entries saying the
+same thing less importantly, an expired entry is left out, an entry
 whose ``key`` a newer entry also has is answered by that newer entry, ``type`` filters.
 
 The view is built from the store's annotated chunks and file records, and rebuilt when the
@@ -11,17 +12,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
+from typing import Any
 
-from ..markdown.annotations import decode
+from ..markdown.annotations import decode, strip_comments
 from ..store.base import Store
 from ..text.dates import note_date
+from ..text.tokenize import similarity_tokens
 
 # Each importance point above or below 5 (the middle of 1-10, and what an entry without
 # one counts as) lifts or lowers an entry by this many standard deviations of the fused
 # score: enough to order near-duplicates, too little to bury a clearly better match
 # (measured by benchmarks/annotations.py, docs/quality.md).
-IMPORTANCE_STEP = 0.1
+IMPORTANCE_STEP = 0.05
 NEUTRAL_IMPORTANCE = 5
+# Two results say the same thing when one holds every word of the other and they share
+# this much of their words (Jaccard): "Note: Maria prefers window seats" and "Maria prefers
+# window seats", not "Elena prefers window seats" (another fact); the more important one
+# goes first, wherever the ranking put it.
+NEAR_DUPLICATE = 0.6
 # Daily logs moved to memory/archive/ (``mnemoclaw cleanup``) rank this far below live notes.
 ARCHIVE_SHIFT = -0.5
 ARCHIVE_DIR = "memory/archive/"
@@ -99,6 +107,9 @@ class AnnotationView:
         imp = self.attrs.get(rid, {}).get("importance")
         return 0.0 if imp is None else IMPORTANCE_STEP * (int(imp) - NEUTRAL_IMPORTANCE)
 
+    def importance(self, rid: int) -> int:
+        return int(self.attrs.get(rid, {}).get("importance", NEUTRAL_IMPORTANCE))
+
     def expired(self, rid: int, today: date) -> bool:
         until = self.attrs.get(rid, {}).get("expires")
         return isinstance(until, str) and date.fromisoformat(until) < today
@@ -110,6 +121,35 @@ class AnnotationView:
             return None
         best = self.current[entry.key]
         return None if best is entry else best
+
+
+def content(text: str) -> str:
+    """What a chunk says: its lines without headings (structure) and comments (annotations)."""
+    return "\n".join(strip_comments(line) for line in text.splitlines() if not line.lstrip().startswith("#"))
+
+
+def same_thing(a: frozenset[str], b: frozenset[str]) -> bool:
+    if not a or not b or not (a <= b or b <= a):
+        return False
+    return len(a & b) / len(a | b) >= NEAR_DUPLICATE
+
+
+def important_first(items: list, importance: Callable[[Any], int], text: Callable[[Any], str]) -> list:
+    """``items`` in order, except that an item saying the same as one above it (NEAR_DUPLICATE)
+    and more important moves up to just before it."""
+    out: list = []
+    tokens: list[frozenset[str]] = []
+    for item in items:
+        mine = similarity_tokens(text(item))
+        weight = importance(item)
+        place = len(out)
+        for i, (other, theirs) in enumerate(zip(out, tokens, strict=True)):
+            if importance(other) < weight and same_thing(mine, theirs):
+                place = i
+                break
+        out.insert(place, item)
+        tokens.insert(place, mine)
+    return out
 
 
 def today(clock: Callable[[], float]) -> date:

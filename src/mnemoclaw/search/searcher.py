@@ -21,7 +21,7 @@ from ..text.dates import note_date, query_dates
 from ..text.tokenize import keyword_query
 from ..types import Hit, SearchOutcome, StoredChunk, UnrelatedReference
 from . import keyword, unrelated
-from .annotated import ARCHIVE_SHIFT, AnnotationView, archived, today
+from .annotated import ARCHIVE_SHIFT, AnnotationView, archived, content, important_first, today
 from .fusion import Fused, decay_factor, fuse, mmr, standardise
 from .keyword import KeywordEvidence
 from .relevance import DEFAULT_MIN_SCORE, Evidence, pair_spread, probability, unit_rows
@@ -399,6 +399,9 @@ class Searcher:
             if history:
                 superseded[f.id] = newer.citation
                 add(f, row, factor)
+        window = self.options.max_results + RELEVANCE_LOOKAHEAD * 2
+        out[:window] = important_first(out[:window], lambda c: notes.importance(c[0].id),
+                                       lambda c: content(c[1].text))
         return out, superseded
 
     def _date_levels(self, query: str, rows: dict[int, StoredChunk]) -> dict[int, int]:

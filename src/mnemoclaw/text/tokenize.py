@@ -194,6 +194,8 @@ def keyword_query(query: str) -> KeywordQuery:
                 continue
             folded = _fold(tok)
             term = _TERMS.get(tok) or _term(tok)
+            if not term:  # the "s" of "Caroline's" stems to nothing: neither a term nor half a phrase
+                continue
             words.append(term)
             (dropped if folded in STOP_WORDS else terms).append(term)
         if len(words) > 1 and not CJK_RUN.search(piece):
