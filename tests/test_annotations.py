@@ -138,3 +138,19 @@ def test_memory_append_writes_annotations_search_reads_back(workspace, make_memo
     assert not bad["ok"] and "expires '2027-02-30' is not a date" in bad["error"] and "nothing was written" \
         in bad["error"]
     assert mem.memory_append("a note", importance=11)["ok"] is False
+
+
+def test_the_flush_tool_takes_annotations_but_no_target(workspace, make_memory):
+    from mnemoclaw import tools
+
+    mem = make_memory(workspace)
+    out = tools.call(mem, "memory_append", {"text": "deploys go through the blue cluster", "key": "deploy-target",
+                                            "importance": 8}, spec=tools.FLUSH_APPEND)
+    assert out["ok"] and out["path"].startswith("memory/")
+    assert "<!-- importance: 8; key: deploy-target -->" in (workspace / out["path"]).read_text()
+    refused = tools.call(mem, "memory_append", {"text": "x", "target": "long_term"}, spec=tools.FLUSH_APPEND)
+    assert refused["ok"] is False and "does not take target" in refused["error"]
+    found = tools.call(mem, "memory_search", {"query": "deploy target", "history": True, "type": "fact"})
+    assert found["results"] == [] and "note" in found
+    assert tools.call(mem, "memory_search", {"query": "deploy", "history": "yes"})["error"] == \
+        "history must be true or false, got 'yes'"

@@ -32,8 +32,12 @@ FLUSH_SYSTEM_PROMPT = (
 FLUSH_PROMPT = (
     "Write any lasting notes from this conversation to memory/{date}.md with memory_append: decisions, "
     "facts, commitments, open tasks, and every instruction or rule the user gave (for example \"wait\", "
-    "\"do nothing until I say so\"). Only append what is not already there. If there is nothing to store, "
-    "reply with NO_REPLY."
+    "\"do nothing until I say so\"). Only append what is not already there. When a note sets the current "
+    "value of something that may change (a host, an address, a plan), pass key (a short name such as "
+    "\"db-host\") so it replaces the older note with that key; pass importance 8-10 for what must never be "
+    "missed, type (fact, preference, task, summary) and expires (YYYY-MM-DD) for what stops holding on a "
+    "date; memory_append writes them into the note as <!-- key: db-host --> comments. If there is nothing to "
+    "store, reply with NO_REPLY."
 )
 
 
