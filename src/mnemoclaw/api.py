@@ -23,11 +23,13 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from . import forget
 from .backends import Backend, BuiltinBackend, open_backend
 from .config import Settings, load_settings
 from .embeddings.base import EmbeddingProvider
 from .embeddings.http import ProviderResponseError
 from .errors import IndexCorruptError, MnemoclawError, PathDeniedError, ProviderError, ReadOnlyError
+from .forget import ForgetPlan
 from .freshness import INLINE_SYNC_FILES, SEARCH_LOCK_WAIT, Freshness
 from .index.background import BackgroundSync
 from .index.indexer import Indexer, Progress
@@ -461,6 +463,49 @@ class Memory:
             out["redacted"] = done.redacted
             out["note"] = (f"{done.redacted} secret(s) (keys, tokens, passwords) were replaced by [REDACTED]: "
                            "memory is searchable, so secrets are never written to it")
+        return out
+
+    # -- forgetting ------------------------------------------------------------------------------
+    def forget_plan(self, target: str) -> ForgetPlan:
+        """What ``forget`` would remove for a query (the lines holding all its words, each with
+        its entry) or a citation (``memory/2026-03-01.md#L3-L5``); removes nothing."""
+        files = self.backend.indexer.discover() if isinstance(self.backend, BuiltinBackend) else []
+
+        def resolve(raw: str) -> tuple[str, str]:
+            got = resolve_memory_path(raw, self.settings.workspace, self.settings.extra_paths())
+            return got.display, str(got.abspath)
+
+        return forget.plan(target, files, resolve)
+
+    def forget(self, plan: ForgetPlan) -> dict[str, Any]:
+        """Remove what ``plan`` showed from the files, then the chunks, vectors and cached vectors
+        that held it, and vacuum the index, so that no search, ``memory_get`` or byte of the
+        index file finds it; says where the old files were kept and whether the check passed."""
+        self.settings.check_writable("forget")
+        before = {}
+        for path in plan.files():
+            got = self.store.file_chunks(path)
+            before[path] = {c.hash for c in got.chunks} if got else set()
+        kept = forget.apply(plan, workspace=self.settings.workspace, state_dir=self.settings.state_dir,
+                            now=datetime.fromtimestamp(self.clock()).astimezone())
+        report = self.sync(fallback_now=False)
+        with self.store.write_lock(timeout=60):
+            after = set()
+            for path in plan.files():
+                got = self.store.file_chunks(path)
+                after |= {c.hash for c in got.chunks} if got else set()
+            gone = set().union(*before.values()) - after
+            cached = self.store.cache_delete(gone)
+            self.store.scrub()
+        texts = [line.strip() for r in plan.removals for line in r.lines if len(line.strip()) >= 8]
+        index_files = [self.store.path, self.store.path + "-wal"]
+        elsewhere = set(forget.still_in([r.abspath for r in plan.removals], texts))  # other copies kept
+        left = forget.still_in(index_files, [t for t in texts if t not in elsewhere])
+        out: dict[str, Any] = {"removed": plan.as_dict(), "chunksReplaced": len(gone), "cachedVectorsDeleted": cached,
+                               "indexFailed": [{"path": p, "reason": r} for p, r in report.failed], **kept}
+        out["verified"] = not left
+        if left:
+            out["stillInIndex"] = left
         return out
 
     # -- status -----------------------------------------------------------------------------------

@@ -387,13 +387,15 @@ def _print_results(result: dict[str, Any], floor: float | None = None) -> None:
 @click.option("--min-score", type=click.FloatRange(SEARCH.param("minScore").minimum, SEARCH.param("minScore").maximum),
               help=f"Drop results scoring below this (default {DEFAULT_MIN_SCORE:g}).")
 @click.option("--mode", type=click.Choice(["hybrid", "keyword", "vector"]), help="Override the search mode.")
+@click.option("--type", "kind", help="Only entries annotated with this type (fact, preference, task, summary, ...).")
+@click.option("--history", is_flag=True, help="Also expired entries and the older values of keyed entries.")
 @click.option("--json", "as_json", is_flag=True, help="Print the memory_search result as JSON.")
 @click.pass_obj
 @_run
-def search(obj: _Ctx, query: str, max_results, min_score, mode, as_json) -> None:
+def search(obj: _Ctx, query: str, max_results, min_score, mode, kind, history, as_json) -> None:
     """Search memory (memory_search semantics): ranked chunks with path#Lx-Ly citations."""
     with obj.memory() as mem:
-        result = mem.memory_search(query, max_results, min_score, mode=mode)
+        result = mem.memory_search(query, max_results, min_score, mode=mode, kind=kind, history=history or None)
         floor = mem.settings.query_options().min_score if min_score is None else min_score
     if as_json:
         _emit_json(result)
@@ -701,6 +703,55 @@ def hygiene(obj: _Ctx, days: int, apply_: bool, as_json: bool) -> None:
         click.echo(f"MEMORY.md: {len(proposal.additions)} lines added.")
     elif proposal.additions:
         click.echo("Not applied (run with --apply, or answer yes).", err=True)
+
+
+@cli.command()
+@click.argument("target")
+@click.option("--yes", is_flag=True, help="Remove without asking (after printing what is removed).")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan (and, with --yes, the result) as JSON.")
+@click.pass_obj
+@_run
+def forget(obj: _Ctx, target: str, yes: bool, as_json: bool) -> None:
+    """Remove from memory for good: the lines holding all of TARGET's words (each with its list
+    item or paragraph, and transcript lines when sessions are indexed), or the lines TARGET
+    cites (memory/2026-03-01.md#L3-L5). Shows them first; removes only on confirmation.
+
+    The old files are kept first (a git commit when the workspace is a repository, else a copy
+    under the state directory); then the chunks, vectors and cached vectors that held the lines
+    are purged and the index vacuumed, and the index file is checked for the text.
+    """
+    with obj.memory() as mem:
+        plan = mem.forget_plan(target)
+        if not as_json:
+            click.echo(f"forget {target!r}: {plan.line_count} line(s) in {len(plan.files())} file(s)")
+            for r in plan.removals:
+                where = f"{r.path}#L{r.start}" + (f"-L{r.end}" if r.end != r.start else "")
+                click.echo(f"  {where}" + ("  (session transcript)" if r.source == "sessions" else ""))
+                for line in r.lines:
+                    click.echo(f"    - {line[:200]}")
+        ask = not yes and not as_json and sys.stdin.isatty()
+        if not (yes or (ask and click.confirm("Remove these lines?", default=False))):
+            if as_json:
+                _emit_json({"plan": plan.as_dict(), "applied": False})
+            else:
+                click.echo("Nothing removed (answer yes, or run with --yes).", err=True)
+            return
+        mem.settings.check_writable("forget")
+        done = mem.forget(plan)
+    if as_json:
+        _emit_json({"plan": plan.as_dict(), "applied": True, **done})
+        return
+    kept = (f"the old files are in git commit {done['gitCommit']}" if "gitCommit" in done
+            else f"the old files were copied to {done['backup']} (delete it to forget there too)")
+    click.echo(f"Removed {plan.line_count} line(s) from {len(plan.files())} file(s); {kept}.")
+    click.echo(f"Index: {done['chunksReplaced']} chunk(s) replaced, {done['cachedVectorsDeleted']} cached "
+               "vector(s) deleted, vacuumed.")
+    if done["verified"]:
+        click.echo("Checked: the index file no longer holds the removed lines.")
+    else:
+        click.echo(f"Warning: the index file still holds {len(done['stillInIndex'])} removed line(s); run "
+                   "`mnemoclaw index --full`.", err=True)
+        sys.exit(1)
 
 
 # -- eval ---------------------------------------------------------------------------------

@@ -110,6 +110,52 @@ def _comment_only(line: str) -> bool:
     return bool(COMMENT.search(line)) and not strip_comments(line).strip()
 
 
+class Entries:
+    """The entries of a file's lines: sections, list items, paragraphs."""
+
+    def __init__(self, lines: list[str]):
+        self.lines = lines
+        self.n = len(lines)
+        self.level = [0] * (self.n + 1)  # heading level of each line (1-based), 0 for none
+        for i, line in enumerate(lines, 1):
+            m = _HEADING.match(line)
+            self.level[i] = len(m.group(1)) if m else 0
+
+    def section_end(self, i: int) -> int:
+        j = i + 1
+        while j <= self.n and not (self.level[j] and self.level[j] <= self.level[i]):
+            j += 1
+        return j - 1
+
+    def block(self, i: int) -> tuple[int, int, int]:
+        """The entry holding line i: (start, end, depth); a heading's is its whole section."""
+        lines, level, n = self.lines, self.level, self.n
+        if level[i]:
+            return i, self.section_end(i), level[i]
+        # a list item: back to its item line, forward over continuation and deeper lines
+        j = i
+        while j >= 1 and lines[j - 1].strip() and not level[j] and not _ITEM.match(lines[j - 1]):
+            j -= 1
+        item = _ITEM.match(lines[j - 1]) if j >= 1 and lines[j - 1].strip() else None
+        if item:
+            indent = len(item.group(1))
+            k = j + 1
+            while k <= n and lines[k - 1].strip() and not level[k]:
+                m = _ITEM.match(lines[k - 1])
+                if m and len(m.group(1)) <= indent:
+                    break
+                k += 1
+            return j, k - 1, 7 + indent
+        # a paragraph: the run of non-blank lines that are neither headings nor items
+        s = i
+        while s > 1 and lines[s - 2].strip() and not level[s - 1] and not _ITEM.match(lines[s - 2]):
+            s -= 1
+        e = i
+        while e < n and lines[e].strip() and not level[e + 1] and not _ITEM.match(lines[e]):
+            e += 1
+        return s, e, 100
+
+
 def annotate(text: str) -> tuple[list[Span], list[Problem]]:
     """The file's lines as consecutive spans of equal annotations (one span of ``{}`` for a
     file with none), and the annotations refused."""
@@ -121,44 +167,7 @@ def annotate(text: str) -> tuple[list[Span], list[Problem]]:
     if "<!--" not in text:
         return [Span(1, n, {})], problems
 
-    heading_level = [0] * (n + 1)
-    for i, line in enumerate(lines, 1):
-        m = _HEADING.match(line)
-        heading_level[i] = len(m.group(1)) if m else 0
-
-    def section_end(i: int) -> int:
-        level = heading_level[i]
-        j = i + 1
-        while j <= n and not (heading_level[j] and heading_level[j] <= level):
-            j += 1
-        return j - 1
-
-    def block(i: int) -> tuple[int, int, int]:
-        """The entry holding line i: (start, end, depth)."""
-        if heading_level[i]:
-            return i, section_end(i), heading_level[i]
-        # a list item: back to its item line, forward over continuation and deeper lines
-        j = i
-        while j >= 1 and lines[j - 1].strip() and not heading_level[j] and not _ITEM.match(lines[j - 1]):
-            j -= 1
-        item = _ITEM.match(lines[j - 1]) if j >= 1 and lines[j - 1].strip() else None
-        if item:
-            indent = len(item.group(1))
-            k = j + 1
-            while k <= n and lines[k - 1].strip() and not heading_level[k]:
-                m = _ITEM.match(lines[k - 1])
-                if m and len(m.group(1)) <= indent:
-                    break
-                k += 1
-            return j, k - 1, 7 + indent
-        # a paragraph: the run of non-blank lines that are neither headings nor items
-        s = i
-        while s > 1 and lines[s - 2].strip() and not heading_level[s - 1] and not _ITEM.match(lines[s - 2]):
-            s -= 1
-        e = i
-        while e < n and lines[e].strip() and not heading_level[e + 1] and not _ITEM.match(lines[e]):
-            e += 1
-        return s, e, 100
+    doc = Entries(lines)
 
     for i, line in enumerate(lines, 1):
         if "<!--" not in line:
@@ -182,7 +191,7 @@ def annotate(text: str) -> tuple[list[Span], list[Problem]]:
                     problems.append(Problem(i, "an annotation with no entry after it; ignored"))
                     continue
                 target = below
-        s, e, depth = block(target)
+        s, e, depth = doc.block(target)
         scoped.append((min(s, i), max(e, i), attrs, depth))
 
     per_line: list[dict] = [{} for _ in range(n + 1)]

@@ -750,6 +750,30 @@ class SQLiteStore:
             )
         return excess
 
+    def cache_delete(self, hashes: Iterable[str]) -> int:
+        """Forget the cached vectors of these chunk texts (every provider and model)."""
+        hashes = list(dict.fromkeys(hashes))
+        gone = 0
+        with self.transaction():
+            for group in chunked(hashes):
+                marks = ",".join("?" * len(group))
+                gone += self.conn.scalar(f"SELECT count(*) FROM embedding_cache WHERE hash IN ({marks})", group)
+                self.conn.execute(f"DELETE FROM embedding_cache WHERE hash IN ({marks})", group)
+        return gone
+
+    def scrub(self) -> None:
+        """Rewrite the index so that nothing deleted from it can still be read from its files:
+        the keyword index merged (its segments keep deleted terms until then), the vector
+        table rebuilt (it keeps deleted vectors' bytes), the database vacuumed (free pages
+        keep deleted rows) and the write-ahead log emptied."""
+        with self.transaction():
+            self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('optimize')")
+            if self.vec_loaded and self._vec_table_exists():
+                self._rebuild_vec_table()
+        self.conn.execute("VACUUM")
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self._reference = None
+
     # -- full rebuild -----------------------------------------------------------
     def begin_rebuild(self) -> SQLiteStore:
         """A throw-away database next to the index (speed over durability), to build into."""

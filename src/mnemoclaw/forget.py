@@ -1,0 +1,223 @@
+"""Forget: take lines out of the memory files (and session transcripts), then everything the
+index made from them.
+
+A plan comes first and removes nothing: the lines a query's words all appear in (each with the
+entry it belongs to: the list item, the paragraph; a heading only its own line), or the lines a
+citation names (``memory/2026-03-01.md#L3-L5``). Applying a plan checks that every file still
+holds exactly what the plan showed, keeps the old files (a git commit when the workspace is a
+repository, else a copy under the state directory), rewrites the files atomically, and leaves
+the purge of chunks, vectors, cached vectors and deleted pages to ``Memory.forget``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from .atomic import atomic_file
+from .errors import MnemoclawError, PathDeniedError
+from .markdown.annotations import Entries
+from .text.tokenize import analyze, keyword_query
+from .types import SourceFile
+
+CITATION = re.compile(r"^(?P<path>.+?)#L(?P<start>\d+)(?:-L?(?P<end>\d+))?$")
+BACKUP_DIR = "forgotten"  # under the state directory
+
+
+class NothingToForget(MnemoclawError):
+    """A forget that matches nothing."""
+
+
+@dataclass(frozen=True, slots=True)
+class Removal:
+    path: str  # as results show it
+    abspath: str
+    source: str  # "memory" | "sessions"
+    start: int
+    end: int
+    lines: tuple[str, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "startLine": self.start, "endLine": self.end, "source": self.source,
+                "lines": list(self.lines)}
+
+
+@dataclass
+class ForgetPlan:
+    target: str
+    removals: list[Removal] = field(default_factory=list)
+
+    @property
+    def line_count(self) -> int:
+        return sum(r.end - r.start + 1 for r in self.removals)
+
+    def files(self) -> list[str]:
+        return list(dict.fromkeys(r.path for r in self.removals))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"target": self.target, "lines": self.line_count, "files": self.files(),
+                "removals": [r.as_dict() for r in self.removals]}
+
+
+def _read(abspath: str) -> list[str]:
+    with open(abspath, encoding="utf-8", newline="") as fh:
+        return fh.read().split("\n")
+
+
+def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for s, e in sorted(ranges):
+        if out and s <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
+        else:
+            out.append((s, e))
+    return out
+
+
+def plan(target: str, files: Sequence[SourceFile], resolve: Callable[[str], tuple[str, str]]) -> ForgetPlan:
+    """What forgetting ``target`` would remove. ``resolve`` turns a path a user typed into
+    (the path as results show it, where it is on disk), by the rules of ``memory_get``."""
+    target = target.strip()
+    if not target:
+        raise NothingToForget("nothing to forget: give a query or a citation such as memory/2026-03-01.md#L3-L5")
+    cited = CITATION.match(target)
+    if cited:
+        shown, abspath = resolve(cited["path"])
+        start = int(cited["start"])
+        end = int(cited["end"] or start)
+        try:
+            lines = _read(abspath)
+        except FileNotFoundError:
+            raise NothingToForget(f"{shown} does not exist; nothing to forget") from None
+        if start < 1 or end < start or end > len(lines):
+            raise NothingToForget(f"{shown} has {len(lines)} lines; lines {start}-{end} are not in it")
+        return ForgetPlan(target, [Removal(shown, abspath, "memory", start, end, tuple(lines[start - 1 : end]))])
+    terms = set(keyword_query(target).terms)
+    if not terms:
+        raise NothingToForget(f"{target!r} has no words to look for")
+    out = ForgetPlan(target)
+    for f in files:
+        try:
+            lines = _read(f.abspath)
+        except (OSError, UnicodeDecodeError):
+            continue
+        hits = [i for i, line in enumerate(lines, 1) if line.strip() and terms <= set(analyze(line))]
+        if not hits:
+            continue
+        if f.source == "sessions":  # a transcript: the messages (JSONL lines) that hold the words
+            ranges = [(i, i) for i in hits]
+        else:
+            doc = Entries(lines)
+            ranges = [(i, i) if doc.level[i] else doc.block(i)[:2] for i in hits]
+        for s, e in _merge(ranges):
+            out.removals.append(Removal(f.path, f.abspath, f.source, s, e, tuple(lines[s - 1 : e])))
+    if not out.removals:
+        raise NothingToForget(f"no line of memory holds all of {', '.join(sorted(terms))} (from {target!r}); "
+                              "nothing was removed")
+    return out
+
+
+def _check_writable(abspath: str, shown: str) -> None:
+    st = os.lstat(abspath)
+    if stat.S_ISLNK(st.st_mode):
+        raise PathDeniedError(f"{shown} is a symbolic link; memory is changed only in real files")
+    if not stat.S_ISREG(st.st_mode):
+        raise PathDeniedError(f"{shown} is not a regular file")
+    if st.st_nlink > 1:
+        raise PathDeniedError(f"{shown} has {st.st_nlink} hard links: changing it would change the same file "
+                              "elsewhere on disk; nothing was removed")
+
+
+def _git_commit(workspace: Path, paths: list[str], message: str) -> str | None:
+    """Commit ``paths`` as they are now; the commit's id, or None when that fails."""
+    git = ["git", "-c", "user.name=mnemoclaw", "-c", "user.email=mnemoclaw@localhost"]
+    try:
+        subprocess.run([*git, "add", "--", *paths], cwd=workspace, check=True, capture_output=True, timeout=30)
+        changed = subprocess.run(["git", "status", "--porcelain", "--", *paths], cwd=workspace, check=True,
+                                 capture_output=True, text=True, timeout=30).stdout.strip()
+        if changed:  # else they are committed as they are already
+            subprocess.run([*git, "commit", "-q", "-m", message, "--", *paths], cwd=workspace, check=True,
+                           capture_output=True, timeout=30)
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=workspace, check=True,
+                              capture_output=True, text=True, timeout=30)
+        return head.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def apply(p: ForgetPlan, *, workspace: Path, state_dir: Path, now: datetime) -> dict[str, Any]:
+    """Remove the plan's lines from the files (after checking each still holds them and
+    keeping the old files); what was removed and where the old files are."""
+    by_file: dict[str, list[Removal]] = {}
+    for r in p.removals:
+        by_file.setdefault(r.abspath, []).append(r)
+    contents: dict[str, list[str]] = {}
+    for abspath, removals in by_file.items():
+        shown = removals[0].path
+        _check_writable(abspath, shown)
+        lines = _read(abspath)
+        for r in removals:
+            if tuple(lines[r.start - 1 : r.end]) != r.lines:
+                raise PathDeniedError(f"{shown} changed since the preview (lines {r.start}-{r.end}); nothing was "
+                                      "removed: run forget again to see what it would remove now")
+        contents[abspath] = lines
+
+    ws = Path(os.path.realpath(workspace))
+    inside = {a: os.path.relpath(a, ws) for a in by_file
+              if os.path.realpath(a).startswith(str(ws) + os.sep)}
+    kept: dict[str, Any] = {}
+    repo = (ws / ".git").exists()
+    if repo and inside:
+        commit = _git_commit(ws, sorted(inside.values()), f"mnemoclaw: before forgetting {p.target!r}")
+        if commit is None:
+            raise PathDeniedError("the workspace is a git repository but the files could not be committed before "
+                                  "the forget; nothing was removed (commit them yourself, then run forget again)")
+        kept["gitCommit"] = commit
+    copies = [a for a in by_file if not (repo and a in inside)]
+    if copies:
+        folder = state_dir / BACKUP_DIR / now.strftime("%Y%m%d-%H%M%S-%f")
+        for abspath in copies:
+            rel = inside.get(abspath) or os.path.join("_outside", abspath.lstrip(os.sep))
+            dest = folder / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(abspath, dest)
+        kept["backup"] = str(folder)
+
+    for abspath, removals in by_file.items():
+        drop = {i for r in removals for i in range(r.start, r.end + 1)}
+        lines = [line for i, line in enumerate(contents[abspath], 1) if i not in drop]
+        mode = stat.S_IMODE(os.stat(abspath).st_mode)
+        with atomic_file(abspath, "w") as fh:
+            fh.write("\n".join(lines))
+        os.chmod(abspath, mode)
+    if repo and inside:
+        done = _git_commit(ws, sorted(inside.values()), f"mnemoclaw: forget {p.target!r}")
+        if done:
+            kept["gitCommitAfter"] = done
+    return kept
+
+
+def still_in(paths: Sequence[str], texts: Sequence[str]) -> list[str]:
+    """Which of ``texts`` the files at ``paths`` still hold, byte for byte (the index file
+    and its write-ahead log, after the purge)."""
+    found = []
+    blobs = []
+    for path in paths:
+        try:
+            with open(path, "rb") as fh:
+                blobs.append(fh.read())
+        except FileNotFoundError:
+            continue
+    for text in texts:
+        needle = text.encode("utf-8")
+        if needle and any(needle in blob for blob in blobs):
+            found.append(text)
+    return found

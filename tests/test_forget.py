@@ -1,0 +1,110 @@
+"""Forget: the lines leave the Markdown, and nothing of them stays in the index."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mnemoclaw.forget import NothingToForget
+
+from conftest import write
+
+REPO = Path(__file__).resolve().parents[1]
+SECRET = "the locker code is zanzibar-7741"
+
+
+def index_bytes(mem) -> bytes:
+    out = b""
+    for suffix in ("", "-wal"):
+        try:
+            out += Path(mem.store.path + suffix).read_bytes()
+        except FileNotFoundError:
+            pass
+    return out
+
+
+def notes(workspace):
+    write(workspace / "MEMORY.md", "# Memory\n\n- the team meets on Mondays\n- " + SECRET + "\n  (ask Dana first)\n"
+          "- lunch is at noon\n")
+    write(workspace / "memory" / "2026-03-01.md", "# 2026-03-01\n\nA paragraph that mentions\nzanzibar-7741 "
+          "once more.\n\n- bought coffee beans\n")
+
+
+def test_forget_shows_first_then_removes_the_lines_and_everything_indexed_from_them(workspace, make_memory):
+    notes(workspace)
+    mem = make_memory(workspace)
+    mem.sync()
+    assert b"zanzibar" in index_bytes(mem)
+    plan = mem.forget_plan("zanzibar-7741")
+    assert [(r.path, r.start, r.end) for r in plan.removals] == [("MEMORY.md", 4, 5), ("memory/2026-03-01.md", 3, 4)]
+    assert plan.removals[0].lines == ("- " + SECRET, "  (ask Dana first)")
+    assert "zanzibar" in (workspace / "MEMORY.md").read_text()  # a plan removes nothing
+
+    done = mem.forget(plan)
+    assert done["verified"] and done["chunksReplaced"] >= 2 and done["cachedVectorsDeleted"] >= 2
+    assert (workspace / "MEMORY.md").read_text() == "# Memory\n\n- the team meets on Mondays\n- lunch is at noon\n"
+    assert (workspace / "memory" / "2026-03-01.md").read_text() == "# 2026-03-01\n\n\n- bought coffee beans\n"
+    backup = Path(done["backup"])
+    assert SECRET in (backup / "MEMORY.md").read_text()  # kept, and the report says where
+    for mode in ("keyword", "hybrid"):
+        hits = mem.search("zanzibar 7741 locker code", mode=mode, min_score=0.0)
+        assert not any("zanzibar" in h.text for h in hits)
+    assert "zanzibar" not in mem.get("MEMORY.md")["text"]
+    blob = index_bytes(mem)
+    assert b"zanzibar" not in blob and b"locker code" not in blob  # chunks, keyword index, cache, free pages
+    assert mem.memory_search("lunch")["results"][0]["path"] == "MEMORY.md"
+    # a full rebuild brings nothing back
+    mem.sync(full=True)
+    assert b"zanzibar" not in index_bytes(mem)
+
+
+def test_a_citation_forgets_exactly_those_lines_and_git_keeps_the_old_version(workspace, make_memory):
+    notes(workspace)
+    subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
+    mem = make_memory(workspace)
+    mem.sync()
+    plan = mem.forget_plan("MEMORY.md#L6")
+    assert [(r.start, r.end, r.lines) for r in plan.removals] == [(6, 6, ("- lunch is at noon",))]
+    done = mem.forget(plan)
+    assert done["verified"] and "backup" not in done
+    old = subprocess.run(["git", "show", f"{done['gitCommit']}:MEMORY.md"], cwd=workspace, capture_output=True,
+                         text=True, check=True).stdout
+    assert "lunch is at noon" in old and "lunch is at noon" not in (workspace / "MEMORY.md").read_text()
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=workspace, capture_output=True, text=True).stdout
+    assert "MEMORY.md" not in status  # the removal is committed too
+
+
+def test_a_forget_that_matches_nothing_says_so_and_a_changed_file_is_refused(workspace, make_memory):
+    notes(workspace)
+    mem = make_memory(workspace)
+    mem.sync()
+    with pytest.raises(NothingToForget, match="no line of memory holds all of"):
+        mem.forget_plan("walrus pancake")
+    with pytest.raises(NothingToForget, match="has 7 lines; lines 40-41 are not in it"):
+        mem.forget_plan("MEMORY.md#L40-L41")
+    plan = mem.forget_plan("coffee beans")
+    write(workspace / "memory" / "2026-03-01.md", "# 2026-03-01\n\nrewritten meanwhile\n- bought coffee beans\n")
+    with pytest.raises(Exception, match="changed since the preview"):
+        mem.forget(plan)
+    assert "coffee beans" in (workspace / "memory" / "2026-03-01.md").read_text()
+
+
+def test_the_cli_previews_without_yes_and_removes_with_it(workspace, tmp_path):
+    notes(workspace)
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "MNEMOCLAW_PROVIDER": "none"}
+    base = [sys.executable, "-m", "mnemoclaw.cli", "--workspace", str(workspace), "--state-dir", str(tmp_path / "st")]
+    subprocess.run([*base, "index"], check=True, capture_output=True, env=env, timeout=120)
+    dry = subprocess.run([*base, "forget", "zanzibar"], capture_output=True, text=True, env=env, timeout=120)
+    assert dry.returncode == 0 and "MEMORY.md#L4-L5" in dry.stdout and "Nothing removed" in dry.stderr
+    assert "zanzibar" in (workspace / "MEMORY.md").read_text()
+    done = subprocess.run([*base, "forget", "zanzibar", "--yes"], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "Removed 4 line(s) from 2 file(s)" in done.stdout and "no longer holds" in done.stdout
+    none = subprocess.run([*base, "forget", "zanzibar"], capture_output=True, text=True, env=env, timeout=120)
+    assert none.returncode != 0 and "nothing was removed" in none.stderr
+    found = subprocess.run([*base, "search", "zanzibar", "--json"], capture_output=True, text=True, env=env,
+                           timeout=120)
+    assert '"results": []' in found.stdout
