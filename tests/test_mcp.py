@@ -422,3 +422,31 @@ def test_errors_never_show_the_workspace_path_to_a_client(ws, tmp_path):
     run = subprocess.run(_cli("--workspace", str(ws), "--state-dir", str(tmp_path / "state"), "get", paths[0]),
                          capture_output=True, text=True, env=ENV, timeout=60)
     assert run.returncode == 1 and "Traceback" not in run.stderr and len(run.stderr.splitlines()) == 1
+
+
+def test_memory_forget_is_offered_only_when_enabled_and_needs_the_previews_id(ws, tmp_path):
+    s = load_settings(workspace=ws, state_dir=tmp_path / "state", config={"memory": {"forget": {"tool": True}}},
+                      env={}, overrides={"provider": "none"})
+    assert s.memory["forget"]["tool"] is True
+    service = MemoryService(lambda: Memory(s), forget_tool=True)
+    server = build_server(service)
+
+    async def main():
+        async with Client(server) as c:
+            names = sorted(t.name for t in (await c.list_tools()).tools)
+            preview = (await c.call_tool("memory_forget", {"target": "flowerpot"})).structured_content
+            wrong = (await c.call_tool("memory_forget", {"target": "flowerpot", "confirm": "0" * 16})).structured_content
+            done = (await c.call_tool("memory_forget", {"target": "flowerpot", "confirm": preview["id"]}))
+            after = (await c.call_tool("memory_search", {"query": "spare key flowerpot"})).structured_content
+            return names, preview, wrong, done.structured_content, after
+
+    try:
+        names, preview, wrong, done, after = anyio.run(main)
+    finally:
+        service.close()
+    assert "memory_forget" in names
+    assert preview["applied"] is False and preview["removals"][0]["lines"] == [
+        "- the spare key is under the blue flowerpot"] and "nothing was removed" in preview["note"]
+    assert wrong["applied"] is False and "does not match" in wrong["error"]
+    assert done["applied"] and done["verified"]
+    assert "flowerpot" not in (ws / "MEMORY.md").read_text() and after["results"] == []

@@ -162,3 +162,22 @@ def test_a_search_indexes_transcripts_in_the_background(workspace, sessions_memo
     mem.search("pelican")  # sees the transcript is new, hands it to the background writer
     assert mem.background.wait_idle(10)
     assert mem.search("pelican migration", sync=False)[0].source == "sessions"
+
+
+def test_forget_takes_the_lines_out_of_transcripts_too(workspace, sessions_memory):
+    write(workspace / "MEMORY.md", "- the user likes green tea\n- the boat is called sea-otter-5\n")
+    mem = sessions_memory()
+    path = mem.settings.sessions_dir / "abc.jsonl"
+    _transcript(path, [("user", "hello")] * 3 + [("user", "my boat is sea-otter-5, moored at pier 9"),
+                                                 ("assistant", "Noted the boat.")])
+    mem.sync()
+    assert any(r["source"] == "sessions" for r in mem.memory_search("sea-otter-5 boat", min_score=0)["results"])
+    plan = mem.forget_plan("sea-otter-5")
+    assert [(r.path, r.source, r.start) for r in plan.removals] == [("MEMORY.md", "memory", 2),
+                                                                   ("sessions/abc.jsonl", "sessions", 4)]
+    done = mem.forget(plan)
+    assert done["verified"], done
+    assert "sea-otter" not in path.read_text() and len(path.read_text().splitlines()) == 4
+    assert not any("otter" in r["snippet"] for r in mem.memory_search("sea-otter-5 boat", min_score=0)["results"])
+    texts = " ".join(r[0] for r in mem.store.conn.execute("SELECT text FROM chunks"))
+    assert "otter" not in texts and "Noted the boat" in texts

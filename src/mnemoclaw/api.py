@@ -415,6 +415,23 @@ class Memory:
     def memory_status(self) -> dict[str, Any]:
         return self.status()
 
+    def memory_forget(self, target: str, confirm: str | None = None) -> dict[str, Any]:
+        """The ``memory_forget`` tool (offered when memory.forget.tool is true): a preview with an
+        id, then, called again with ``confirm`` = that id, the removal. Never raises."""
+        try:
+            plan = self.forget_plan(target)
+            if not confirm:
+                return {"applied": False, **plan.as_dict(),
+                        "note": "nothing was removed: show the user these lines, and only if they agree call "
+                                "memory_forget again with the same target and confirm set to id"}
+            if confirm != plan.digest():
+                return {"applied": False, "error": "confirm does not match what target names now (memory changed, "
+                        "or the id is from another preview); nothing was removed", **plan.as_dict()}
+            done = self.forget(plan)
+            return {"applied": True, **plan.as_dict(), **{k: v for k, v in done.items() if k != "removed"}}
+        except (MnemoclawError, OSError) as exc:
+            return {"applied": False, "error": self.public(str(exc))}
+
     def public(self, message: str) -> str:
         """An error as an agent sees it: paths relative to the workspace (the state directory
         as STATE_DIR), never where either is on this machine."""

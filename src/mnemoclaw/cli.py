@@ -530,7 +530,7 @@ def mcp(obj: _Ctx, http_bind, token, no_watch: bool) -> None:
     if no_watch:
         settings.memory_search["sync"]["watch"] = False
     read_only = settings.openclaw_dir is not None
-    service = MemoryService(lambda: Memory(settings))
+    service = MemoryService(lambda: Memory(settings), forget_tool=bool(settings.memory["forget"]["tool"]))
     if http_bind:
         host, port = parse_bind(http_bind)
 

@@ -142,6 +142,9 @@ MEMORY_SEARCH: dict[str, Any] = {
 MEMORY: dict[str, Any] = {
     "backend": F("builtin", "choice", BACKENDS),
     "citations": F("auto", "choice", ("auto", "on", "off")),
+    "forget": {
+        "tool": F(False, "bool"),  # offer memory_forget over MCP
+    },
 }
 
 # Sections of an OpenClaw config that other parts of mnemoclaw (or OpenClaw alone) own:

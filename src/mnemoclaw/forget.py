@@ -11,6 +11,8 @@ the purge of chunks, vectors, cached vectors and deleted pages to ``Memory.forge
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -62,9 +64,15 @@ class ForgetPlan:
     def files(self) -> list[str]:
         return list(dict.fromkeys(r.path for r in self.removals))
 
+    def digest(self) -> str:
+        """Names exactly these removals: a confirmation must quote it, so that nothing is removed
+        that a preview did not show."""
+        data = json.dumps([r.as_dict() for r in self.removals], sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
+
     def as_dict(self) -> dict[str, Any]:
         return {"target": self.target, "lines": self.line_count, "files": self.files(),
-                "removals": [r.as_dict() for r in self.removals]}
+                "removals": [r.as_dict() for r in self.removals], "id": self.digest()}
 
 
 def _read(abspath: str) -> list[str]:

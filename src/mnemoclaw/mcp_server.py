@@ -38,8 +38,9 @@ T = TypeVar("T")
 class MemoryService:
     """Runs every memory call on one dedicated thread, opening the Memory lazily."""
 
-    def __init__(self, open_memory: Callable[[], Memory], *, keep_fresh: bool = True):
+    def __init__(self, open_memory: Callable[[], Memory], *, keep_fresh: bool = True, forget_tool: bool = False):
         self._open = open_memory
+        self.forget_tool = forget_tool  # offer memory_forget (memory.forget.tool)
         self._keep_fresh = keep_fresh
         self._memory: Memory | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mnemoclaw-memory")
@@ -77,7 +78,7 @@ def _handler(service: MemoryService, spec: tools.ToolSpec, read_only: bool) -> C
     what the SDK validates) is made from the spec's parameters and bounds."""
     async def handler(**kwargs: Any) -> dict[str, Any]:
         wire = {p.name: kwargs[p.keyword] for p in spec.params if kwargs.get(p.keyword) is not None}
-        return await service.call(lambda m: tools.call(m, spec.name, wire, read_only=read_only))
+        return await service.call(lambda m: tools.call(m, spec.name, wire, read_only=read_only, spec=spec))
 
     params = []
     for p in spec.params:
@@ -111,7 +112,7 @@ def build_server(service: MemoryService, *, read_only: bool = False, name: str =
     instructions = tools.INSTRUCTIONS if not read_only else tools.INSTRUCTIONS.split("\n- Write")[0] + (
         "\n" + tools.READ_ONLY_NOTE)
     made = []
-    for spec in tools.tools_for(read_only):
+    for spec in tools.tools_for(read_only, forget=service.forget_tool):
         tool = Tool.from_function(_handler(service, spec, read_only), name=spec.name, description=spec.description)
         made.append(_strict(tool) if spec.writes else tool)
     return MCPServer(name, instructions=instructions, log_level="WARNING", tools=made)

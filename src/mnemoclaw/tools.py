@@ -203,11 +203,23 @@ FLUSH_APPEND = ToolSpec("memory_append", "Append a note to today's daily log (me
 STATUS = ToolSpec("memory_status", "Show the memory index: workspace, files and chunks, embedding provider, "
                   "freshness.", ())
 
+# Off unless memory.forget.tool is true: an agent that can erase memory can erase the wrong thing.
+FORGET = ToolSpec("memory_forget", """\
+Remove lines from memory for good (the files and the index). First call with target only: \
+a query (every line holding all its words, with its list item or paragraph) or a citation \
+(memory/2026-03-01.md#L3-L5); it returns what would be removed and an id, and removes \
+nothing. Show the user those lines; only if they agree, call again with the same target and \
+confirm = that id.""", (
+    Param("target", "string", "A query or a citation path#Lx-Ly", required=True, max_length=MAX_QUERY_CHARS),
+    Param("confirm", "string", "The id the preview returned, once the user agreed", max_length=40),
+), writes=True)
+
 TOOLS = {t.name: t for t in (SEARCH, GET, APPEND, STATUS)}
 
 
-def tools_for(read_only: bool) -> list[ToolSpec]:
-    return [t for t in TOOLS.values() if not (read_only and t.writes)]
+def tools_for(read_only: bool, *, forget: bool = False) -> list[ToolSpec]:
+    offered = [*TOOLS.values(), *([FORGET] if forget else [])]
+    return [t for t in offered if not (read_only and t.writes)]
 
 
 class ToolHost(Protocol):
@@ -221,6 +233,7 @@ class ToolHost(Protocol):
                       kind: str | None = None, expires: str | None = None,
                       key: str | None = None) -> dict[str, Any]: ...
     def memory_status(self) -> dict[str, Any]: ...
+    def memory_forget(self, target: str, confirm: str | None = None) -> dict[str, Any]: ...
 
 
 def call(host: ToolHost, name: str, arguments: Mapping[str, Any], *, read_only: bool = False,
@@ -242,6 +255,8 @@ def call(host: ToolHost, name: str, arguments: Mapping[str, Any], *, read_only: 
         return host.memory_get(**kwargs)
     if spec.name == APPEND.name:
         return host.memory_append(**kwargs)
+    if spec.name == FORGET.name:  # reached only through spec=FORGET, where the config enables it
+        return host.memory_forget(**kwargs)
     return {**host.memory_status(), "readOnly": read_only}
 
 

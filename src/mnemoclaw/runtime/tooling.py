@@ -89,6 +89,10 @@ class ToolBox:
     def memory_status(self) -> dict[str, Any]:
         return self.memory.status(check_dirty=False)
 
+    def memory_forget(self, target: str, confirm: str | None = None) -> dict[str, Any]:
+        # never offered in a chat: a person forgets with `mnemoclaw forget`, or over MCP when enabled
+        return {"applied": False, "error": "memory_forget is not available in a chat; use `mnemoclaw forget`"}
+
     # -- read -------------------------------------------------------------------------------
     def _read(self, args: dict[str, Any]) -> dict[str, Any]:
         path = args["path"]
