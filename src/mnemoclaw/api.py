@@ -21,10 +21,12 @@ import os
 import time
 from collections.abc import Callable
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
-from . import forget
+from . import cleanup, forget
 from .backends import Backend, BuiltinBackend, open_backend
+from .cleanup import CleanupPlan
 from .config import Settings, load_settings
 from .embeddings.base import EmbeddingProvider
 from .embeddings.http import ProviderResponseError
@@ -523,6 +525,35 @@ class Memory:
         out["verified"] = not left
         if left:
             out["stillInIndex"] = left
+        return out
+
+    def cleanup_plan(self, *, older_than_days: int | None = 180, below_importance: int | None = None,
+                     expired: bool = True) -> CleanupPlan:
+        """What ``cleanup`` would do: entries to remove (expired, less important than
+        ``below_importance``) and daily logs older than ``older_than_days`` to archive."""
+        files = self.backend.indexer.discover(["memory"]) if isinstance(self.backend, BuiltinBackend) else []
+        today = datetime.fromtimestamp(self.clock()).date()
+        return cleanup.plan(files, self.settings.workspace, today, older_than_days=older_than_days,
+                            below_importance=below_importance, expired=expired)
+
+    def cleanup(self, plan: CleanupPlan) -> dict[str, Any]:
+        """Apply a clean-up plan: the removals as ``forget`` does them, then the archive moves
+        (committed before and after when the workspace is a git repository), then a sync."""
+        self.settings.check_writable("cleanup")
+        out: dict[str, Any] = {}
+        if plan.removals.removals:
+            out["forget"] = self.forget(plan.removals)
+        if plan.moves:
+            ws = self.settings.workspace
+            repo = (Path(ws) / ".git").exists()
+            if repo and forget._git_commit(Path(ws), ["memory"], "mnemoclaw: before archiving") is None:
+                raise PathDeniedError("the workspace is a git repository but memory/ could not be committed "
+                                      "before archiving; nothing was moved")
+            out["archived"] = cleanup.move(Path(ws), plan.moves)
+            if repo:
+                out["gitCommit"] = forget._git_commit(Path(ws), ["memory"],
+                                                      f"mnemoclaw: archive {len(plan.moves)} daily log(s)")
+            self.sync(fallback_now=False)
         return out
 
     # -- status -----------------------------------------------------------------------------------

@@ -754,6 +754,56 @@ def forget(obj: _Ctx, target: str, yes: bool, as_json: bool) -> None:
         sys.exit(1)
 
 
+@cli.command()
+@click.option("--older-than", default="180d", show_default=True,
+              help="Archive daily logs older than this (180d, 26w, 6m, 1y; 0 or 'never' archives none).")
+@click.option("--below-importance", type=click.IntRange(2, 10),
+              help="Remove entries annotated with an importance below this.")
+@click.option("--expired/--no-expired", default=True, show_default=True, help="Remove entries past their expires date.")
+@click.option("--apply", "apply_", is_flag=True, help="Do it (the default is to show what would be done).")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan (and what was done) as JSON.")
+@click.pass_obj
+@_run
+def cleanup(obj: _Ctx, older_than: str, below_importance: int | None, expired: bool, apply_: bool,
+            as_json: bool) -> None:
+    """Propose, then with --apply perform, a clean-up of memory: expired entries and entries
+    below an importance removed (as `forget` removes them: old files kept, index purged), daily
+    logs older than a cut-off moved to memory/archive/ (still searched, ranked below live notes;
+    query.archive false leaves them out)."""
+    from .cleanup import parse_age
+
+    days = None if older_than.strip().lower() in ("never", "0", "0d") else parse_age(older_than)
+    with obj.memory() as mem:
+        plan = mem.cleanup_plan(older_than_days=days, below_importance=below_importance, expired=expired)
+        shown = plan.as_dict()
+        if not as_json:
+            if plan.empty:
+                click.echo("Nothing to clean up.")
+            for r in shown["remove"]:
+                click.echo(f"remove {r['path']}#L{r['startLine']}-L{r['endLine']} ({r['why']})")
+                for line in r["lines"]:
+                    click.echo(f"    - {line[:200]}")
+            for m in shown["archive"]:
+                click.echo(f"archive {m['path']} -> {m['to']}")
+        done: dict = {}
+        if apply_ and not plan.empty:
+            done = mem.cleanup(plan)
+    if as_json:
+        _emit_json({"plan": shown, "applied": bool(apply_ and not plan.empty), **done})
+        return
+    if plan.empty:
+        return
+    if not apply_:
+        click.echo("Nothing changed: this was a dry run (run with --apply).", err=True)
+        return
+    forgot = done.get("forget")
+    if forgot:
+        state = "no longer holds them." if forgot["verified"] else "still holds some: run `mnemoclaw index --full`."
+        click.echo(f"Removed {plan.removals.line_count} line(s); the index {state}")
+    if done.get("archived"):
+        click.echo(f"Archived {len(done['archived'])} daily log(s) to memory/archive/.")
+
+
 # -- eval ---------------------------------------------------------------------------------
 @cli.command("eval")
 @click.argument("directory", type=click.Path(exists=True, file_okay=False))

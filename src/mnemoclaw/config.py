@@ -98,6 +98,8 @@ MEMORY_SEARCH: dict[str, Any] = {
         "overlap": F(80, "int", lo=0, hi=100_000),
     },
     "query": {
+        # daily logs `mnemoclaw cleanup` moved to memory/archive/: searched, ranked below live notes
+        "archive": F(True, "bool"),
         "maxResults": F(6, "int", lo=1, hi=1000),
         "minScore": F(DEFAULT_MIN_SCORE, "float", lo=0.0, hi=1.0),
         "hybrid": {

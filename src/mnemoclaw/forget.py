@@ -80,10 +80,11 @@ def _read(abspath: str) -> list[str]:
         return fh.read().split("\n")
 
 
-def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def _merge(ranges: list[tuple[int, int]], *, adjacent: bool = True) -> list[tuple[int, int]]:
+    """Overlapping ranges (and, with ``adjacent``, touching ones) as one."""
     out: list[tuple[int, int]] = []
     for s, e in sorted(ranges):
-        if out and s <= out[-1][1] + 1:
+        if out and s <= out[-1][1] + int(adjacent):
             out[-1] = (out[-1][0], max(out[-1][1], e))
         else:
             out.append((s, e))

@@ -156,17 +156,15 @@ class Entries:
         return s, e, 100
 
 
-def annotate(text: str) -> tuple[list[Span], list[Problem]]:
-    """The file's lines as consecutive spans of equal annotations (one span of ``{}`` for a
-    file with none), and the annotations refused."""
+def annotated_entries(text: str) -> tuple[list[tuple[int, int, dict, int]], list[Problem]]:
+    """Each annotation with the lines it covers: (start, end, attrs, depth), where depth orders
+    outer (sections) before inner (items, paragraphs); and the annotations refused."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     n = len(lines)
     problems: list[Problem] = []
-    # (start, end, attrs, depth): depth orders outer (sections) before inner (entries)
     scoped: list[tuple[int, int, dict, int]] = []
     if "<!--" not in text:
-        return [Span(1, n, {})], problems
-
+        return scoped, problems
     doc = Entries(lines)
 
     for i, line in enumerate(lines, 1):
@@ -194,6 +192,16 @@ def annotate(text: str) -> tuple[list[Span], list[Problem]]:
         s, e, depth = doc.block(target)
         scoped.append((min(s, i), max(e, i), attrs, depth))
 
+    return scoped, problems
+
+
+def annotate(text: str) -> tuple[list[Span], list[Problem]]:
+    """The file's lines as consecutive spans of equal annotations (one span of ``{}`` for a
+    file with none), and the annotations refused."""
+    n = text.replace("\r\n", "\n").replace("\r", "\n").count("\n") + 1
+    scoped, problems = annotated_entries(text)
+    if not scoped:
+        return [Span(1, n, {})], problems
     per_line: list[dict] = [{} for _ in range(n + 1)]
     for s, e, attrs, _ in sorted(scoped, key=lambda t: t[3]):
         for j in range(s, e + 1):

@@ -83,6 +83,7 @@ class QueryOptions:
             decay=h["temporalDecay"]["enabled"],
             half_life_days=h["temporalDecay"]["halfLifeDays"],
             date_match=h["dateMatch"]["enabled"],
+            archive=q.get("archive", True),
         )
 
 
