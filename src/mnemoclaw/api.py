@@ -24,7 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from . import cleanup, forget
+from . import cleanup, forget, imports
 from .backends import Backend, BuiltinBackend, open_backend
 from .cleanup import CleanupPlan
 from .config import Settings, load_settings
@@ -555,6 +555,23 @@ class Memory:
                                                       f"mnemoclaw: archive {len(plan.moves)} daily log(s)")
             self.sync(fallback_now=False)
         return out
+
+    # -- importing -------------------------------------------------------------------------------
+    def import_preview(self, source: str, path: str | Path, progress: Callable[[int, int], None] | None = None
+                       ) -> tuple[list[imports.Planned], imports.ImportReport]:
+        """What importing ``path`` as ``source`` (chatgpt, claude, claude-code, codex) would write
+        under memory/imports/<source>/, and the counts; writes nothing."""
+        planned, report = imports.plan(source, Path(path), progress)
+        return planned, imports.write(self.settings.workspace, self.settings.state_dir, planned, report, dry=True)
+
+    def import_files(self, planned: list[imports.Planned], preview: imports.ImportReport,
+                     progress: Callable[[int, int], None] | None = None) -> imports.ImportReport:
+        """Write what ``import_preview`` planned (idempotent; a file edited since an earlier import
+        is kept). ``sync`` afterwards makes it searchable."""
+        self.settings.check_writable("import")
+        report = imports.ImportReport(preview.source, found=preview.found, empty=preview.empty,
+                                      redacted=preview.redacted)
+        return imports.write(self.settings.workspace, self.settings.state_dir, planned, report, progress)
 
     # -- status -----------------------------------------------------------------------------------
     def status(self, *, check_dirty: bool = True, check_integrity: bool = False, deep: bool = False) -> dict[str, Any]:

@@ -36,8 +36,9 @@ def _emit_json_line(data: Any) -> None:
 class Progress:
     """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
 
-    def __init__(self, label: str, enabled: bool | None = None):
+    def __init__(self, label: str, enabled: bool | None = None, unit: str = "files"):
         self.label = label
+        self.unit = unit
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
         self._last = 0.0
         self._drawn = False
@@ -52,7 +53,7 @@ class Progress:
         width = 30
         filled = int(width * done / total)
         bar = "#" * filled + "." * (width - filled)
-        sys.stderr.write(f"\r{self.label} [{bar}] {done}/{total} files")
+        sys.stderr.write(f"\r{self.label} [{bar}] {done}/{total} {self.unit}")
         sys.stderr.flush()
         self._drawn = True
 
@@ -802,6 +803,70 @@ def cleanup(obj: _Ctx, older_than: str, below_importance: int | None, expired: b
         click.echo(f"Removed {plan.removals.line_count} line(s); the index {state}")
     if done.get("archived"):
         click.echo(f"Archived {len(done['archived'])} daily log(s) to memory/archive/.")
+
+
+@cli.command("import")
+@click.argument("source", type=click.Choice(["chatgpt", "claude", "claude-code", "codex"]))
+@click.argument("path", type=click.Path(path_type=str))
+@click.option("--yes", is_flag=True, help="Import without asking (after printing the preview).")
+@click.option("--no-index", is_flag=True, help="Write the files only; the next sync indexes them.")
+@click.option("--json", "as_json", is_flag=True, help="Print the preview (and the report) as JSON.")
+@click.pass_obj
+@_run
+def import_(obj: _Ctx, source: str, path: str, yes: bool, no_index: bool, as_json: bool) -> None:
+    """Import another assistant's memory into memory/imports/SOURCE/: a ChatGPT or Claude.ai data
+    export (the zip, its folder or conversations.json) as one dated Markdown file per
+    conversation, or Claude Code's memory (~/.claude, a project's memory folder, CLAUDE.md) and
+    Codex's memories folder as they are. Secrets are redacted; importing twice adds nothing; a
+    file edited since an earlier import is kept. MEMORY.md is never touched."""
+    with obj.memory() as mem:
+        bar = Progress("reading", enabled=None if not as_json else False, unit="conversations")
+        try:
+            planned, preview = mem.import_preview(source, path, bar)
+        finally:
+            bar.finish()
+        shown = preview.as_dict()
+        if not as_json:
+            click.echo(f"{source}: {preview.found} found in {path}; {len(preview.added)} to add, "
+                       f"{len(preview.updated)} to update, {preview.unchanged} unchanged"
+                       + (f", {len(preview.kept_edits)} edited since the last import (kept)" if preview.kept_edits
+                          else "") + (f", {preview.empty} empty (skipped)" if preview.empty else "")
+                       + (f"; {preview.redacted} secret(s) will be redacted" if preview.redacted else ""))
+            for rel in (preview.added + preview.updated)[:8]:
+                click.echo(f"  {rel}")
+            if len(preview.added) + len(preview.updated) > 8:
+                click.echo(f"  ... and {len(preview.added) + len(preview.updated) - 8} more")
+        todo = bool(preview.added or preview.updated)
+        ask = todo and not yes and not as_json and sys.stdin.isatty()
+        if not todo or not (yes or (ask and click.confirm("Import these?", default=True))):
+            if as_json:
+                _emit_json({"preview": shown, "applied": False})
+            elif todo:
+                click.echo("Nothing imported (answer yes, or run with --yes).", err=True)
+            return
+        bar = Progress("writing", enabled=None if not as_json else False, unit="files")
+        try:
+            report = mem.import_files(planned, preview, bar)
+        finally:
+            bar.finish()
+        index = None
+        if not no_index:
+            bar = Progress("indexing", enabled=None if not as_json else False)
+            try:
+                index = mem.sync(progress=bar)
+            finally:
+                bar.finish()
+    if as_json:
+        _emit_json({"preview": shown, "applied": True, "report": report.as_dict(),
+                    "index": index.as_dict() if index else None})
+        return
+    click.echo(f"Imported into memory/imports/{source}/: {len(report.added)} added, {len(report.updated)} updated, "
+               f"{report.unchanged} unchanged" + (f", {len(report.kept_edits)} kept with your edits"
+                                                   if report.kept_edits else "")
+               + (f"; {report.redacted} secret(s) redacted" if report.redacted else "") + ".")
+    if index is not None:
+        click.echo(f"Indexed: {index.chunks_total} chunks in the index ({index.added} new files) in "
+                   f"{index.seconds:.1f} s.")
 
 
 # -- eval ---------------------------------------------------------------------------------
