@@ -154,3 +154,40 @@ def test_the_cli_previews_then_imports(workspace, tmp_path):
     wrong = subprocess.run([*base, "import", "claude", str(path), "--yes"], capture_output=True, text=True, env=env,
                            timeout=120)
     assert wrong.returncode != 0 and "not a Claude.ai export" in wrong.stderr and "Traceback" not in wrong.stderr
+
+
+@pytest.mark.slow
+def test_a_real_size_export_imports_with_a_progress_bar(workspace, tmp_path):
+    """2 000 conversations (a 30 MB conversations.json) through the CLI on a terminal: the bars
+    are drawn, every conversation lands once, a second run adds nothing (the time is measured
+    by benchmarks/imports.py, docs/managing.md)."""
+    import pty
+
+    path = export_file(tmp_path, chatgpt_export(2000, scale=3))
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "MNEMOCLAW_PROVIDER": "none"}
+    base = [sys.executable, "-m", "mnemoclaw.cli", "--workspace", str(workspace), "--state-dir", str(tmp_path / "st")]
+    # stderr on a pseudo-terminal, so the bars are drawn as a user sees them
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([*base, "import", "chatgpt", str(path), "--yes"], stdout=subprocess.PIPE,
+                            stderr=follower, env=env, text=True)
+    os.close(follower)
+    drawn = b""
+    while True:
+        try:
+            part = os.read(leader, 65536)
+        except OSError:
+            break
+        if not part:
+            break
+        drawn += part
+    out, _ = proc.communicate(timeout=600)
+    os.close(leader)
+    assert proc.returncode == 0, drawn.decode(errors="replace")
+    screen = drawn.decode(errors="replace")
+    assert "reading [" in screen and "2000/2000 conversations" in screen and "writing [" in screen
+    assert "indexing [" in screen
+    assert "2000 added" in out
+    assert len(list((workspace / "memory" / "imports" / "chatgpt").glob("*.md"))) == 2000
+    again = subprocess.run([*base, "import", "chatgpt", str(path), "--json"], capture_output=True, text=True,
+                           env=env, timeout=600)
+    assert json.loads(again.stdout)["preview"]["unchanged"] == 2000
