@@ -207,3 +207,30 @@ def test_a_sound_store_checks_clean_and_describes_itself(store):
     assert {"path", "driver", "vector", "ftsTokenizer"} <= set(desc)
     store.clear_damaged()
     assert store.damaged() is None
+
+
+def test_annotations_travel_with_their_chunks_and_are_searchable_by_key(store):
+    meta = '{"importance":8,"key":"db-host"}'
+    rows = [ChunkRow("m:1", "MEMORY.md", "memory", 3, 3, text_hash(t := "- db on pg2 <!-- key: db-host -->"), "m", t,
+                     meta),
+            ChunkRow("m:2", "MEMORY.md", "memory", 5, 5, text_hash("- lunch at noon"), "m", "- lunch at noon")]
+    store.apply([FileWrite(FileRecord("MEMORY.md", "memory", "h", 1, 2), rows, [None, None])])
+    (rid, (path, start, end, got)), = store.annotations().items()
+    assert (path, start, end, got) == ("MEMORY.md", 3, 3, meta)
+    assert store.chunks([rid])[rid].meta == meta and store.file_chunks("MEMORY.md").chunks[0].meta == meta
+    # the key's words are indexed, the comment's other words are not
+    assert ids_of(store, keyword_search(store, keyword_query("db host"), 5))[0].startswith("- db on pg2")
+    assert keyword_search(store, keyword_query("importance"), 5) == []
+
+
+def test_forgotten_text_can_be_scrubbed_from_the_cache_and_the_files(store):
+    key = CacheKey("p", "m", "k")
+    gone = "the vault combination is 31-41-59"
+    store.apply([write("a.md", [gone, "kept line"], [unit(1, 0), unit(0, 1)])])
+    store.cache_put(key, {text_hash(gone): unit(1, 0), text_hash("kept line"): unit(0, 1)})
+    store.apply([write("a.md", ["kept line"], [unit(0, 1)])])
+    assert store.cache_delete([text_hash(gone)]) == 1
+    assert store.cache_get(key, [text_hash(gone), text_hash("kept line")]).keys() == {text_hash("kept line")}
+    store.scrub()
+    assert ids_of(store, keyword_search(store, keyword_query("vault combination"), 5)) == []
+    assert ids_of(store, keyword_search(store, keyword_query("kept"), 5)) == ["kept line"]
