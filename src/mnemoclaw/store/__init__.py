@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..errors import ConfigError
 from .base import Store, StoreOptions
 
-DRIVERS = ("sqlite",)
+DRIVERS = ("sqlite", "postgres")
 
 
 def open_store(options: StoreOptions) -> Store:
@@ -16,6 +16,13 @@ def open_store(options: StoreOptions) -> Store:
 
         return SQLiteStore(options.path, vector_enabled=options.vector_enabled,
                            extension_path=options.extension_path, state_dir=options.state_dir)
+    if options.driver == "postgres":
+        from .postgres import PostgresStore
+
+        if not options.url:
+            raise ConfigError('store.driver "postgres" needs store.url (or env MNEMOCLAW_PG_URL), e.g. '
+                              '"postgresql://mem@db.internal/mnemoclaw"')
+        return PostgresStore(options.url, options.namespace, options.shared)
     raise ConfigError(f"Unknown store driver {options.driver!r}. Available: {', '.join(DRIVERS)}")
 
 

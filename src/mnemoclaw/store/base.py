@@ -55,11 +55,14 @@ class CacheKey:
 class StoreOptions:
     """Where an index is and how to open it (config.Settings.store_options builds it)."""
 
-    driver: str  # "sqlite"
-    path: str  # the index file
+    driver: str  # "sqlite" | "postgres"
+    path: str  # the index file (sqlite)
     state_dir: str | None = None  # what belongs to the index but is not it: the write lock, markers
     vector_enabled: bool = True
     extension_path: str | None = None  # a sqlite-vec build of the user's own
+    url: str | None = None  # postgres: the server
+    namespace: str = "main"  # postgres: the namespace this agent writes
+    shared: tuple[str, ...] = ()  # postgres: namespaces it also reads
 
 
 class Store(Protocol):

@@ -1,0 +1,592 @@
+"""The index in PostgreSQL with pgvector, for agents on several hosts (``store.driver: "postgres"``).
+
+One database holds every agent's index, each in its own namespace; a store writes its own
+namespace and reads it plus the shared ones it names. Keyword search runs on a ``tsvector`` of
+mnemoclaw's own analysed terms (the ``simple`` configuration over text/tokenize.py's output, a
+GIN index), so Chinese of any length, stems and identifiers match exactly as on SQLite on a plain
+Postgres with no extension but ``vector``; BM25 is computed above the store from the candidates
+and exact per-namespace statistics, so both stores rank alike. Vectors are pgvector columns with
+an HNSW cosine index per dimension. One embedding cache serves every namespace and host.
+
+Writers take a per-namespace advisory lock (a session lock on a connection of its own, with the
+holder's host and pid recorded for messages); each batch is one transaction; readers never wait
+(MVCC). Every write bumps the namespace's generation, which is what caches and the dirty check of
+other hosts compare. A rebuild is written under a build namespace and swapped in by one
+transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import socket
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import numpy as np
+
+from ..errors import ConfigError, LockTimeoutError, StoreError
+from ..markdown.annotations import searchable
+from ..markdown.chunker import text_hash
+from ..search.relevance import pair_spread, unit_rows
+from ..text.tokenize import KeywordQuery, fts_document
+from ..types import ChunkRow, FileRecord, KeywordCandidates, StoredChunk, VectorReference
+from .base import CacheKey, FileWrite, Store
+
+log = logging.getLogger(__name__)
+
+REFERENCE_SAMPLE = 256
+REFERENCE_MIN = 50
+BUILD = "\x1fbuild-"  # a namespace being rebuilt: <ns><BUILD><pid>-<n>
+# Named, ordered migrations. Never edit one that has shipped: add the next.
+MIGRATIONS: list[tuple[str, str]] = [
+    ("0001_base", """
+        CREATE EXTENSION IF NOT EXISTS vector;
+        CREATE TABLE mc_ns (ns text PRIMARY KEY, generation bigint NOT NULL DEFAULT 0);
+        CREATE TABLE mc_meta (ns text NOT NULL, key text NOT NULL, value text NOT NULL, PRIMARY KEY (ns, key));
+        CREATE TABLE mc_files (
+            ns text NOT NULL, path text NOT NULL, source text NOT NULL, hash text NOT NULL,
+            mtime_ns bigint NOT NULL, size bigint NOT NULL, indexed_at double precision NOT NULL,
+            PRIMARY KEY (ns, path));
+        CREATE TABLE mc_chunks (
+            id bigserial PRIMARY KEY, ns text NOT NULL, cid text NOT NULL, path text NOT NULL,
+            source text NOT NULL, start_line integer NOT NULL, end_line integer NOT NULL, hash text NOT NULL,
+            model text NOT NULL, text text NOT NULL, meta text NOT NULL DEFAULT '',
+            terms text NOT NULL, ntok integer NOT NULL,
+            tsv tsvector GENERATED ALWAYS AS (to_tsvector('simple', terms)) STORED,
+            dims integer, embedding vector, updated_at double precision NOT NULL,
+            UNIQUE (ns, cid));
+        CREATE INDEX mc_chunks_path ON mc_chunks (ns, path);
+        CREATE INDEX mc_chunks_hash ON mc_chunks (hash);
+        CREATE INDEX mc_chunks_tsv ON mc_chunks USING gin (tsv);
+        CREATE INDEX mc_chunks_annotated ON mc_chunks (ns) WHERE meta <> '';
+        CREATE TABLE mc_cache (
+            provider text NOT NULL, model text NOT NULL, provider_key text NOT NULL, hash text NOT NULL,
+            embedding bytea NOT NULL, dims integer NOT NULL, updated_at double precision NOT NULL,
+            PRIMARY KEY (provider, model, provider_key, hash));
+        CREATE INDEX mc_cache_updated ON mc_cache (updated_at);
+        CREATE TABLE mc_locks (ns text PRIMARY KEY, host text NOT NULL, pid integer NOT NULL,
+                               since double precision NOT NULL);
+    """),
+]
+_RETRYABLE = {"40001", "40P01", "55P03"}  # serialization failure, deadlock, lock not available
+
+
+def redact_url(url: str) -> str:
+    """``url`` without its password (for every message, log line and ``status``)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "postgresql://(unparsable URL)"
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def _vec_text(v: np.ndarray) -> str:
+    return "[" + ",".join(map(str, np.asarray(v, dtype=np.float32).tolist())) + "]"
+
+
+def _vec_parse(text: str) -> np.ndarray:
+    return np.array(text[1:-1].split(","), dtype=np.float32) if len(text) > 2 else np.zeros(0, np.float32)
+
+
+def _lock_key(ns: str) -> str:
+    return f"mnemoclaw:write:{ns}"
+
+
+class PostgresStore:
+    """``Store`` over PostgreSQL + pgvector (store/base.py)."""
+
+    def __init__(self, url: str, namespace: str = "main", shared: Sequence[str] = (), *, _build_of: str = ""):
+        try:
+            import psycopg
+            from psycopg_pool import ConnectionPool
+        except ImportError:
+            raise ConfigError('store.driver "postgres" needs psycopg: pip install "mnemoclaw[postgres]"') from None
+        self._psycopg = psycopg
+        self.url = url
+        self.path = redact_url(url) + f"#{namespace.split(BUILD)[0]}"
+        self.ns = namespace
+        self.shared = tuple(s for s in shared if s != namespace)
+        self.read_only = False
+        self.read_only_why = ""
+        self.recovered: str | None = None
+        self._build_of = _build_of
+        self._builds = 0
+        self._caches: dict[str, tuple[Any, Any]] = {}
+        self._lock_conn: Any = None
+        try:
+            self.pool = ConnectionPool(url, min_size=1, max_size=4, open=True, timeout=15,
+                                       kwargs={"autocommit": True}, configure=self._configure)
+            self.pool.wait(timeout=15)
+        except Exception as exc:  # noqa: BLE001 - psycopg's and the pool's errors alike
+            raise StoreError(f"cannot reach the Postgres index at {redact_url(url)}: "
+                             f"{self._clean(exc)}; check memorySearch.store.url (or MNEMOCLAW_PG_URL), that the "
+                             "server runs and that the role may log in") from None
+        self._migrate()
+        with self._conn() as c:
+            c.execute("INSERT INTO mc_ns (ns) VALUES (%s) ON CONFLICT DO NOTHING", (self.ns,))
+
+    # -- plumbing -------------------------------------------------------------------------
+    def _clean(self, exc: BaseException) -> str:
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        parts = urlsplit(self.url) if "://" in self.url else None
+        if parts is not None and parts.password:
+            text = text.replace(parts.password, "***")
+        return text
+
+    @staticmethod
+    def _configure(conn: Any) -> None:
+        # a filtered HNSW scan keeps going until it has enough rows (pgvector 0.8)
+        conn.execute("SET hnsw.iterative_scan = relaxed_order")
+
+    @contextmanager
+    def _conn(self) -> Iterator[Any]:
+        try:
+            with self.pool.connection() as conn:
+                yield conn
+        except self._psycopg.Error as exc:
+            raise StoreError(f"the Postgres index at {self.path} failed: {self._clean(exc)}") from None
+
+    @contextmanager
+    def _tx(self) -> Iterator[Any]:
+        """One transaction that bumps this namespace's generation (what other hosts' caches and
+        dirty checks compare)."""
+        try:
+            with self.pool.connection() as conn, conn.transaction():
+                yield conn
+                conn.execute("UPDATE mc_ns SET generation = generation + 1 WHERE ns = %s", (self.ns,))
+        except self._psycopg.Error as exc:
+            raise StoreError(f"could not write the Postgres index at {self.path}: {self._clean(exc)}") from exc
+
+    def _retrying(self, write: Any) -> None:
+        """``write(conn)`` in a transaction, again after a serialization failure or a deadlock."""
+        for attempt in range(5):
+            try:
+                with self._tx() as c:
+                    write(c)
+                return
+            except StoreError as exc:
+                code = getattr(exc.__cause__, "sqlstate", None)
+                if code not in _RETRYABLE or attempt == 4:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        with self._conn() as c:
+            return c.execute(sql, params).fetchall()
+
+    def _migrate(self) -> None:
+        with self._conn() as c, c.transaction():
+            c.execute("SELECT pg_advisory_xact_lock(hashtextextended('mnemoclaw:migrate', 0))")
+            c.execute("CREATE TABLE IF NOT EXISTS mc_migrations (name text PRIMARY KEY, "
+                      "applied_at timestamptz NOT NULL DEFAULT now())")
+            done = {r[0] for r in c.execute("SELECT name FROM mc_migrations").fetchall()}
+            unknown = done - {n for n, _ in MIGRATIONS}
+            if unknown:
+                raise StoreError(f"the Postgres index at {self.path} was made by a newer mnemoclaw (schema "
+                                 f"{', '.join(sorted(unknown))}); upgrade mnemoclaw on this host")
+            for name, sql in MIGRATIONS:
+                if name in done:
+                    continue
+                try:
+                    c.execute(sql)
+                except self._psycopg.Error as exc:
+                    if "vector" in str(exc) and "extension" in str(exc):
+                        raise StoreError(f"the database at {self.path} has no pgvector: run CREATE EXTENSION "
+                                         "vector as its owner (managed services list it as 'vector')") from None
+                    raise
+                c.execute("INSERT INTO mc_migrations (name) VALUES (%s)", (name,))
+
+    @property
+    def _read_ns(self) -> list[str]:
+        return [self.ns, *self.shared]
+
+    def _version(self) -> tuple:
+        rows = self._rows("SELECT ns, generation FROM mc_ns WHERE ns = ANY(%s) ORDER BY ns", (self._read_ns,))
+        return tuple(rows)
+
+    def _cached(self, name: str, make: Any) -> Any:
+        version = self._version()
+        hit = self._caches.get(name)
+        if hit is None or hit[0] != version:
+            hit = (version, make())
+            self._caches[name] = hit
+        return hit[1]
+
+    # -- metadata ---------------------------------------------------------------------------
+    def meta(self) -> dict[str, str]:
+        return dict(self._cached("meta", lambda: dict(self._rows("SELECT key, value FROM mc_meta WHERE ns = %s",
+                                                                   (self.ns,)))))
+
+    def set_meta(self, items: dict[str, str]) -> None:
+        with self._tx() as c:
+            c.cursor().executemany("INSERT INTO mc_meta (ns, key, value) VALUES (%s, %s, %s) ON CONFLICT (ns, key) "
+                                   "DO UPDATE SET value = excluded.value", [(self.ns, k, v) for k, v in items.items()])
+
+    def delete_meta(self, keys: Iterable[str]) -> None:
+        with self._tx() as c:
+            c.execute("DELETE FROM mc_meta WHERE ns = %s AND key = ANY(%s)", (self.ns, list(keys)))
+
+    # -- files and chunks -------------------------------------------------------------------
+    def file_records(self) -> dict[str, FileRecord]:
+        return self._cached("files", lambda: {r[0]: FileRecord(*r) for r in self._rows(
+            "SELECT path, source, hash, mtime_ns, size FROM mc_files WHERE ns = %s", (self.ns,))})
+
+    def apply(self, writes: Sequence[FileWrite], removes: Iterable[str] = (),
+              touches: Iterable[FileRecord] = ()) -> None:
+        removes, touches = list(removes), list(touches)
+        if not writes and not removes and not touches:
+            return
+        now = time.time()
+        chunk_rows = []
+        for w in writes:
+            for row, vec in zip(w.chunks, w.vectors, strict=False):
+                doc = fts_document(searchable(row.text, row.meta))
+                chunk_rows.append((self.ns, row.id, row.path, row.source, row.start_line, row.end_line, row.hash,
+                                   row.model, row.text, row.meta, doc, len(doc.split()),
+                                   None if vec is None else len(vec), None if vec is None else _vec_text(vec), now))
+        gone = [w.record.path for w in writes] + removes
+        records = [w.record for w in writes] + touches
+        def write(c: Any) -> None:
+            if gone:
+                c.execute("DELETE FROM mc_chunks WHERE ns = %s AND path = ANY(%s)", (self.ns, gone))
+            if removes:
+                c.execute("DELETE FROM mc_files WHERE ns = %s AND path = ANY(%s)", (self.ns, removes))
+            if chunk_rows:
+                with c.cursor() as cur, cur.copy(
+                        "COPY mc_chunks (ns, cid, path, source, start_line, end_line, hash, model, text, meta, terms, "
+                        "ntok, dims, embedding, updated_at) FROM STDIN") as copy:
+                    for r in chunk_rows:
+                        copy.write_row(r)
+            if records:
+                c.cursor().executemany(
+                    "INSERT INTO mc_files (ns, path, source, hash, mtime_ns, size, indexed_at) VALUES "
+                    "(%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (ns, path) DO UPDATE SET source = excluded.source, "
+                    "hash = excluded.hash, mtime_ns = excluded.mtime_ns, size = excluded.size, "
+                    "indexed_at = excluded.indexed_at",
+                    [(self.ns, r.path, r.source, r.hash, r.mtime_ns, r.size, now) for r in records])
+
+        self._retrying(write)
+        dims = {len(v) for w in writes for v in w.vectors if v is not None}
+        for d in dims:
+            self._ensure_vector_index(d)
+
+    def _ensure_vector_index(self, dims: int) -> None:
+        if self._caches.get(f"hnsw{dims}") is not None:
+            return
+        with self._conn() as c:
+            c.execute(f"CREATE INDEX IF NOT EXISTS mc_chunks_hnsw_{dims} ON mc_chunks USING hnsw "
+                      f"((embedding::vector({dims})) vector_cosine_ops) WHERE dims = {dims}")
+        self._caches[f"hnsw{dims}"] = (None, True)
+
+    def file_chunks(self, path: str) -> FileWrite | None:
+        rec = self.file_records().get(path)
+        if rec is None:
+            return None
+        rows = self._rows("SELECT cid, path, source, start_line, end_line, hash, model, text, meta, embedding::text "
+                          "FROM mc_chunks WHERE ns = %s AND path = %s ORDER BY start_line, id", (self.ns, path))
+        rows = [r for r in rows if text_hash(r[7]) == r[5]]
+        return FileWrite(rec, [ChunkRow(*r[:9]) for r in rows], [None if r[9] is None else _vec_parse(r[9])
+                                                                   for r in rows])
+
+    def vectors_for_hashes(self, hashes: Iterable[str], model: str) -> dict[str, np.ndarray]:
+        rows = self._rows("SELECT DISTINCT ON (hash) hash, embedding::text FROM mc_chunks WHERE ns = %s AND "
+                          "model = %s AND embedding IS NOT NULL AND hash = ANY(%s)",
+                          (self.ns, model, list(dict.fromkeys(hashes))))
+        return {h: _vec_parse(v) for h, v in rows}
+
+    def chunks(self, rowids: Sequence[int]) -> dict[int, StoredChunk]:
+        if not rowids:
+            return {}
+        rows = self._rows("SELECT id, path, source, start_line, end_line, text, hash, meta FROM mc_chunks "
+                          "WHERE id = ANY(%s) AND ns = ANY(%s)", (list(rowids), self._read_ns))
+        return {r[0]: StoredChunk(*r) for r in rows if text_hash(r[5]) == r[6]}
+
+    def file_heads(self, paths: Iterable[str]) -> dict[str, str]:
+        rows = self._rows("SELECT path, text, hash FROM mc_chunks WHERE ns = ANY(%s) AND start_line = 1 AND "
+                          "path = ANY(%s)", (self._read_ns, list(dict.fromkeys(paths))))
+        return {p: t for p, t, h in rows if text_hash(t) == h}
+
+    def annotations(self) -> dict[int, tuple[str, int, int, str]]:
+        return self._cached("notes", lambda: {r[0]: (r[1], r[2], r[3], r[4]) for r in self._rows(
+            "SELECT id, path, start_line, end_line, meta FROM mc_chunks WHERE ns = ANY(%s) AND meta <> ''",
+            (self._read_ns,))})
+
+    def counts(self) -> dict[str, int]:
+        (files,), = self._rows("SELECT count(*) FROM mc_files WHERE ns = %s", (self.ns,))
+        chunks, vectors = self._rows("SELECT count(*), count(embedding) FROM mc_chunks WHERE ns = %s", (self.ns,))[0]
+        (cache,), = self._rows("SELECT count(*) FROM mc_cache")
+        return {"files": files, "chunks": chunks, "vectors": vectors, "cacheEntries": cache}
+
+    def vector_dims(self) -> int | None:
+        rows = self._rows("SELECT dims FROM mc_chunks WHERE ns = %s AND dims IS NOT NULL LIMIT 1", (self.ns,))
+        return int(rows[0][0]) if rows else None
+
+    # -- chunks indexed without vectors -----------------------------------------------------
+    def chunks_without_vectors(self, limit: int) -> list[tuple[int, str, str]]:
+        return [tuple(r) for r in self._rows(
+            "SELECT id, hash, text FROM mc_chunks WHERE ns = %s AND embedding IS NULL ORDER BY id LIMIT %s",
+            (self.ns, limit))]
+
+    def count_without_vectors(self) -> int:
+        return int(self._rows("SELECT count(*) FROM mc_chunks WHERE ns = %s AND embedding IS NULL", (self.ns,))[0][0])
+
+    def add_vectors(self, items: Sequence[tuple[int, np.ndarray]]) -> None:
+        if not items:
+            return
+        with self._tx() as c:
+            c.cursor().executemany("UPDATE mc_chunks SET embedding = %s::vector, dims = %s WHERE id = %s AND ns = %s "
+                                   "AND embedding IS NULL", [(_vec_text(v), len(v), rid, self.ns) for rid, v in items])
+        self._ensure_vector_index(len(items[0][1]))
+
+    # -- search -----------------------------------------------------------------------------
+    def _tsquery(self, query: KeywordQuery) -> str:
+        # terms are letters, digits or CJK only (text/tokenize.py): nothing to escape
+        parts = ["(" + " <-> ".join(p) + ")" for p in query.phrases if all(p)]
+        parts += list(query.terms)
+        return " | ".join(parts)
+
+    def keyword_candidates(self, query: KeywordQuery, depth: int,
+                           sources: Sequence[str] | None = None) -> KeywordCandidates:
+        if query.empty or depth <= 0:
+            return KeywordCandidates()
+        n_docs, avgdl = self._corpus_stats()
+        df = self._doc_freqs(query.terms)
+        tsq = self._tsquery(query)
+        where = "ns = ANY(%s) AND tsv @@ to_tsquery('simple', %s)"
+        params: list[Any] = [self._read_ns, tsq]
+        if sources:
+            where += " AND source = ANY(%s)"
+            params.append(list(sources))
+        rows = self._rows(f"SELECT id, terms FROM mc_chunks WHERE {where} "
+                          "ORDER BY ts_rank(tsv, to_tsquery('simple', %s)) DESC, id LIMIT %s", [*params, tsq, depth])
+        lines = {rid: [line.split(" ") for line in terms.split("\n")] for rid, terms in rows}
+        return KeywordCandidates(lines, df, n_docs, avgdl)
+
+    def _corpus_stats(self) -> tuple[int, float]:
+        def make() -> tuple[int, float]:
+            n, total = self._rows("SELECT count(*), coalesce(sum(ntok), 0) FROM mc_chunks WHERE ns = ANY(%s)",
+                                  (self._read_ns,))[0]
+            self._caches["df"] = (None, {})
+            return int(n), (float(total) / n if n else 0.0)
+        return self._cached("stats", make)
+
+    def _doc_freqs(self, terms: Sequence[str]) -> dict[str, int]:
+        cache: dict[str, int] = self._caches.setdefault("df", (None, {}))[1]
+        missing = [t for t in terms if t not in cache]
+        for t in missing:
+            (n,), = self._rows("SELECT count(*) FROM mc_chunks WHERE ns = ANY(%s) AND tsv @@ to_tsquery('simple', %s)",
+                               (self._read_ns, t))
+            cache[t] = int(n)
+        return {t: cache[t] for t in terms}
+
+    def vector_search(self, vector: np.ndarray, limit: int,
+                      sources: Sequence[str] | None = None) -> list[tuple[int, float]]:
+        if limit <= 0:
+            return []
+        d = len(vector)
+        where = f"dims = {d} AND ns = ANY(%s)"
+        params: list[Any] = [self._read_ns]
+        if sources:
+            where += " AND source = ANY(%s)"
+            params.append(list(sources))
+        q = _vec_text(vector)
+        rows = self._rows(f"SELECT id, (embedding::vector({d}) <=> %s::vector({d})) AS dist FROM mc_chunks "
+                          f"WHERE {where} ORDER BY embedding::vector({d}) <=> %s::vector({d}) LIMIT %s",
+                          [q, *params, q, limit])
+        # relaxed_order may return neighbours slightly out of order
+        return sorted(((int(rid), 1.0 - float(dist)) for rid, dist in rows), key=lambda h: (-h[1], h[0]))
+
+    def vector_reference(self, vector: np.ndarray) -> VectorReference | None:
+        d = len(vector)
+
+        def make() -> tuple[np.ndarray, float, float]:
+            ids = [r[0] for r in self._rows(f"SELECT id FROM mc_chunks WHERE ns = ANY(%s) AND dims = {d} ORDER BY id",
+                                            (self._read_ns,))]
+            step = max(1, len(ids) // REFERENCE_SAMPLE)
+            chosen = ids[::step][:REFERENCE_SAMPLE]
+            if len(chosen) < REFERENCE_MIN:
+                return np.zeros((0, d), np.float32), 0.0, 1.0
+            rows = self._rows("SELECT embedding::text FROM mc_chunks WHERE id = ANY(%s) ORDER BY id", (chosen,))
+            sample = unit_rows(np.stack([_vec_parse(r[0]) for r in rows]))
+            pm, ps = pair_spread(sample)
+            return sample, pm, max(ps, 1e-3)
+
+        sample, pair_mean, pair_sd = self._cached(f"reference{d}", make)
+        if len(sample) < REFERENCE_MIN:
+            return None
+        q = np.asarray(vector, dtype=np.float32)
+        sims = sample @ (q / (float(np.linalg.norm(q)) or 1.0))
+        return VectorReference(float(sims.mean()), float(max(sims.std(), 1e-3)), pair_mean, pair_sd)
+
+    # -- embedding cache (one for every namespace and host) ---------------------------------
+    def cache_get(self, key: CacheKey, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        rows = self._rows("SELECT hash, embedding FROM mc_cache WHERE provider = %s AND model = %s AND "
+                          "provider_key = %s AND hash = ANY(%s)",
+                          (key.provider, key.model, key.provider_key, list(dict.fromkeys(hashes))))
+        return {h: np.frombuffer(bytes(b), dtype=np.float32) for h, b in rows}
+
+    def cache_put(self, key: CacheKey, items: dict[str, np.ndarray]) -> None:
+        if not items:
+            return
+        now = time.time()
+        with self._conn() as c:
+            c.cursor().executemany(
+                "INSERT INTO mc_cache VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (provider, model, provider_key, "
+                "hash) DO UPDATE SET embedding = excluded.embedding, dims = excluded.dims, "
+                "updated_at = excluded.updated_at",
+                [(key.provider, key.model, key.provider_key, h, np.asarray(v, np.float32).tobytes(), len(v), now)
+                 for h, v in items.items()])
+
+    def cache_prune(self, max_entries: int) -> int:
+        with self._conn() as c:
+            (total,), = c.execute("SELECT count(*) FROM mc_cache").fetchall()
+            excess = total - max_entries
+            if excess <= 0:
+                return 0
+            c.execute("DELETE FROM mc_cache WHERE (provider, model, provider_key, hash) IN (SELECT provider, model, "
+                      "provider_key, hash FROM mc_cache ORDER BY updated_at LIMIT %s)", (excess,))
+        return int(excess)
+
+    def cache_delete(self, hashes: Iterable[str]) -> int:
+        with self._conn() as c:
+            cur = c.execute("DELETE FROM mc_cache WHERE hash = ANY(%s)", (list(dict.fromkeys(hashes)),))
+            return int(cur.rowcount or 0)
+
+    def scrub(self) -> None:
+        # dead row versions keep deleted text until vacuumed (VACUUM cannot run in a transaction)
+        with self._conn() as c:
+            for table in ("mc_chunks", "mc_cache", "mc_files"):
+                c.execute(f"VACUUM {table}")
+
+    # -- one writer at a time per namespace -------------------------------------------------
+    @contextmanager
+    def write_lock(self, timeout: float | None = None) -> Iterator[None]:
+        conn = self._psycopg.connect(self.url, autocommit=True)
+        try:
+            deadline = None if timeout is None else time.monotonic() + timeout
+            key = _lock_key(self.ns.split(BUILD)[0])
+            while not self._try_lock(conn, key):
+                if deadline is not None and time.monotonic() >= deadline:
+                    who = self._holder_text()
+                    raise LockTimeoutError(f"another mnemoclaw is writing namespace {self.ns!r} of {self.path}"
+                                           f"{who}; waited {timeout:.0f}s. Try again when it finishes.")
+                time.sleep(0.05)
+            conn.execute("INSERT INTO mc_locks VALUES (%s, %s, %s, %s) ON CONFLICT (ns) DO UPDATE SET "
+                         "host = excluded.host, pid = excluded.pid, since = excluded.since",
+                         (self.ns, socket.gethostname(), os.getpid(), time.time()))
+            self._lock_conn = conn
+            yield
+        finally:
+            self._lock_conn = None
+            conn.close()  # ends the session: the lock goes with it
+
+    @staticmethod
+    def _try_lock(conn: Any, key: str) -> bool:
+        row = conn.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)).fetchone()
+        return bool(row and row[0])
+
+    def _holder_text(self) -> str:
+        rows = self._rows("SELECT host, pid, since FROM mc_locks WHERE ns = %s", (self.ns,))
+        if not rows:
+            return ""
+        host, pid, since = rows[0]
+        return f" (host {host}, pid {pid}, since {time.strftime('%H:%M:%S', time.localtime(since))})"
+
+    def lock_holder(self) -> int | None:
+        rows = self._rows("SELECT pid FROM mc_locks WHERE ns = %s", (self.ns,))
+        return int(rows[0][0]) if rows else None
+
+    def lock_busy(self) -> bool:
+        if self._lock_conn is not None:
+            return True
+        key = _lock_key(self.ns.split(BUILD)[0])
+        with self._conn() as c:
+            got = c.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)).fetchone()[0]
+            if got:
+                c.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
+        return not got
+
+    # -- rebuilds, built aside ---------------------------------------------------------------
+    def begin_rebuild(self) -> Store:
+        self._builds += 1
+        build = f"{self.ns}{BUILD}{os.getpid()}-{self._builds}"
+        store = PostgresStore(self.url, build, _build_of=self.ns)
+        store._wipe()
+        return store
+
+    def _wipe(self) -> None:
+        with self._tx() as c:
+            for table in ("mc_chunks", "mc_files", "mc_meta"):
+                c.execute(f"DELETE FROM {table} WHERE ns = %s", (self.ns,))
+
+    def commit_rebuild(self, build: Store, *, repair: bool = False) -> None:
+        assert isinstance(build, PostgresStore) and build._build_of == self.ns
+        with self._tx() as c:
+            for table in ("mc_chunks", "mc_files", "mc_meta"):
+                c.execute(f"DELETE FROM {table} WHERE ns = %s", (self.ns,))
+                c.execute(f"UPDATE {table} SET ns = %s WHERE ns = %s", (self.ns, build.ns))
+            c.execute("DELETE FROM mc_ns WHERE ns = %s", (build.ns,))
+        build.close()
+        self._caches = {k: v for k, v in self._caches.items() if k.startswith("hnsw")}
+
+    def discard_rebuild(self, build: Store) -> None:
+        assert isinstance(build, PostgresStore)
+        build._wipe()
+        with self._conn() as c:
+            c.execute("DELETE FROM mc_ns WHERE ns = %s", (build.ns,))
+        build.close()
+
+    def remove_stale_builds(self) -> None:
+        """Builds a crashed process left (the caller holds the write lock, so none is live)."""
+        prefix = re.sub(r"([%_\\])", r"\\\1", self.ns + BUILD) + "%"
+        with self._tx() as c:
+            for table in ("mc_chunks", "mc_files", "mc_meta", "mc_ns"):
+                c.execute(f"DELETE FROM {table} WHERE ns LIKE %s", (prefix,))
+
+    # -- damage (a server keeps its own pages sound; the marker is for what a sync found) ----
+    def mark_damaged(self, why: str) -> None:
+        if self.damaged() is None:
+            log.warning("index %s is damaged (%s): the next sync rebuilds it", self.path, why)
+            self.set_meta({"damaged": why})
+
+    def damaged(self) -> str | None:
+        return self.meta().get("damaged")
+
+    def clear_damaged(self) -> None:
+        if "damaged" in self.meta():
+            self.delete_meta(["damaged"])
+
+    def check(self, *, deep: bool = False) -> list[str]:
+        bad = sum(text_hash(t) != h for t, h in self._rows("SELECT text, hash FROM mc_chunks WHERE ns = %s",
+                                                           (self.ns,))) if deep else 0
+        return [f"{bad} chunk texts do not match their hashes"] if bad else []
+
+    def recover(self, why: str) -> None:
+        log.warning("clearing namespace %s of %s (%s); the next sync rebuilds it", self.ns, self.path, why)
+        self._wipe()
+        self.recovered = f"namespace {self.ns} cleared"
+
+    # -- lifecycle --------------------------------------------------------------------------
+    def describe(self) -> dict[str, str]:
+        (server,), = self._rows("SHOW server_version")
+        rows = self._rows("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        shared = f"; shared: {', '.join(self.shared)}" if self.shared else ""
+        return {"path": self.path, "driver": f"postgres (PostgreSQL {server})",
+                "vector": f"pgvector {rows[0][0] if rows else '?'} HNSW cosine, iterative scan",
+                "ftsTokenizer": "tsvector 'simple' over mnemoclaw's analysed terms",
+                "namespace": self.ns + shared}
+
+    def close(self) -> None:
+        try:
+            self.pool.close()
+        except Exception:  # noqa: BLE001 - closing twice, a dead server
+            pass
