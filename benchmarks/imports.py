@@ -20,9 +20,10 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 
-from exports import chatgpt_export  # noqa: E402
 from mnemoclaw.api import Memory  # noqa: E402
 from mnemoclaw.config import load_settings  # noqa: E402
+
+from exports import chatgpt_export  # noqa: E402
 
 
 def main() -> None:

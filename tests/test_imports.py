@@ -8,10 +8,10 @@ import zipfile
 
 import pytest
 
-from exports import chatgpt_export, claude_export
 from mnemoclaw.imports import ImportFormatError
 
 from conftest import REPO, write
+from exports import chatgpt_export, claude_export
 
 KEY = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 

@@ -32,9 +32,8 @@ def _sqlite(driver):
 def _postgres(tmp_path, monkeypatch) -> Store:
     from conftest import postgres_url
 
-    url = postgres_url()
-    name = f"t{time.time_ns()}"  # a namespace of its own per test: one server serves the whole run
-    return open_store(StoreOptions("postgres", "", url=url, namespace=name))
+    # a database of its own per test (one server serves the whole run)
+    return open_store(StoreOptions("postgres", "", url=postgres_url(fresh=True), namespace="main"))
 
 
 STORES = {"sqlite3": _sqlite("sqlite3"), "pysqlite3": _sqlite("pysqlite3"), "apsw": _sqlite("apsw"),
@@ -243,3 +242,11 @@ def test_forgotten_text_can_be_scrubbed_from_the_cache_and_the_files(store):
     store.scrub()
     assert ids_of(store, keyword_search(store, keyword_query("vault combination"), 5)) == []
     assert ids_of(store, keyword_search(store, keyword_query("kept"), 5)) == ["kept line"]
+
+
+def test_a_store_says_which_texts_it_still_holds(store):
+    store.apply([write("a.md", ["the otter is called Pip", "another line"])])
+    assert store.holds(["otter is called Pip", "never written"]) == ["otter is called Pip"]
+    store.apply([write("a.md", ["another line"])])
+    store.scrub()
+    assert store.holds(["otter is called Pip"]) == []

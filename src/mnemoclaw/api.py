@@ -517,9 +517,8 @@ class Memory:
             cached = self.store.cache_delete(gone)
             self.store.scrub()
         texts = [line.strip() for r in plan.removals for line in r.lines if len(line.strip()) >= 8]
-        index_files = [self.store.path, self.store.path + "-wal"]
         elsewhere = set(forget.still_in([r.abspath for r in plan.removals], texts))  # other copies kept
-        left = forget.still_in(index_files, [t for t in texts if t not in elsewhere])
+        left = self.store.holds([t for t in texts if t not in elsewhere])
         out: dict[str, Any] = {"removed": plan.as_dict(), "chunksReplaced": len(gone), "cachedVectorsDeleted": cached,
                                "indexFailed": [{"path": p, "reason": r} for p, r in report.failed], **kept}
         out["verified"] = not left

@@ -456,7 +456,8 @@ def status(obj: _Ctx, as_json: bool, fast: bool, deep: bool) -> None:
         ("ranking", st["ranking"]),
         ("minScore", st["minScore"]),
         ("vector search", st["vectorSearch"]),
-        ("sqlite", st["sqlite"]),
+        ("store", st.get("store") or st["sqlite"]),
+        *([("namespace", st["namespace"])] if st.get("namespace") else []),
         ("fts tokenizer", st["ftsTokenizer"]),
         ("embedding cache", _cache_line(st["cache"])),
         *([("model cache", f"{mc['path']} ({mc['bytes'] / 1e6:.0f} MB; local.modelCacheDir or "

@@ -30,6 +30,7 @@ from .store.base import StoreOptions
 log = logging.getLogger(__name__)
 
 ENV_STATE_DIR = "MNEMOCLAW_STATE_DIR"
+ENV_PG_URL = "MNEMOCLAW_PG_URL"
 ENV_CONFIG = "MNEMOCLAW_CONFIG"
 ENV_WORKSPACE = "MNEMOCLAW_WORKSPACE"
 ENV_AGENT = "MNEMOCLAW_AGENT"
@@ -88,6 +89,11 @@ MEMORY_SEARCH: dict[str, Any] = {
     "store": {
         "driver": F("sqlite", "choice", STORE_DRIVERS),
         "path": F(None, "str", nullable=True),
+        # postgres: the server (or env MNEMOCLAW_PG_URL; a password from the env or ~/.pgpass),
+        # the namespace this agent writes ("{agentId}" by default) and the ones it also reads
+        "url": F(None, "str", nullable=True),
+        "namespace": F("{agentId}", "str"),
+        "shared": F([], "list[str]"),
         "vector": {
             "enabled": F(True, "bool"),
             "extensionPath": F(None, "str", nullable=True),
@@ -284,6 +290,7 @@ class Settings:
     raw: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     transcripts_dir: Path | None = None  # where session transcripts live, if not under state_dir
+    env_pg_url: str | None = None  # MNEMOCLAW_PG_URL: the Postgres store's server when the config names none
     # Set when the agent is OpenClaw's: its workspace and transcripts are OpenClaw's files,
     # read and never written; mnemoclaw's index and state stay under ``state_dir``.
     openclaw_dir: Path | None = None
@@ -314,8 +321,11 @@ class Settings:
 
     def store_options(self) -> StoreOptions:
         store = self.memory_search["store"]
+        url = store.get("url") or self.env_pg_url
         return StoreOptions(driver=store["driver"], path=str(self.index_path), state_dir=str(self.index_state_dir),
-                            vector_enabled=store["vector"]["enabled"], extension_path=store["vector"]["extensionPath"])
+                            vector_enabled=store["vector"]["enabled"], extension_path=store["vector"]["extensionPath"],
+                            url=url, namespace=str(store["namespace"]).replace("{agentId}", self.agent_id),
+                            shared=tuple(store.get("shared") or ()))
 
     def index_spec(self) -> IndexSpec:
         """Everything that decides what the index holds (a change means a full rebuild)."""
@@ -512,6 +522,7 @@ def load_settings(
         memory=mem,
         raw=raw,
         warnings=warnings,
+        env_pg_url=env.get(ENV_PG_URL) or None,
     )
 
 

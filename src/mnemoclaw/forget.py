@@ -215,8 +215,7 @@ def apply(p: ForgetPlan, *, workspace: Path, state_dir: Path, now: datetime) -> 
 
 
 def still_in(paths: Sequence[str], texts: Sequence[str]) -> list[str]:
-    """Which of ``texts`` the files at ``paths`` still hold, byte for byte (the index file
-    and its write-ahead log, after the purge)."""
+    """Which of ``texts`` the files at ``paths`` still hold, byte for byte."""
     found = []
     blobs = []
     for path in paths:

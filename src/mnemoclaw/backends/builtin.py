@@ -148,6 +148,8 @@ class BuiltinBackend:
             "meta": meta,
             "mode": self.default_mode() if readable(self.vectors_usable, False) or self.provider is None else "keyword",
             "sqlite": desc["driver"],
+            "store": desc["driver"],
+            **({"namespace": desc["namespace"]} if "namespace" in desc else {}),
             "vectorSearch": desc["vector"],
             "ftsTokenizer": f"{TOKENIZER_ID}, in FTS5 {desc['ftsTokenizer']}; BM25 k1 1.2 b 0.4",
             "sources": list(self.spec.sources),

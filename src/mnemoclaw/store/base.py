@@ -119,6 +119,8 @@ class Store(Protocol):
         """Forget the cached vectors of these chunk texts, for every provider and model."""
     def scrub(self) -> None:
         """Leave nothing deleted readable in the index's files (after a forget)."""
+    def holds(self, texts: Sequence[str]) -> list[str]:
+        """Which of ``texts`` the index still holds anywhere it can look (after a scrub: none)."""
 
     # -- one writer at a time ---------------------------------------------------
     def write_lock(self, timeout: float | None = None) -> AbstractContextManager[None]: ...

@@ -123,6 +123,9 @@ class PostgresStore:
         self._caches: dict[str, tuple[Any, Any]] = {}
         self._lock_conn: Any = None
         try:
+            # one plain connection first: its error says why (refused, password, no database);
+            # a pool would only say it gave up
+            psycopg.connect(url, connect_timeout=10).close()
             self.pool = ConnectionPool(url, min_size=1, max_size=4, open=True, timeout=15,
                                        kwargs={"autocommit": True}, configure=self._configure)
             self.pool.wait(timeout=15)
@@ -466,6 +469,15 @@ class PostgresStore:
         with self._conn() as c:
             for table in ("mc_chunks", "mc_cache", "mc_files"):
                 c.execute(f"VACUUM {table}")
+
+    def holds(self, texts: Sequence[str]) -> list[str]:
+        """Which of ``texts`` a chunk of this namespace still holds (the server's data files
+        cannot be read from here; VACUUM has made the dead rows' space free)."""
+        if not texts:
+            return []
+        rows = self._rows("SELECT t FROM unnest(%s::text[]) AS t WHERE EXISTS (SELECT 1 FROM mc_chunks "
+                          "WHERE ns = %s AND strpos(text, t) > 0)", (list(texts), self.ns))
+        return [r[0] for r in rows]
 
     # -- one writer at a time per namespace -------------------------------------------------
     @contextmanager

@@ -774,6 +774,18 @@ class SQLiteStore:
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         self._reference = None
 
+    def holds(self, texts: Sequence[str]) -> list[str]:
+        """Which of ``texts`` the index file or its write-ahead log holds, byte for byte (what
+        ``strings`` of them would show)."""
+        blobs = []
+        for suffix in ("", "-wal"):
+            try:
+                with open(self.path + suffix, "rb") as fh:
+                    blobs.append(fh.read())
+            except FileNotFoundError:
+                continue
+        return [t for t in texts if t and any(t.encode("utf-8") in b for b in blobs)]
+
     # -- full rebuild -----------------------------------------------------------
     def begin_rebuild(self) -> SQLiteStore:
         """A throw-away database next to the index (speed over durability), to build into."""

@@ -1,0 +1,136 @@
+"""Memory on the Postgres store, against a real server: ranked as on SQLite, namespaces kept apart,
+fresh across hosts, forget purged, no password anywhere."""
+
+import time
+
+import pytest
+
+from mnemoclaw.api import Memory
+from mnemoclaw.config import load_settings
+from mnemoclaw.errors import StoreError
+
+from conftest import HashEmbedder, postgres_url, write
+
+NOTES = {
+    "MEMORY.md": "# Memory\n\n- the user prefers oolong tea\n- deploys go through the blue cluster\n"
+                 "- 周五下午和李雷讨论了数据库迁移\n",
+    "memory/2026-03-01.md": "# 2026-03-01\n\n- moved the database to pg2.internal <!-- key: db-host -->\n"
+                            "- the heron project kicked off\n",
+    "memory/2026-01-05.md": "# 2026-01-05\n\n- the database host is pg1.internal <!-- key: db-host -->\n"
+                            "- 用户喜欢喝乌龙茶\n",
+}
+QUERIES = ["oolong tea", "database host", "数据库迁移", "乌龙茶", "heron project", "blue cluster deploys", "pg2"]
+
+
+@pytest.fixture
+def url():
+    return postgres_url()
+
+
+def open_memory(tmp_path, name, workspace, url=None, namespace=None, shared=(), provider=None):
+    store = {"driver": "postgres", "url": url, "namespace": namespace or f"ns{time.time_ns()}",
+             "shared": list(shared)} if url else {}
+    settings = load_settings(workspace=workspace, state_dir=tmp_path / f"state-{name}", env={},
+                             config={}, overrides={"store": store} if store else None)
+    return Memory(settings, provider=provider or HashEmbedder())
+
+
+def notes(workspace):
+    for rel, text in NOTES.items():
+        write(workspace / rel, text)
+
+
+def results(mem, query, mode):
+    return [(r["path"], r["startLine"], round(r["score"], 3)) for r in
+            mem.memory_search(query, mode=mode, min_score=0.0)["results"]]
+
+
+def test_the_postgres_store_ranks_and_scores_as_sqlite_does(workspace, tmp_path, url):
+    notes(workspace)
+    lite = open_memory(tmp_path, "lite", workspace)
+    pg = open_memory(tmp_path, "pg", workspace, url)
+    try:
+        assert lite.sync().chunks_total == pg.sync().chunks_total
+        for mode in ("keyword", "hybrid"):
+            for q in QUERIES:
+                assert results(pg, q, mode) == results(lite, q, mode), (mode, q)
+        # a keyed entry's newer value answers, on both
+        assert pg.memory_search("what is the database host")["results"][0]["path"] == "memory/2026-03-01.md"
+    finally:
+        lite.close()
+        pg.close()
+
+
+def test_namespaces_are_kept_apart_and_shared_ones_are_read(tmp_path, url):
+    team, own = tmp_path / "team-ws", tmp_path / "own-ws"
+    write(team / "MEMORY.md", "- the team standup is at 9:15 in room Kepler\n")
+    write(own / "MEMORY.md", "- my dentist appointment is on Thursday\n")
+    tag = time.time_ns()
+    a = open_memory(tmp_path, "a", team, url, f"team{tag}")
+    b = open_memory(tmp_path, "b", own, url, f"me{tag}", shared=[f"team{tag}"])
+    c = open_memory(tmp_path, "c", tmp_path / "other-ws", url, f"other{tag}")
+    (tmp_path / "other-ws").mkdir(exist_ok=True)
+    try:
+        a.sync(), b.sync(), c.sync()
+        assert b.memory_search("standup room Kepler")["results"][0]["path"] == "MEMORY.md"  # shared: read
+        assert a.memory_search("dentist appointment Thursday")["results"] == []  # not shared back
+        assert c.memory_search("standup room Kepler")["results"] == []
+        status = b.status()
+        assert f"me{tag}" in str(status) and f"team{tag}" in str(status)
+    finally:
+        for m in (a, b, c):
+            m.close()
+
+
+def test_a_note_indexed_on_one_host_is_found_by_the_next_search_on_another(tmp_path, url):
+    ws = tmp_path / "synced-ws"  # one agent on two hosts, its folder synced between them
+    write(ws / "MEMORY.md", "- first note\n")
+    ns = f"agent{time.time_ns()}"
+    host_a = open_memory(tmp_path, "host-a", ws, url, ns)
+    host_b = open_memory(tmp_path, "host-b", ws, url, ns)
+    try:
+        host_a.sync()
+        assert host_b.search("first note", sync=False)
+        write(ws / "memory" / "2026-05-01.md", "- the walrus vaccine arrives on Monday\n")
+        host_a.sync()
+        hits = host_b.search("walrus vaccine", sync=False)  # no sync, no restart on host B
+        assert hits and hits[0].path == "memory/2026-05-01.md"
+    finally:
+        host_a.close()
+        host_b.close()
+
+
+def test_forget_on_postgres_leaves_no_row_holding_the_text(workspace, tmp_path, url):
+    notes(workspace)
+    mem = open_memory(tmp_path, "pg", workspace, url)
+    try:
+        mem.sync()
+        done = mem.forget(mem.forget_plan("pg1.internal"))
+        assert done["verified"] and mem.store.holds(["pg1.internal"]) == []
+        assert not any("pg1" in h.text for h in mem.search("database host pg1", min_score=0.0))
+    finally:
+        mem.close()
+
+
+def test_a_password_never_shows_and_a_dead_server_is_one_clear_line(workspace, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    notes(workspace)
+    bad = "postgresql://mem:Sup3rSecret@127.0.0.1:1/mnemoclaw"
+    with pytest.raises(StoreError) as caught:
+        open_memory(tmp_path, "dead", workspace, bad)
+    message = str(caught.value)
+    assert "Sup3rSecret" not in message and "postgresql://mem:***@127.0.0.1:1/mnemoclaw" in message
+    assert "Connection refused" in message and "memorySearch.store.url" in message
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "MNEMOCLAW_PROVIDER": "none", "MNEMOCLAW_PG_URL": bad}
+    cfg = tmp_path / "config.json5"
+    cfg.write_text('{agents: {defaults: {memorySearch: {store: {driver: "postgres"}}}}}')
+    run = subprocess.run([sys.executable, "-m", "mnemoclaw.cli", "--workspace", str(workspace), "--state-dir",
+                          str(tmp_path / "st"), "--config", str(cfg), "search", "oolong"], capture_output=True,
+                         text=True, env=env, timeout=120)
+    assert run.returncode != 0 and "Traceback" not in run.stderr and "Sup3rSecret" not in run.stderr + run.stdout
+    assert "cannot reach the Postgres index" in run.stderr
