@@ -134,3 +134,50 @@ def test_a_password_never_shows_and_a_dead_server_is_one_clear_line(workspace, t
                          text=True, env=env, timeout=120)
     assert run.returncode != 0 and "Traceback" not in run.stderr and "Sup3rSecret" not in run.stderr + run.stdout
     assert "cannot reach the Postgres index" in run.stderr
+
+
+class CountingEmbedder(HashEmbedder):
+    def __init__(self):
+        super().__init__()
+        self.texts = 0
+
+    def embed(self, texts, query=False):
+        if not query:
+            self.texts += len(texts)
+        return super().embed(texts, query=query)
+
+
+def test_migrate_copies_an_index_to_postgres_and_back_without_embedding_again(workspace, tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    notes(workspace)
+    lite = open_memory(tmp_path, "one", workspace)
+    lite.sync()
+    want = {q: results(lite, q, "hybrid") for q in QUERIES}
+    lite.close()
+    url = postgres_url(fresh=True)
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "MNEMOCLAW_PROVIDER": "none"}
+    base = [sys.executable, "-m", "mnemoclaw.cli", "--workspace", str(workspace), "--state-dir",
+            str(tmp_path / "state-one")]
+    run = subprocess.run([*base, "migrate", "--to", url, "--namespace", "moved", "--json"], capture_output=True,
+                         text=True, env=env, timeout=120)
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    assert report["files"] == 3 and report["vectors"] == report["chunks"] > 0 and report["cacheEntries"] > 0
+    embedder = CountingEmbedder()
+    pg = open_memory(tmp_path, "two", workspace, url, "moved", provider=embedder)
+    try:
+        again = pg.sync()
+        assert embedder.texts == 0 and again.chunks_embedded == 0 and not again.full_rebuild
+        assert {q: results(pg, q, "hybrid") for q in QUERIES} == want
+    finally:
+        pg.close()
+    back = subprocess.run([*base[:-1], str(tmp_path / "state-three"), "migrate", "--from", url, "--namespace",
+                           "moved"], capture_output=True, text=True, env=env, timeout=120)
+    assert back.returncode == 0, back.stderr
+    assert "nothing was embedded again" in back.stdout and "Copied 3 files" in back.stdout

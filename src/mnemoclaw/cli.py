@@ -870,6 +870,56 @@ def import_(obj: _Ctx, source: str, path: str, yes: bool, no_index: bool, as_jso
                    f"{index.seconds:.1f} s.")
 
 
+@cli.command()
+@click.option("--to", "to_url", metavar="URL", help="Copy this agent's SQLite index into Postgres at URL.")
+@click.option("--from", "from_url", metavar="URL", help="Copy this agent's namespace at URL into its SQLite index.")
+@click.option("--namespace", help="The Postgres namespace (default: store.namespace, the agent id).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_obj
+@_run
+def migrate(obj: _Ctx, to_url: str | None, from_url: str | None, namespace: str | None, as_json: bool) -> None:
+    """Copy the index between SQLite and Postgres without embedding anything again: files,
+    chunks, vectors, annotations and the embedding cache. The target keeps answering from what
+    it held until the copy is swapped in; the source is only read. Then point
+    memorySearch.store at the target."""
+    from dataclasses import replace
+
+    from .migrate import copy_index
+    from .store import open_store
+    from .store.postgres import redact_url
+
+    if bool(to_url) == bool(from_url):
+        raise click.UsageError("give one of --to URL (SQLite -> Postgres) or --from URL (Postgres -> SQLite)")
+    settings = obj.settings()
+    options = settings.store_options()
+    if namespace:
+        options = replace(options, namespace=namespace)
+    lite = replace(options, driver="sqlite")
+    pg = replace(options, driver="postgres", url=to_url or from_url, shared=())
+    source = open_store(lite if to_url else pg)
+    try:
+        target = open_store(pg if to_url else lite)
+        try:
+            bar = Progress("copying")
+            try:
+                report = copy_index(source, target, bar)
+            finally:
+                bar.finish()
+        finally:
+            target.close()
+    finally:
+        source.close()
+    if as_json:
+        _emit_json(report)
+        return
+    click.echo(f"Copied {report['files']} files, {report['chunks']} chunks ({report['vectors']} with vectors) and "
+               f"{report['cacheEntries']} cached vectors from {report['from']} to {report['to']} in "
+               f"{report['seconds']:.1f} s; nothing was embedded again.")
+    where = f'{{driver: "postgres", url: "{redact_url(to_url)}", namespace: "{options.namespace}"}}' if to_url \
+        else '{driver: "sqlite"}'
+    click.echo(f"To use it: memorySearch.store = {where}")
+
+
 # -- eval ---------------------------------------------------------------------------------
 @cli.command("eval")
 @click.argument("directory", type=click.Path(exists=True, file_okay=False))

@@ -114,6 +114,10 @@ class _Session:
         overrides = {**self.overrides, **(extra or {})}
         settings = load_settings(workspace=ws, state_dir=os.path.join(self.root, key, "state"),
                                  config=self.options.config or {}, overrides=overrides, env={})
+        if settings.memory_search["store"]["driver"] == "postgres":  # one server: a namespace per workspace
+            store = {**overrides.get("store", {}), "namespace": f"eval-{key}"}
+            settings = load_settings(workspace=ws, state_dir=os.path.join(self.root, key, "state"),
+                                     config=self.options.config or {}, overrides={**overrides, "store": store}, env={})
         if not self._provider_ready:
             from ..api import resolve_provider
 

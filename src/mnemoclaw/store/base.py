@@ -9,7 +9,7 @@ identically. tests/test_store_contract.py is the suite every store must pass.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
@@ -115,6 +115,8 @@ class Store(Protocol):
     def cache_get(self, key: CacheKey, hashes: Iterable[str]) -> dict[str, np.ndarray]: ...
     def cache_put(self, key: CacheKey, items: dict[str, np.ndarray]) -> None: ...
     def cache_prune(self, max_entries: int) -> int: ...
+    def cache_items(self, batch: int = 1000) -> Iterator[tuple[CacheKey, dict[str, np.ndarray]]]:
+        """Every cached vector, in batches of one provider key (for ``mnemoclaw migrate``)."""
     def cache_delete(self, hashes: Iterable[str]) -> int:
         """Forget the cached vectors of these chunk texts, for every provider and model."""
     def scrub(self) -> None:

@@ -459,6 +459,15 @@ class PostgresStore:
                       "provider_key, hash FROM mc_cache ORDER BY updated_at LIMIT %s)", (excess,))
         return int(excess)
 
+    def cache_items(self, batch: int = 1000) -> Iterator[tuple[CacheKey, dict[str, np.ndarray]]]:
+        keys = self._rows("SELECT DISTINCT provider, model, provider_key FROM mc_cache")
+        for provider, model, pkey in keys:
+            rows = self._rows("SELECT hash, embedding FROM mc_cache WHERE provider = %s AND model = %s AND "
+                              "provider_key = %s ORDER BY hash", (provider, model, pkey))
+            for i in range(0, len(rows), batch):
+                yield CacheKey(provider, model, pkey), {h: np.frombuffer(bytes(b), dtype=np.float32)
+                                                        for h, b in rows[i : i + batch]}
+
     def cache_delete(self, hashes: Iterable[str]) -> int:
         with self._conn() as c:
             cur = c.execute("DELETE FROM mc_cache WHERE hash = ANY(%s)", (list(dict.fromkeys(hashes)),))

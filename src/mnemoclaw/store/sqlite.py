@@ -750,6 +750,14 @@ class SQLiteStore:
             )
         return excess
 
+    def cache_items(self, batch: int = 1000) -> Iterator[tuple[CacheKey, dict[str, np.ndarray]]]:
+        keys = self.conn.execute("SELECT DISTINCT provider, model, provider_key FROM embedding_cache")
+        for provider, model, pkey in keys:
+            rows = self.conn.execute("SELECT hash, embedding FROM embedding_cache WHERE provider = ? AND model = ? "
+                                     "AND provider_key = ? ORDER BY hash", (provider, model, pkey))
+            for i in range(0, len(rows), batch):
+                yield CacheKey(provider, model, pkey), {h: from_blob(b) for h, b in rows[i : i + batch]}
+
     def cache_delete(self, hashes: Iterable[str]) -> int:
         """Forget the cached vectors of these chunk texts (every provider and model)."""
         hashes = list(dict.fromkeys(hashes))

@@ -1,0 +1,49 @@
+"""Copy an index from one store to another (SQLite <-> Postgres) without embedding anything again:
+files, chunks with their vectors and annotations, the index's fingerprint and the embedding
+cache. The copy is built aside in the target and swapped in at once, so the target keeps
+answering from what it held until the copy is complete; the source is only read."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .store.base import FileWrite, Store
+
+BATCH_FILES = 200
+# what a store keeps about its own state, not about what it indexed
+_OWN_META = {"vector_dims", "vec_stale", "indexing", "damaged"}
+
+
+def copy_index(source: Store, target: Store, progress: Callable[[int, int], None] | None = None,
+               lock_timeout: float = 30.0) -> dict[str, Any]:
+    t = time.monotonic()
+    records = source.file_records()
+    paths = sorted(records)
+    chunks = vectors = cached = 0
+    with target.write_lock(timeout=lock_timeout):
+        build = target.begin_rebuild()
+        try:
+            batch: list[FileWrite] = []
+            for i, path in enumerate(paths, 1):
+                got = source.file_chunks(path)
+                if got is not None:
+                    batch.append(got)
+                    chunks += len(got.chunks)
+                    vectors += sum(v is not None for v in got.vectors)
+                if len(batch) >= BATCH_FILES or i == len(paths):
+                    build.apply(batch)
+                    batch = []
+                if progress:
+                    progress(i, len(paths))
+            build.set_meta({k: v for k, v in source.meta().items() if k not in _OWN_META})
+            for key, items in source.cache_items():
+                build.cache_put(key, items)
+                cached += len(items)
+            target.commit_rebuild(build)
+        except BaseException:
+            target.discard_rebuild(build)
+            raise
+    return {"from": source.path, "to": target.path, "files": len(paths), "chunks": chunks, "vectors": vectors,
+            "cacheEntries": cached, "seconds": round(time.monotonic() - t, 2)}
