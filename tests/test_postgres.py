@@ -72,7 +72,12 @@ def test_namespaces_are_kept_apart_and_shared_ones_are_read(tmp_path, url):
     (tmp_path / "other-ws").mkdir(exist_ok=True)
     try:
         a.sync(), b.sync(), c.sync()
-        assert b.memory_search("standup room Kepler")["results"][0]["path"] == "MEMORY.md"  # shared: read
+        hit = b.memory_search("standup room Kepler")["results"][0]  # shared: read, and told apart from its own
+        assert hit["path"] == f"shared/team{tag}/MEMORY.md" and hit["citation"].startswith("shared/")
+        # read back on a host that does not have the file, from what the index keeps
+        assert b.memory_get(hit["path"])["text"] == "- the team standup is at 9:15 in room Kepler"
+        assert "error" in b.memory_get("shared/nobody/MEMORY.md")
+        assert b.memory_search("dentist appointment")["results"][0]["path"] == "MEMORY.md"
         assert a.memory_search("dentist appointment Thursday")["results"] == []  # not shared back
         assert c.memory_search("standup room Kepler")["results"] == []
         status = b.status()

@@ -457,6 +457,13 @@ class Memory:
             raise PathDeniedError(f"from must be 1 or more (lines are numbered from 1), got {from_line}")
         if lines is not None and lines < 0:
             raise PathDeniedError(f"lines must be 0 or more, got {lines}")
+        if isinstance(path, str) and path.startswith("shared/"):  # another namespace's file, from the index
+            text = self.store.shared_file(path.strip())
+            if text is None:
+                raise PathDeniedError(f"{path!r} is not a file of a namespace this agent shares "
+                                      "(memorySearch.store.shared)")
+            chosen = text.split("\n")[(from_line or 1) - 1:]
+            return path.strip(), "\n".join(chosen[:lines] if lines is not None else chosen)
         resolved = resolve_memory_path(path, self.settings.workspace, self.settings.extra_paths())
         return resolved.display, read_lines(resolved.abspath, from_line, lines, resolved.display)
 

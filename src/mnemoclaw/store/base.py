@@ -121,6 +121,9 @@ class Store(Protocol):
         """Forget the cached vectors of these chunk texts, for every provider and model."""
     def scrub(self) -> None:
         """Leave nothing deleted readable in the index's files (after a forget)."""
+    def shared_file(self, path: str) -> str | None:
+        """The text of a file of a shared namespace ("shared/<namespace>/<path>"), from what the
+        index holds; None when ``path`` is not one (a store without shared namespaces: always)."""
     def holds(self, texts: Sequence[str]) -> list[str]:
         """Which of ``texts`` the index still holds anywhere it can look (after a scrub: none)."""
 

@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 REFERENCE_SAMPLE = 256
 REFERENCE_MIN = 50
 BUILD = "\x1fbuild-"  # a namespace being rebuilt: <ns><BUILD><pid>-<n>
+SHARED = "shared/"  # a shared namespace's file as results show it: shared/<namespace>/<path>
 # Named, ordered migrations. Never edit one that has shipped: add the next.
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_base", """
@@ -306,21 +307,55 @@ class PostgresStore:
                           (self.ns, model, list(dict.fromkeys(hashes))))
         return {h: _vec_parse(v) for h, v in rows}
 
+    def _shown(self, ns: str, path: str) -> str:
+        """A path as results show it: a shared namespace's files under shared/<namespace>/."""
+        return path if ns == self.ns else f"{SHARED}{ns}/{path}"
+
+    def _located(self, shown: str) -> tuple[str, str]:
+        """(namespace, path) of a path as results show it."""
+        if shown.startswith(SHARED):
+            ns, _, path = shown[len(SHARED):].partition("/")
+            if ns in self.shared:
+                return ns, path
+        return self.ns, shown
+
     def chunks(self, rowids: Sequence[int]) -> dict[int, StoredChunk]:
         if not rowids:
             return {}
-        rows = self._rows("SELECT id, path, source, start_line, end_line, text, hash, meta FROM mc_chunks "
+        rows = self._rows("SELECT id, ns, path, source, start_line, end_line, text, hash, meta FROM mc_chunks "
                           "WHERE id = ANY(%s) AND ns = ANY(%s)", (list(rowids), self._read_ns))
-        return {r[0]: StoredChunk(*r) for r in rows if text_hash(r[5]) == r[6]}
+        return {r[0]: StoredChunk(r[0], self._shown(r[1], r[2]), *r[3:]) for r in rows if text_hash(r[6]) == r[7]}
 
     def file_heads(self, paths: Iterable[str]) -> dict[str, str]:
-        rows = self._rows("SELECT path, text, hash FROM mc_chunks WHERE ns = ANY(%s) AND start_line = 1 AND "
-                          "path = ANY(%s)", (self._read_ns, list(dict.fromkeys(paths))))
-        return {p: t for p, t, h in rows if text_hash(t) == h}
+        wanted = {self._located(p): p for p in dict.fromkeys(paths)}
+        rows = self._rows("SELECT ns, path, text, hash FROM mc_chunks WHERE ns = ANY(%s) AND start_line = 1 AND "
+                          "path = ANY(%s)", (self._read_ns, list({p for _, p in wanted})))
+        return {wanted[(ns, p)]: t for ns, p, t, h in rows if (ns, p) in wanted and text_hash(t) == h}
+
+    def shared_file(self, path: str) -> str | None:
+        """The text of a shared namespace's file (shared/<namespace>/<path>), put together from
+        its chunks: a host that does not have the file can still read it. None if ``path`` is
+        not one."""
+        ns, rel = self._located(path)
+        if ns == self.ns:
+            return None
+        rows = self._rows("SELECT start_line, end_line, text, hash FROM mc_chunks WHERE ns = %s AND path = %s "
+                          "ORDER BY start_line, id", (ns, rel))
+        if not rows:
+            return None
+        lines: dict[int, str] = {}
+        for start, end, text, h in rows:
+            parts = text.split("\n")
+            if text_hash(text) != h or len(parts) != end - start + 1:  # a slice of an over-long line
+                continue
+            for i, line in enumerate(parts):
+                lines.setdefault(start + i, line)
+        last = max(lines, default=0)
+        return "\n".join(lines.get(i, "") for i in range(1, last + 1))  # lines no chunk holds were blank
 
     def annotations(self) -> dict[int, tuple[str, int, int, str]]:
-        return self._cached("notes", lambda: {r[0]: (r[1], r[2], r[3], r[4]) for r in self._rows(
-            "SELECT id, path, start_line, end_line, meta FROM mc_chunks WHERE ns = ANY(%s) AND meta <> ''",
+        return self._cached("notes", lambda: {r[0]: (self._shown(r[1], r[2]), r[3], r[4], r[5]) for r in self._rows(
+            "SELECT id, ns, path, start_line, end_line, meta FROM mc_chunks WHERE ns = ANY(%s) AND meta <> ''",
             (self._read_ns,))})
 
     def counts(self) -> dict[str, int]:

@@ -782,6 +782,9 @@ class SQLiteStore:
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         self._reference = None
 
+    def shared_file(self, path: str) -> str | None:
+        return None  # one index, one agent: every file it holds is on this host
+
     def holds(self, texts: Sequence[str]) -> list[str]:
         """Which of ``texts`` the index file or its write-ahead log holds, byte for byte (what
         ``strings`` of them would show)."""
