@@ -186,3 +186,71 @@ def test_migrate_copies_an_index_to_postgres_and_back_without_embedding_again(wo
                            "moved"], capture_output=True, text=True, env=env, timeout=120)
     assert back.returncode == 0, back.stderr
     assert "nothing was embedded again" in back.stdout and "Copied 3 files" in back.stdout
+
+
+WORKER = r"""
+import json, sys, time, random
+from mnemoclaw.api import Memory
+from mnemoclaw.config import load_settings
+ws, state, url, ns, shared, me, seconds, out = sys.argv[1:9]
+settings = load_settings(workspace=ws, state_dir=state, env={}, config={}, overrides={
+    "provider": "none", "store": {"driver": "postgres", "url": url, "namespace": ns,
+                                  "shared": [s for s in shared.split(",") if s]}})
+written, missed = [], []
+with Memory(settings) as mem:
+    end = time.monotonic() + float(seconds)
+    n = 0
+    while time.monotonic() < end:
+        n += 1
+        token = f"zq{me}x{n}"
+        assert mem.memory_append(f"- note {token} from host {me}")["ok"]
+        written.append(token)
+        probe = random.choice(written)
+        hits = mem.search(probe, mode="keyword", min_score=0.0)  # syncs what changed first
+        if not any(probe in h.text for h in hits):
+            missed.append(probe)
+json.dump({"written": written, "missed": missed}, open(out, "w"))
+"""
+
+
+def test_three_hosts_write_and_search_one_server_at_once(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    url = postgres_url(fresh=True)
+    hosts = [("team", ""), ("alice", "team"), ("bob", "team")]  # alice and bob read the team's namespace
+    script = tmp_path / "worker.py"
+    script.write_text(WORKER)
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    procs = []
+    for i, (ns, shared) in enumerate(hosts):
+        (tmp_path / f"ws{i}" / "memory").mkdir(parents=True)
+        procs.append(subprocess.Popen([sys.executable, str(script), str(tmp_path / f"ws{i}"), str(tmp_path / f"st{i}"),
+                                       url, ns, shared, str(i), "8", str(tmp_path / f"out{i}.json")], env=env,
+                                      stderr=subprocess.PIPE, text=True))
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+    results_ = [json.loads((tmp_path / f"out{i}.json").read_text()) for i in range(3)]
+    assert all(r["written"] and r["missed"] == [] for r in results_), [r["missed"] for r in results_]
+    readers = []
+    for i, (ns, shared) in enumerate(hosts):
+        settings = load_settings(workspace=tmp_path / f"ws{i}", state_dir=tmp_path / f"st{i}", env={}, config={},
+                                 overrides={"provider": "none", "store": {"driver": "postgres", "url": url,
+                                            "namespace": ns, "shared": [s for s in shared.split(",") if s]}})
+        readers.append(Memory(settings))
+    try:
+        for i, r in enumerate(results_):
+            for token in r["written"]:
+                for j, reader in enumerate(readers):
+                    may = j == i or (i == 0 and j in (1, 2))
+                    found = any(token in h.text for h in reader.search(token, mode="keyword", min_score=0.0,
+                                                                       sync=False))
+                    assert found == may, (token, j)
+    finally:
+        for reader in readers:
+            reader.close()
