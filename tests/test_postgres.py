@@ -7,7 +7,7 @@ import pytest
 
 from mnemoclaw.api import Memory
 from mnemoclaw.config import load_settings
-from mnemoclaw.errors import StoreError
+from mnemoclaw.errors import ReadOnlyError, StoreError
 
 from conftest import HashEmbedder, postgres_url, write
 
@@ -254,3 +254,36 @@ def test_three_hosts_write_and_search_one_server_at_once(tmp_path):
     finally:
         for reader in readers:
             reader.close()
+
+
+def test_a_schema_from_a_newer_version_and_a_role_that_may_not_write_are_one_clear_line(tmp_path):
+    import psycopg
+
+    from mnemoclaw.store import StoreOptions, open_store
+
+    url = postgres_url(fresh=True)
+    open_store(StoreOptions("postgres", "", url=url, namespace="main")).close()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("INSERT INTO mc_migrations (name) VALUES ('0099_from_the_future')")
+        conn.execute("CREATE ROLE mc_reader LOGIN")
+        conn.execute("GRANT SELECT ON ALL TABLES IN SCHEMA public TO mc_reader")
+    with pytest.raises(StoreError, match="made by a newer mnemoclaw .*0099_from_the_future.*upgrade mnemoclaw"):
+        open_store(StoreOptions("postgres", "", url=url, namespace="main"))
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DELETE FROM mc_migrations WHERE name = '0099_from_the_future'")
+    reader = url.replace("postgres:@", "mc_reader:@", 1)
+    served = open_store(StoreOptions("postgres", "", url=reader, namespace="main"))  # a role that only reads
+    try:
+        assert served.read_only and "may not write" in served.read_only_why
+        assert served.file_records() == {}  # searches are served
+        with pytest.raises(ReadOnlyError, match="cannot be written: the role may not write"):
+            with served.write_lock(timeout=1):
+                pass
+    finally:
+        served.close()
+    fresh = postgres_url(fresh=True)  # nothing there yet, and a role that may not create it
+    with psycopg.connect(fresh, autocommit=True) as conn:
+        conn.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+    with pytest.raises(StoreError, match="may not create mnemoclaw's tables; run mnemoclaw once as a role with "
+                       "CREATE"):
+        open_store(StoreOptions("postgres", "", url=fresh.replace("postgres:@", "mc_reader:@", 1), namespace="x"))

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
-from ..errors import ConfigError, LockTimeoutError, StoreError
+from ..errors import ConfigError, LockTimeoutError, ReadOnlyError, StoreError
 from ..markdown.annotations import searchable
 from ..markdown.chunker import text_hash
 from ..search.relevance import pair_spread, unit_rows
@@ -83,7 +83,7 @@ def redact_url(url: str) -> str:
         parts = urlsplit(url)
     except ValueError:
         return "postgresql://(unparsable URL)"
-    if parts.password is None:
+    if not parts.password:
         return url
     host = parts.hostname or ""
     netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
@@ -135,8 +135,13 @@ class PostgresStore:
                              f"{self._clean(exc)}; check memorySearch.store.url (or MNEMOCLAW_PG_URL), that the "
                              "server runs and that the role may log in") from None
         self._migrate()
-        with self._conn() as c:
-            c.execute("INSERT INTO mc_ns (ns) VALUES (%s) ON CONFLICT DO NOTHING", (self.ns,))
+        try:
+            with self.pool.connection() as c:
+                c.execute("INSERT INTO mc_ns (ns) VALUES (%s) ON CONFLICT DO NOTHING", (self.ns,))
+        except psycopg.errors.InsufficientPrivilege as exc:
+            # a role that may only read: serve searches from what others indexed
+            self.read_only = True
+            self.read_only_why = f"the role may not write ({self._clean(exc)})"
 
     # -- plumbing -------------------------------------------------------------------------
     def _clean(self, exc: BaseException) -> str:
@@ -188,6 +193,23 @@ class PostgresStore:
             return c.execute(sql, params).fetchall()
 
     def _migrate(self) -> None:
+        known = [n for n, _ in MIGRATIONS]
+        with self._conn() as c:
+            exists = c.execute("SELECT to_regclass('mc_migrations') IS NOT NULL").fetchone()
+            done = {r[0] for r in c.execute("SELECT name FROM mc_migrations").fetchall()} if exists and exists[0] \
+                else set()
+        if done >= set(known) and not done - set(known):
+            return  # up to date: nothing to take a lock for (and a role that only reads gets this far)
+        try:
+            self._apply_migrations()
+        except StoreError as exc:
+            if "permission denied" in str(exc):
+                raise StoreError(f"{exc}: the role may not create mnemoclaw's tables; run mnemoclaw once as a role "
+                                 "with CREATE on the database (its owner), then this role needs SELECT, INSERT, "
+                                 "UPDATE, DELETE on the mc_* tables (SELECT alone: search only)") from None
+            raise
+
+    def _apply_migrations(self) -> None:
         with self._conn() as c, c.transaction():
             c.execute("SELECT pg_advisory_xact_lock(hashtextextended('mnemoclaw:migrate', 0))")
             c.execute("CREATE TABLE IF NOT EXISTS mc_migrations (name text PRIMARY KEY, "
@@ -526,6 +548,9 @@ class PostgresStore:
     # -- one writer at a time per namespace -------------------------------------------------
     @contextmanager
     def write_lock(self, timeout: float | None = None) -> Iterator[None]:
+        if self.read_only:
+            raise ReadOnlyError(f"the Postgres index at {self.path} cannot be written: {self.read_only_why}; "
+                                "it is searched as others index it")
         conn = self._psycopg.connect(self.url, autocommit=True)
         try:
             deadline = None if timeout is None else time.monotonic() + timeout
