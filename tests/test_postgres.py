@@ -287,3 +287,62 @@ def test_a_schema_from_a_newer_version_and_a_role_that_may_not_write_are_one_cle
     with pytest.raises(StoreError, match="may not create mnemoclaw's tables; run mnemoclaw once as a role with "
                        "CREATE"):
         open_store(StoreOptions("postgres", "", url=fresh.replace("postgres:@", "mc_reader:@", 1), namespace="x"))
+
+
+@pytest.mark.slow
+def test_a_writer_killed_at_random_points_leaves_the_last_good_index_serving(workspace, tmp_path):
+    """SIGKILL mid-sync and mid-rebuild: no half-written file is ever visible, no build is left
+    behind, and the next sync makes the namespace match the files."""
+    import random
+    import signal
+
+    import psycopg
+
+    from mnemoclaw.index.indexer import read_markdown
+    from mnemoclaw.markdown.chunker import chunk_markdown
+    from mnemoclaw.store.postgres import BUILD
+
+    from test_concurrency import WRITER, _note, _spawn
+
+    url = postgres_url(fresh=True)
+    rng = random.Random(20261201)
+    state = tmp_path / "state"
+    for i in range(80):
+        write(workspace / "memory" / f"n{i:03d}.md", _note(i, "verone"))
+
+    def overrides(tokens):
+        return {"chunking": {"tokens": tokens, "overlap": 0}, "store": {"driver": "postgres", "url": url,
+                                                                         "namespace": "agent"}}
+
+    def settle(tokens):
+        settings = load_settings(workspace=workspace, state_dir=state, env={}, config={}, overrides=overrides(tokens))
+        with Memory(settings, provider=HashEmbedder()) as mem:
+            assert mem.sync().failed == []
+            for p in (workspace / "memory").glob("*.md"):
+                rel = f"memory/{p.name}"
+                want = [(c.start_line, c.end_line, c.text) for c in
+                        chunk_markdown(read_markdown(str(p), p.stat().st_size), tokens, 0)]
+                got = [(c.start_line, c.end_line, c.text) for c in mem.store.file_chunks(rel).chunks]
+                assert got == want, rel
+
+    settle(64)
+    killed = 0
+    for trial in range(8):
+        for i in rng.sample(range(80), 25):
+            write(workspace / "memory" / f"n{i:03d}.md", _note(i, f"ver{trial}x"))
+        tokens = 64 if trial % 2 == 0 else 110  # odd trials: a full rebuild
+        writer = _spawn(WRITER, 0.005, ws=str(workspace), state=str(state), overrides=overrides(tokens))
+        assert writer.stdout.readline().strip() == "start"
+        time.sleep(rng.uniform(0.1, 0.8))
+        writer.send_signal(signal.SIGKILL)
+        writer.wait()
+        killed += not writer.stdout.read().strip()
+        with psycopg.connect(url) as conn:  # what every reader sees now: whole files only
+            orphans = conn.execute("SELECT count(*) FROM mc_chunks c WHERE ns = 'agent' AND NOT EXISTS (SELECT 1 "
+                                   "FROM mc_files f WHERE f.ns = c.ns AND f.path = c.path)").fetchone()[0]
+            assert orphans == 0
+        settle(tokens)
+        with psycopg.connect(url) as conn:
+            left = conn.execute("SELECT count(*) FROM mc_ns WHERE ns LIKE %s", ("agent" + BUILD + "%",)).fetchone()[0]
+            assert left == 0  # no build left behind
+    assert killed >= 4
