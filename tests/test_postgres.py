@@ -301,7 +301,6 @@ def test_a_writer_killed_at_random_points_leaves_the_last_good_index_serving(wor
     from mnemoclaw.index.indexer import read_markdown
     from mnemoclaw.markdown.chunker import chunk_markdown
     from mnemoclaw.store.postgres import BUILD
-
     from test_concurrency import WRITER, _note, _spawn
 
     url = postgres_url(fresh=True)
