@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 REFERENCE_SAMPLE = 256
 REFERENCE_MIN = 50
 BUILD = "\x1fbuild-"  # a namespace being rebuilt: <ns><BUILD><pid>-<n>
+CHANNEL = "mnemoclaw_generation"  # NOTIFY payload: the namespace written
 SHARED = "shared/"  # a shared namespace's file as results show it: shared/<namespace>/<path>
 # Named, ordered migrations. Never edit one that has shipped: add the next.
 MIGRATIONS: list[tuple[str, str]] = [
@@ -135,6 +136,15 @@ class PostgresStore:
                              f"{self._clean(exc)}; check memorySearch.store.url (or MNEMOCLAW_PG_URL), that the "
                              "server runs and that the role may log in") from None
         self._migrate()
+        # every write notifies; a process looks at its generations again only when told
+        self._generations: tuple | None = None
+        self._listen: Any = None
+        try:
+            self._listen = psycopg.connect(url, autocommit=True)
+            self._listen.execute(f"LISTEN {CHANNEL}")
+        except psycopg.Error as exc:
+            log.info("no LISTEN connection to %s (%s): every read checks the generations", self.path, self._clean(exc))
+            self._listen = None
         try:
             with self.pool.connection() as c:
                 c.execute("INSERT INTO mc_ns (ns) VALUES (%s) ON CONFLICT DO NOTHING", (self.ns,))
@@ -172,6 +182,7 @@ class PostgresStore:
             with self.pool.connection() as conn, conn.transaction():
                 yield conn
                 conn.execute("UPDATE mc_ns SET generation = generation + 1 WHERE ns = %s", (self.ns,))
+                conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, self.ns))  # delivered at commit
         except self._psycopg.Error as exc:
             raise StoreError(f"could not write the Postgres index at {self.path}: {self._clean(exc)}") from exc
 
@@ -236,8 +247,19 @@ class PostgresStore:
         return [self.ns, *self.shared]
 
     def _version(self) -> tuple:
+        """The generations of the namespaces read. Asked of the server only after a write to one
+        of them was notified (LISTEN), so a search's many cache checks cost no round trip."""
+        if self._listen is not None and self._generations is not None:
+            try:
+                changed = any(n.payload in self._read_ns for n in self._listen.notifies(timeout=0))
+            except self._psycopg.Error:
+                self._listen = None  # the listening connection broke: ask every time from now on
+                changed = True
+            if not changed:
+                return self._generations
         rows = self._rows("SELECT ns, generation FROM mc_ns WHERE ns = ANY(%s) ORDER BY ns", (self._read_ns,))
-        return tuple(rows)
+        self._generations = tuple(rows)
+        return self._generations
 
     def _cached(self, name: str, make: Any) -> Any:
         version = self._version()
@@ -667,6 +689,12 @@ class PostgresStore:
                 "namespace": self.ns + shared}
 
     def close(self) -> None:
+        if self._listen is not None:
+            try:
+                self._listen.close()
+            except Exception:  # noqa: BLE001 - a dead server
+                pass
+            self._listen = None
         try:
             self.pool.close()
         except Exception:  # noqa: BLE001 - closing twice, a dead server
