@@ -2,6 +2,7 @@
 
     python benchmarks/speed.py [--sections keyword,embed,resync,search,cold] [--scale 10000,100000]
                                [--work-dir bench-results/speed] [--out bench-results/speed.json]
+                               [--pg-url postgresql://...]
 
 Sections:
   keyword  keyword-only indexing of the LoCoMo Markdown folders (chunks/s)
@@ -9,7 +10,8 @@ Sections:
   resync   re-sync of an unchanged 10 000-file workspace, then with one file changed
   search   hybrid search latency in a warm process (p50/p95) and peak RSS, at each --scale
            (synthetic workspaces made from the benchmark texts; the first run embeds them,
-           later runs reuse the index in --work-dir)
+           later runs reuse the index in --work-dir); with --pg-url the same index is copied into
+           Postgres (`mnemoclaw migrate`'s copy) and measured there too, as search_pg_N
   cold     `mnemoclaw search` from the shell: interpreter start, model load, query (p50)
 
 Benchmark data is read from ../shared/bench (or MNEMOCLAW_BENCH_DIR) and never copied
@@ -190,13 +192,24 @@ def _queries(bench: Path, n: int) -> list[str]:
 PASSES = 4  # passes over the queries without the dirty check
 
 
-def section_search(bench: Path, work: Path, scale: int) -> dict:
+def section_search(bench: Path, work: Path, scale: int, pg_url: str | None = None) -> dict:
     # ~9 chunks a file: 18 notes of 2-6 sentences (measured: 2 000 files made 18 184 chunks)
     files = max(1, scale // 9)
     ws = work / f"ws-{scale}"
     make_workspace(bench, ws, files=files, notes_per_file=18, seed=scale)
     state = work / f"ws-{scale}-state"
-    with open_memory(ws, state) as mem:
+    overrides: dict = {}
+    if pg_url:  # the same index in Postgres: copied from the SQLite one, nothing embedded again
+        from mnemoclaw.migrate import copy_index
+        from mnemoclaw.store import StoreOptions, open_store
+
+        with open_memory(ws, state) as lite:
+            lite.sync()
+            target = open_store(StoreOptions("postgres", "", url=pg_url, namespace=f"speed-{scale}"))
+            log(f"copied into Postgres: {copy_index(lite.store, target)}")
+            target.close()
+        overrides = {"store": {"driver": "postgres", "url": pg_url, "namespace": f"speed-{scale}"}}
+    with open_memory(ws, state, **overrides) as mem:
         t = time.perf_counter()
         last = [0.0]
 
@@ -294,6 +307,7 @@ def main() -> None:
     ap.add_argument("--scale", default="10000,100000")
     ap.add_argument("--work-dir", default="bench-results/speed")
     ap.add_argument("--out", default="bench-results/speed.json")
+    ap.add_argument("--pg-url", help="search sections also on the Postgres store at this URL (search_pg_N)")
     args = ap.parse_args()
     bench = bench_dir()
     work = Path(args.work_dir).resolve()
@@ -306,12 +320,15 @@ def main() -> None:
                 cmd = [sys.executable, __file__, "--sections", "search-one", "--scale", str(scale),
                        "--work-dir", str(work), "--out", args.out]
                 subprocess.run(cmd, check=True)
+                if args.pg_url:
+                    subprocess.run([*cmd, "--pg-url", args.pg_url], check=True)
                 with open(args.out) as fh:
                     results.update(json.load(fh))
             continue
         if name == "search-one":
             scale = int(args.scale)
-            results[f"search_{scale}"] = section_search(bench, work, scale)
+            results[f"search_pg_{scale}" if args.pg_url else f"search_{scale}"] = section_search(
+                bench, work, scale, args.pg_url)
         else:
             results[name] = globals()[f"section_{name}"](bench, work)
         save_results(results, args.out)
