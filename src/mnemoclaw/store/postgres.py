@@ -18,6 +18,7 @@ transaction.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import re
 import socket
@@ -448,8 +449,15 @@ class PostgresStore:
         if sources:
             where += " AND source = ANY(%s)"
             params.append(list(sources))
-        rows = self._rows(f"SELECT id, terms FROM mc_chunks WHERE {where} "
-                          "ORDER BY ts_rank(tsv, to_tsquery('simple', %s)) DESC, id LIMIT %s", [*params, tsq, depth])
+        # which ``depth`` candidates are read: by the IDF of the query terms each holds (FTS5's
+        # bm25() IDF, which SQLite's candidates are chosen by), then by ts_rank per log length
+        weights = {t: max(math.log((n_docs - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)), 1e-6)
+                   for t in query.terms}
+        coverage = " + ".join(["(tsv @@ to_tsquery('simple', %s))::int * %s"] * len(weights)) or "0"
+        cover_params = [x for t, w in weights.items() for x in (t, w)]
+        rows = self._rows(f"SELECT id, terms FROM mc_chunks WHERE {where} ORDER BY ({coverage}) DESC, "
+                          "ts_rank(tsv, to_tsquery('simple', %s), 1) DESC, id LIMIT %s",
+                          [*params, *cover_params, tsq, depth])
         lines = {rid: [line.split(" ") for line in terms.split("\n")] for rid, terms in rows}
         return KeywordCandidates(lines, df, n_docs, avgdl)
 
