@@ -43,6 +43,7 @@ log = logging.getLogger(__name__)
 REFERENCE_SAMPLE = 256
 REFERENCE_MIN = 50
 BUILD = "\x1fbuild-"  # a namespace being rebuilt: <ns><BUILD><pid>-<n>
+COVERAGE_TERMS = 8  # query terms whose IDF orders which keyword candidates are read
 CHANNEL = "mnemoclaw_generation"  # NOTIFY payload: the namespace written
 SHARED = "shared/"  # a shared namespace's file as results show it: shared/<namespace>/<path>
 # Named, ordered migrations. Never edit one that has shipped: add the next.
@@ -453,6 +454,9 @@ class PostgresStore:
         # bm25() IDF, which SQLite's candidates are chosen by), then by ts_rank per log length
         weights = {t: max(math.log((n_docs - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)), 1e-6)
                    for t in query.terms}
+        # the rarest terms decide: a long question (a Chinese one is many character pairs) would
+        # otherwise cost a test per term per matching row
+        weights = dict(sorted(weights.items(), key=lambda kv: -kv[1])[:COVERAGE_TERMS])
         coverage = " + ".join(["(tsv @@ to_tsquery('simple', %s))::int * %s"] * len(weights)) or "0"
         cover_params = [x for t, w in weights.items() for x in (t, w)]
         rows = self._rows(f"SELECT id, terms FROM mc_chunks WHERE {where} ORDER BY ({coverage}) DESC, "
