@@ -76,7 +76,15 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE TABLE mc_locks (ns text PRIMARY KEY, host text NOT NULL, pid integer NOT NULL,
                                since double precision NOT NULL);
     """),
+    ("0002_document_frequencies", """
+        -- each term's document frequency per namespace, kept by every write: BM25's IDF without
+        -- counting matches at search time
+        CREATE TABLE mc_df (ns text NOT NULL, term text NOT NULL, df integer NOT NULL, PRIMARY KEY (ns, term));
+        INSERT INTO mc_df (ns, term, df)
+            SELECT c.ns, u.lexeme, count(*) FROM mc_chunks c, unnest(c.tsv) u GROUP BY c.ns, u.lexeme;
+    """),
 ]
+_TABLES = ("mc_chunks", "mc_files", "mc_meta", "mc_df")  # what a namespace holds
 _RETRYABLE = {"40001", "40P01", "55P03"}  # serialization failure, deadlock, lock not available
 
 
@@ -185,6 +193,7 @@ class PostgresStore:
                 yield conn
                 conn.execute("UPDATE mc_ns SET generation = generation + 1 WHERE ns = %s", (self.ns,))
                 conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, self.ns))  # delivered at commit
+            self._generations = None  # this process's own write: seen at once, not when notified
         except self._psycopg.Error as exc:
             raise StoreError(f"could not write the Postgres index at {self.path}: {self._clean(exc)}") from exc
 
@@ -307,6 +316,9 @@ class PostgresStore:
         records = [w.record for w in writes] + touches
         def write(c: Any) -> None:
             if gone:
+                c.execute("WITH d AS (SELECT u.lexeme AS term, count(*) AS n FROM mc_chunks c, unnest(c.tsv) u "
+                          "WHERE c.ns = %s AND c.path = ANY(%s) GROUP BY u.lexeme) UPDATE mc_df f SET df = f.df - d.n "
+                          "FROM d WHERE f.ns = %s AND f.term = d.term", (self.ns, gone, self.ns))
                 c.execute("DELETE FROM mc_chunks WHERE ns = %s AND path = ANY(%s)", (self.ns, gone))
             if removes:
                 c.execute("DELETE FROM mc_files WHERE ns = %s AND path = ANY(%s)", (self.ns, removes))
@@ -316,6 +328,11 @@ class PostgresStore:
                         "ntok, dims, embedding, updated_at) FROM STDIN") as copy:
                     for r in chunk_rows:
                         copy.write_row(r)
+                written = list({w.record.path for w in writes})
+                c.execute("INSERT INTO mc_df (ns, term, df) SELECT %s, u.lexeme, count(*) FROM mc_chunks c, "
+                          "unnest(c.tsv) u WHERE c.ns = %s AND c.path = ANY(%s) GROUP BY u.lexeme "
+                          "ON CONFLICT (ns, term) DO UPDATE SET df = mc_df.df + excluded.df",
+                          (self.ns, self.ns, written))
             if records:
                 c.cursor().executemany(
                     "INSERT INTO mc_files (ns, path, source, hash, mtime_ns, size, indexed_at) VALUES "
@@ -475,11 +492,12 @@ class PostgresStore:
 
     def _doc_freqs(self, terms: Sequence[str]) -> dict[str, int]:
         cache: dict[str, int] = self._caches.setdefault("df", (None, {}))[1]
-        missing = [t for t in terms if t not in cache]
-        for t in missing:
-            (n,), = self._rows("SELECT count(*) FROM mc_chunks WHERE ns = ANY(%s) AND tsv @@ to_tsquery('simple', %s)",
-                               (self._read_ns, t))
-            cache[t] = int(n)
+        missing = [t for t in dict.fromkeys(terms) if t not in cache]
+        if missing:  # kept by every write (mc_df): one look-up for all of them
+            rows = self._rows("SELECT term, sum(df) FROM mc_df WHERE ns = ANY(%s) AND term = ANY(%s) GROUP BY term",
+                              (self._read_ns, missing))
+            found = {t: int(n) for t, n in rows}
+            cache.update({t: max(found.get(t, 0), 0) for t in missing})
         return {t: cache[t] for t in terms}
 
     def vector_search(self, vector: np.ndarray, limit: int,
@@ -599,10 +617,14 @@ class PostgresStore:
                          "host = excluded.host, pid = excluded.pid, since = excluded.since",
                          (self.ns, socket.gethostname(), os.getpid(), time.time()))
             self._lock_conn = conn
-            yield
+            try:
+                yield
+            finally:
+                self._lock_conn = None
+                # released now (a closed session releases it too, but only once its backend exits)
+                conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
         finally:
-            self._lock_conn = None
-            conn.close()  # ends the session: the lock goes with it
+            conn.close()
 
     @staticmethod
     def _try_lock(conn: Any, key: str) -> bool:
@@ -640,13 +662,13 @@ class PostgresStore:
 
     def _wipe(self) -> None:
         with self._tx() as c:
-            for table in ("mc_chunks", "mc_files", "mc_meta"):
+            for table in _TABLES:
                 c.execute(f"DELETE FROM {table} WHERE ns = %s", (self.ns,))
 
     def commit_rebuild(self, build: Store, *, repair: bool = False) -> None:
         assert isinstance(build, PostgresStore) and build._build_of == self.ns
         with self._tx() as c:
-            for table in ("mc_chunks", "mc_files", "mc_meta"):
+            for table in _TABLES:
                 c.execute(f"DELETE FROM {table} WHERE ns = %s", (self.ns,))
                 c.execute(f"UPDATE {table} SET ns = %s WHERE ns = %s", (self.ns, build.ns))
             c.execute("DELETE FROM mc_ns WHERE ns = %s", (build.ns,))
@@ -664,7 +686,7 @@ class PostgresStore:
         """Builds a crashed process left (the caller holds the write lock, so none is live)."""
         prefix = re.sub(r"([%_\\])", r"\\\1", self.ns + BUILD) + "%"
         with self._tx() as c:
-            for table in ("mc_chunks", "mc_files", "mc_meta", "mc_ns"):
+            for table in (*_TABLES, "mc_ns"):
                 c.execute(f"DELETE FROM {table} WHERE ns LIKE %s", (prefix,))
 
     # -- damage (a server keeps its own pages sound; the marker is for what a sync found) ----
