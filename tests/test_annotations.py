@@ -3,7 +3,19 @@
 from mnemoclaw.markdown.annotations import annotate, parse_value, render
 from mnemoclaw.markdown.chunker import chunk_markdown, chunk_spans
 
+import pytest
+
 from conftest import write
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request):
+    """Each search test on both stores: what the annotations do may not depend on where the index is."""
+    if request.param == "sqlite":
+        return {}
+    from conftest import postgres_url
+
+    return {"store": {"driver": "postgres", "url": postgres_url(fresh=True)}}
 
 NOTES = """\
 # Preferences <!-- type: preference -->
@@ -68,10 +80,10 @@ def test_render_writes_what_parse_reads():
     assert annotate(f"- x {comment}\n")[0][0].attrs == {"importance": 8, "type": "fact", "key": "db-host"}
 
 
-def test_search_leaves_out_expired_entries_unless_history_is_asked(workspace, make_memory):
+def test_search_leaves_out_expired_entries_unless_history_is_asked(workspace, make_memory, store):
     write(workspace / "MEMORY.md", "# Memory\n\n- the office wifi password hint is the cat's name "
           "<!-- expires: 2020-01-31 -->\n\n- the office wifi is on floor three\n")
-    mem = make_memory(workspace)
+    mem = make_memory(workspace, overrides=store)
     report = mem.sync()
     assert report.warnings == []
     lines = [(r["startLine"], r.get("expires")) for r in mem.memory_search("office wifi password hint")["results"]]
@@ -80,12 +92,12 @@ def test_search_leaves_out_expired_entries_unless_history_is_asked(workspace, ma
     assert (old[0]["startLine"], old[0]["expires"]) == (3, "2020-01-31")
 
 
-def test_a_newer_entry_with_the_same_key_answers_in_place_of_the_old(workspace, make_memory):
+def test_a_newer_entry_with_the_same_key_answers_in_place_of_the_old(workspace, make_memory, store):
     write(workspace / "memory" / "2026-01-05.md", "# 2026-01-05\n\n- the database host is pg1.internal "
           "<!-- key: db-host -->\n- lunch was noodles\n")
     write(workspace / "memory" / "2026-03-01.md", "# 2026-03-01\n\n- moved the database to a new machine, "
           "pg2.internal <!-- key: db-host -->\n")
-    mem = make_memory(workspace)
+    mem = make_memory(workspace, overrides=store)
     mem.sync()
     out = mem.memory_search("what is the database host pg1")
     paths = [(r["path"], r["startLine"]) for r in out["results"]]
@@ -101,11 +113,11 @@ def test_a_newer_entry_with_the_same_key_answers_in_place_of_the_old(workspace, 
     assert mem.memory_search("lunch noodles")["results"][0]["path"] == "memory/2026-01-05.md"
 
 
-def test_type_filters_and_importance_orders_near_duplicates(workspace, make_memory):
+def test_type_filters_and_importance_orders_near_duplicates(workspace, make_memory, store):
     write(workspace / "MEMORY.md", "# Memory\n\n- the user drinks green tea in the morning\n\n"
           "- the user drinks green tea in the morning, always <!-- importance: 9; type: preference -->\n\n"
           "- buy green tea on Friday <!-- type: task -->\n")
-    mem = make_memory(workspace)
+    mem = make_memory(workspace, overrides=store)
     mem.sync()
     first = mem.memory_search("green tea morning")["results"][0]
     assert (first["startLine"], first["importance"], first["type"]) == (5, 9, "preference")
@@ -114,9 +126,9 @@ def test_type_filters_and_importance_orders_near_duplicates(workspace, make_memo
     assert mem.memory_search("green tea", kind="summary")["results"] == []
 
 
-def test_a_bad_annotation_is_a_warning_and_the_file_is_indexed(workspace, make_memory):
+def test_a_bad_annotation_is_a_warning_and_the_file_is_indexed(workspace, make_memory, store):
     write(workspace / "MEMORY.md", "# Memory\n\n- the build runs on Fridays <!-- importance: 42 -->\n")
-    mem = make_memory(workspace)
+    mem = make_memory(workspace, overrides=store)
     report = mem.sync()
     assert not report.failed
     assert report.as_dict()["warnings"] == [{"path": "MEMORY.md", "message": "line 3: importance 42 is not a whole "
@@ -125,8 +137,8 @@ def test_a_bad_annotation_is_a_warning_and_the_file_is_indexed(workspace, make_m
     assert hit["path"] == "MEMORY.md" and "importance" not in hit
 
 
-def test_memory_append_writes_annotations_search_reads_back(workspace, make_memory):
-    mem = make_memory(workspace)
+def test_memory_append_writes_annotations_search_reads_back(workspace, make_memory, store):
+    mem = make_memory(workspace, overrides=store)
     out = mem.memory_append("The staging database moved to pg3.internal", importance=7, kind="fact",
                             key="staging-db")
     assert out["ok"] and out["annotations"] == {"importance": 7, "type": "fact", "key": "staging-db"}
@@ -140,10 +152,10 @@ def test_memory_append_writes_annotations_search_reads_back(workspace, make_memo
     assert mem.memory_append("a note", importance=11)["ok"] is False
 
 
-def test_the_flush_tool_takes_annotations_but_no_target(workspace, make_memory):
+def test_the_flush_tool_takes_annotations_but_no_target(workspace, make_memory, store):
     from mnemoclaw import tools
 
-    mem = make_memory(workspace)
+    mem = make_memory(workspace, overrides=store)
     out = tools.call(mem, "memory_append", {"text": "deploys go through the blue cluster", "key": "deploy-target",
                                             "importance": 8}, spec=tools.FLUSH_APPEND)
     assert out["ok"] and out["path"].startswith("memory/")
