@@ -1,9 +1,9 @@
 """Annotations in the Markdown: parsed at indexing, honoured by search, written by memory_append."""
 
+import pytest
+
 from mnemoclaw.markdown.annotations import annotate, parse_value, render
 from mnemoclaw.markdown.chunker import chunk_markdown, chunk_spans
-
-import pytest
 
 from conftest import write
 
