@@ -83,6 +83,14 @@ MIGRATIONS: list[tuple[str, str]] = [
         INSERT INTO mc_df (ns, term, df)
             SELECT c.ns, u.lexeme, count(*) FROM mc_chunks c, unnest(c.tsv) u GROUP BY c.ns, u.lexeme;
     """),
+    ("0003_lexemes_only", """
+        -- lexemes without positions: small enough to stay in the row (a toasted tsvector was read
+        -- again for every test of it); BM25 reads positions from the terms column, not from here
+        DROP INDEX mc_chunks_tsv;
+        ALTER TABLE mc_chunks DROP COLUMN tsv;
+        ALTER TABLE mc_chunks ADD COLUMN tsv tsvector GENERATED ALWAYS AS (strip(to_tsvector('simple', terms))) STORED;
+        CREATE INDEX mc_chunks_tsv ON mc_chunks USING gin (tsv);
+    """),
 ]
 _TABLES = ("mc_chunks", "mc_files", "mc_meta", "mc_df")  # what a namespace holds
 _RETRYABLE = {"40001", "40P01", "55P03"}  # serialization failure, deadlock, lock not available
@@ -450,10 +458,13 @@ class PostgresStore:
 
     # -- search -----------------------------------------------------------------------------
     def _tsquery(self, query: KeywordQuery) -> str:
-        # terms are letters, digits or CJK only (text/tokenize.py): nothing to escape
-        parts = ["(" + " <-> ".join(p) + ")" for p in query.phrases if all(p)]
-        parts += list(query.terms)
-        return " | ".join(parts)
+        # a tsquery literal of lexemes as they are (the analyser made them; 'simple' would change
+        # nothing), so the server parses it once, not per row; terms are letters, digits or CJK
+        # only (text/tokenize.py), so quoting them needs no escaping
+        # a phrase's words are terms too: the candidates are the rows holding any term, and BM25
+        # (search/bm25.py) gives a phrase its bonus from the terms column
+        words = dict.fromkeys([*query.terms, *(t for p in query.phrases for t in p if t)])
+        return " | ".join(f"'{t}'" for t in words)
 
     def keyword_candidates(self, query: KeywordQuery, depth: int,
                            sources: Sequence[str] | None = None) -> KeywordCandidates:
@@ -462,7 +473,7 @@ class PostgresStore:
         n_docs, avgdl = self._corpus_stats()
         df = self._doc_freqs(query.terms)
         tsq = self._tsquery(query)
-        where = "ns = ANY(%s) AND tsv @@ to_tsquery('simple', %s)"
+        where = "ns = ANY(%s) AND tsv @@ %s::tsquery"
         params: list[Any] = [self._read_ns, tsq]
         if sources:
             where += " AND source = ANY(%s)"
@@ -474,10 +485,10 @@ class PostgresStore:
         # the rarest terms decide: a long question (a Chinese one is many character pairs) would
         # otherwise cost a test per term per matching row
         weights = dict(sorted(weights.items(), key=lambda kv: -kv[1])[:COVERAGE_TERMS])
-        coverage = " + ".join(["(tsv @@ to_tsquery('simple', %s))::int * %s"] * len(weights)) or "0"
-        cover_params = [x for t, w in weights.items() for x in (t, w)]
+        coverage = " + ".join(["(tsv @@ %s::tsquery)::int * %s"] * len(weights)) or "0"
+        cover_params = [x for t, w in weights.items() for x in (f"'{t}'", w)]
         rows = self._rows(f"SELECT id, terms FROM mc_chunks WHERE {where} ORDER BY ({coverage}) DESC, "
-                          "ts_rank(tsv, to_tsquery('simple', %s), 1) DESC, id LIMIT %s",
+                          "ts_rank(tsv, %s::tsquery, 1) DESC, id LIMIT %s",
                           [*params, *cover_params, tsq, depth])
         lines = {rid: [line.split(" ") for line in terms.split("\n")] for rid, terms in rows}
         return KeywordCandidates(lines, df, n_docs, avgdl)
