@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError, PathDeniedError
-from .forget import ForgetPlan, Removal, _merge, _read
+from .forget import ForgetPlan, Removal, merge_ranges, read_split
 from .markdown.annotations import annotated_entries
 from .search.annotated import ARCHIVE_DIR
 from .text.dates import note_date
@@ -68,7 +68,7 @@ def plan(files: Sequence[SourceFile], workspace: Path, today: date, *, older_tha
         if f.source != "memory":
             continue
         try:
-            text = "\n".join(_read(f.abspath))
+            text = "\n".join(read_split(f.abspath))
         except (OSError, UnicodeDecodeError):
             continue
         found: list[tuple[int, int, str]] = []
@@ -81,7 +81,7 @@ def plan(files: Sequence[SourceFile], workspace: Path, today: date, *, older_tha
                 found.append((s, e, f"importance {imp} < {below_importance}"))
         if found:
             lines = text.split("\n")
-            for s, e in _merge([(s, e) for s, e, _ in found], adjacent=False):
+            for s, e in merge_ranges([(s, e) for s, e, _ in found], adjacent=False):
                 removals.removals.append(Removal(f.path, f.abspath, f.source, s, e, tuple(lines[s - 1 : e])))
                 out.why[(f.path, s)] = "; ".join(dict.fromkeys(w for a, b, w in found if s <= a and b <= e))
         inside = os.path.realpath(f.abspath).startswith(ws + os.sep)

@@ -75,12 +75,12 @@ class ForgetPlan:
                 "removals": [r.as_dict() for r in self.removals], "id": self.digest()}
 
 
-def _read(abspath: str) -> list[str]:
+def read_split(abspath: str) -> list[str]:
     with open(abspath, encoding="utf-8", newline="") as fh:
         return fh.read().split("\n")
 
 
-def _merge(ranges: list[tuple[int, int]], *, adjacent: bool = True) -> list[tuple[int, int]]:
+def merge_ranges(ranges: list[tuple[int, int]], *, adjacent: bool = True) -> list[tuple[int, int]]:
     """Overlapping ranges (and, with ``adjacent``, touching ones) as one."""
     out: list[tuple[int, int]] = []
     for s, e in sorted(ranges):
@@ -103,7 +103,7 @@ def plan(target: str, files: Sequence[SourceFile], resolve: Callable[[str], tupl
         start = int(cited["start"])
         end = int(cited["end"] or start)
         try:
-            lines = _read(abspath)
+            lines = read_split(abspath)
         except FileNotFoundError:
             raise NothingToForget(f"{shown} does not exist; nothing to forget") from None
         if start < 1 or end < start or end > len(lines):
@@ -115,7 +115,7 @@ def plan(target: str, files: Sequence[SourceFile], resolve: Callable[[str], tupl
     out = ForgetPlan(target)
     for f in files:
         try:
-            lines = _read(f.abspath)
+            lines = read_split(f.abspath)
         except (OSError, UnicodeDecodeError):
             continue
         hits = [i for i, line in enumerate(lines, 1) if line.strip() and terms <= set(analyze(line))]
@@ -126,7 +126,7 @@ def plan(target: str, files: Sequence[SourceFile], resolve: Callable[[str], tupl
         else:
             doc = Entries(lines)
             ranges = [(i, i) if doc.level[i] else doc.block(i)[:2] for i in hits]
-        for s, e in _merge(ranges):
+        for s, e in merge_ranges(ranges):
             out.removals.append(Removal(f.path, f.abspath, f.source, s, e, tuple(lines[s - 1 : e])))
     if not out.removals:
         raise NothingToForget(f"no line of memory holds all of {', '.join(sorted(terms))} (from {target!r}); "
@@ -172,7 +172,7 @@ def apply(p: ForgetPlan, *, workspace: Path, state_dir: Path, now: datetime) -> 
     for abspath, removals in by_file.items():
         shown = removals[0].path
         _check_writable(abspath, shown)
-        lines = _read(abspath)
+        lines = read_split(abspath)
         for r in removals:
             if tuple(lines[r.start - 1 : r.end]) != r.lines:
                 raise PathDeniedError(f"{shown} changed since the preview (lines {r.start}-{r.end}); nothing was "
