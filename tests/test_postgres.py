@@ -337,11 +337,149 @@ def test_a_writer_killed_at_random_points_leaves_the_last_good_index_serving(wor
         writer.wait()
         killed += not writer.stdout.read().strip()
         with psycopg.connect(url) as conn:  # what every reader sees now: whole files only
-            orphans = conn.execute("SELECT count(*) FROM mc_chunks c WHERE ns = 'agent' AND NOT EXISTS (SELECT 1 "
-                                   "FROM mc_files f WHERE f.ns = c.ns AND f.path = c.path)").fetchone()[0]
-            assert orphans == 0
+            assert inconsistencies(conn, "agent") == {}
         settle(tokens)
+        with psycopg.connect(url) as conn:
+            assert inconsistencies(conn, "agent") == {}
         with psycopg.connect(url) as conn:
             left = conn.execute("SELECT count(*) FROM mc_ns WHERE ns LIKE %s", ("agent" + BUILD + "%",)).fetchone()[0]
             assert left == 0  # no build left behind
     assert killed >= 4
+
+
+def inconsistencies(conn, ns: str) -> dict[str, int]:
+    """What would make a namespace's rows disagree with each other, counted (empty: none)."""
+    checks = {
+        "chunks of no file": "SELECT count(*) FROM mc_chunks c WHERE ns = %(ns)s AND NOT EXISTS "
+                             "(SELECT 1 FROM mc_files f WHERE f.ns = c.ns AND f.path = c.path)",
+        "postings of no chunk": "SELECT count(*) FROM mc_postings p WHERE ns = %(ns)s AND NOT EXISTS "
+                                "(SELECT 1 FROM mc_chunks c WHERE c.id = p.id)",
+        "chunks without postings": "SELECT count(*) FROM mc_chunks c WHERE ns = %(ns)s AND terms <> '' AND NOT "
+                                   "EXISTS (SELECT 1 FROM mc_postings p WHERE p.ns = c.ns AND p.id = c.id)",
+        "document frequencies off": "SELECT count(*) FROM (SELECT term, count(*) AS n FROM mc_postings WHERE "
+                                    "ns = %(ns)s GROUP BY term) p FULL JOIN (SELECT term, df FROM mc_df WHERE "
+                                    "ns = %(ns)s AND df <> 0) d USING (term) WHERE p.n IS DISTINCT FROM d.df",
+        "duplicate chunks": "SELECT count(*) - count(DISTINCT cid) FROM mc_chunks WHERE ns = %(ns)s",
+    }
+    found = {name: conn.execute(sql, {"ns": ns}).fetchone()[0] for name, sql in checks.items()}
+    return {name: n for name, n in found.items() if n}
+
+
+PG_READER = """
+import psycopg
+stop, ns = args["stop"], args["ns"]
+stats = {"reads": 0, "errors": [], "inconsistent": [], "saw": set(), "slowest_search_s": 0.0}
+conn = psycopg.connect(args["url"], autocommit=True)
+while not os.path.exists(stop) or stats["reads"] < 5:
+    try:
+        with conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")  # one snapshot for every count
+            one = lambda sql: conn.execute(sql, {"ns": ns}).fetchone()[0]
+            files = one("SELECT count(*) FROM mc_files WHERE ns = %(ns)s")
+            chunks = one("SELECT count(*) FROM mc_chunks WHERE ns = %(ns)s")
+            posted = one("SELECT count(DISTINCT id) FROM mc_postings WHERE ns = %(ns)s")
+            vecs = one("SELECT count(*) FROM mc_chunks WHERE ns = %(ns)s AND embedding IS NOT NULL")
+            mixed = one("SELECT count(*) FROM (SELECT path FROM mc_chunks WHERE ns = %(ns)s GROUP BY path "
+                        "HAVING bool_or(text LIKE '%%vertwo%%') <> bool_and(text LIKE '%%vertwo%%')) m")
+            new = one("SELECT count(*) FROM mc_chunks WHERE ns = %(ns)s AND text LIKE '%%vertwo%%'")
+        state = (files, chunks, posted, vecs, mixed)
+        if state != (args["files"], args["chunks"], args["chunks"], args["chunks"], 0):
+            stats["inconsistent"].append(state)
+        stats["saw"].add("new" if new == chunks else "old" if new == 0 else "between")
+        t = time.monotonic()
+        if not mem.search("vertwo item seven walrus", sync=False):
+            stats["errors"].append("no hits")
+        stats["slowest_search_s"] = max(stats["slowest_search_s"], time.monotonic() - t)
+    except Exception as exc:
+        stats["errors"].append(repr(exc))
+    stats["reads"] += 1
+stats["saw"] = sorted(stats["saw"])
+print(json.dumps(stats), flush=True)
+"""
+
+
+def test_readers_during_a_postgres_sync_never_wait_and_never_see_half_a_file(workspace, tmp_path):
+    import json
+
+    from test_concurrency import WRITER, _note, _spawn
+
+    url = postgres_url(fresh=True)
+    n = 400
+    for i in range(n):
+        write(workspace / "memory" / f"n{i:03d}.md", _note(i, "verone"))
+    store = {"driver": "postgres", "url": url, "namespace": "agent"}
+    overrides = {"chunking": {"tokens": 64, "overlap": 0}, "store": store}
+    settings = load_settings(workspace=workspace, state_dir=tmp_path / "state", env={}, config={}, overrides=overrides)
+    with Memory(settings, provider=HashEmbedder()) as mem:
+        mem.sync()
+        chunks = mem.store.counts()["chunks"]
+    assert chunks == 3 * n
+    for i in range(n):
+        write(workspace / "memory" / f"n{i:03d}.md", _note(i, "vertwo"))
+    stop = tmp_path / "stop"
+    common = dict(ws=str(workspace), overrides=overrides)
+    readers = [_spawn(PG_READER, 0, stop=str(stop), files=n, chunks=chunks, url=url, ns="agent",
+                      state=str(tmp_path / f"reader{k}"), **common) for k in range(3)]
+    time.sleep(1.5)  # the readers are up and reading the old state
+    writer = _spawn(WRITER, 0.002, state=str(tmp_path / "state"), **common)
+    out, err = writer.communicate(timeout=300)
+    assert writer.returncode == 0, err
+    report = json.loads(out.splitlines()[-1])
+    assert report["changed"] == n and report["failed"] == []
+    time.sleep(0.5)
+    stop.touch()
+    stats = []
+    for r in readers:
+        out, err = r.communicate(timeout=60)
+        assert r.returncode == 0, err
+        stats.append(json.loads(out.splitlines()[-1]))
+    for s in stats:
+        assert s["errors"] == [] and s["inconsistent"] == [], s
+        assert s["reads"] > 5 and s["slowest_search_s"] < 2.0, s
+    seen = {x for s in stats for x in s["saw"]}
+    assert {"old", "new"} <= seen, f"the readers did not overlap the sync: {seen}"
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        assert inconsistencies(conn, "agent") == {}
+
+
+def test_a_second_postgres_writer_waits_or_skips_naming_the_first(workspace, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from mnemoclaw.errors import LockTimeoutError
+    from test_concurrency import WRITER, _note, _spawn
+
+    from conftest import REPO
+
+    url = postgres_url(fresh=True)
+    for i in range(150):
+        write(workspace / "memory" / f"n{i:03d}.md", _note(i, "verone"))
+    store = {"driver": "postgres", "url": url, "namespace": "agent"}
+    writer = _spawn(WRITER, 0.01, ws=str(workspace), state=str(tmp_path / "host-a"),
+                    overrides={"chunking": {"tokens": 64, "overlap": 0}, "store": store})
+    assert writer.stdout.readline().strip() == "start"
+    time.sleep(0.5)
+    # another host (its own state dir) with the same namespace
+    settings = load_settings(workspace=workspace, state_dir=tmp_path / "host-b", env={}, config={},
+                             overrides={"store": store})
+    with Memory(settings, provider=HashEmbedder()) as mem:
+        with pytest.raises(LockTimeoutError, match=rf"writing namespace 'agent' .*\(host .*, pid {writer.pid}, "
+                           r"since .*\); waited 1s"):
+            mem.sync(lock_timeout=1)
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:  # as if the first writer ran on another machine
+        conn.execute("UPDATE mc_locks SET host = 'laptop' WHERE ns = 'agent'")
+    config = tmp_path / "config.json"
+    config.write_text(__import__("json").dumps({"agents": {"defaults": {"memorySearch": {"store": store}}}}))
+    cli = [sys.executable, "-m", "mnemoclaw.cli", "--workspace", str(workspace), "--state-dir",
+           str(tmp_path / "host-c"), "--config", str(config)]
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"), MNEMOCLAW_PROVIDER="none")
+    skip = subprocess.run(cli + ["index", "--no-wait"], capture_output=True, text=True, env=env, timeout=60)
+    assert skip.returncode == 0, skip.stderr
+    assert f"Skipped: process {writer.pid} on host laptop is updating the index postgresql://" in skip.stderr, \
+        skip.stderr
+    assert writer.wait(120) == 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import socket
 import sys
 import tempfile
 import time
@@ -235,11 +236,14 @@ def _sync_waiting(mem, full: bool, wait: bool, progress=None, retry_vectors: boo
     except LockTimeoutError:
         holder = mem.backend.lock_holder()
         who = f"process {holder}" if holder else "another process"
+        host = getattr(mem.store, "lock_holder_host", lambda: None)()  # a shared server's writer may be elsewhere
+        if host and host != socket.gethostname():
+            who += f" on host {host}"
+        where = mem.store.path
         if not wait:
-            click.echo(f"Skipped: {who} is updating the index {mem.settings.index_path} right now.", err=True)
+            click.echo(f"Skipped: {who} is updating the index {where} right now.", err=True)
             return None
-        click.echo(f"Waiting for {who}, which is updating the index {mem.settings.index_path}… (Ctrl-C to stop)",
-                   err=True)
+        click.echo(f"Waiting for {who}, which is updating the index {where}… (Ctrl-C to stop)", err=True)
         return mem.sync(full=full, progress=progress, lock_timeout=None, retry_vectors=retry_vectors)
 
 
