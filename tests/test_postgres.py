@@ -360,6 +360,8 @@ def inconsistencies(conn, ns: str) -> dict[str, int]:
                                     "ns = %(ns)s GROUP BY term) p FULL JOIN (SELECT term, df FROM mc_df WHERE "
                                     "ns = %(ns)s AND df <> 0) d USING (term) WHERE p.n IS DISTINCT FROM d.df",
         "duplicate chunks": "SELECT count(*) - count(DISTINCT cid) FROM mc_chunks WHERE ns = %(ns)s",
+        "corpus statistics off": "SELECT count(*) FROM mc_ns n WHERE ns = %(ns)s AND (chunks, tokens) <> (SELECT "
+                                 "count(*), coalesce(sum(ntok), 0) FROM mc_chunks c WHERE c.ns = n.ns)",
     }
     found = {name: conn.execute(sql, {"ns": ns}).fetchone()[0] for name, sql in checks.items()}
     return {name: n for name, n in found.items() if n}

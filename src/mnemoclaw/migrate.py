@@ -5,6 +5,7 @@ answering from what it held until the copy is complete; the source is only read.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from typing import Any
@@ -24,19 +25,22 @@ def copy_index(source: Store, target: Store, progress: Callable[[int, int], None
     chunks = vectors = cached = 0
     with target.write_lock(timeout=lock_timeout):
         build = target.begin_rebuild()
+        # a Postgres target builds a vector index it does not have yet once, after the rows
+        bulk = getattr(build, "bulk_load", contextlib.nullcontext)
         try:
-            batch: list[FileWrite] = []
-            for i, path in enumerate(paths, 1):
-                got = source.file_chunks(path)
-                if got is not None:
-                    batch.append(got)
-                    chunks += len(got.chunks)
-                    vectors += sum(v is not None for v in got.vectors)
-                if len(batch) >= BATCH_FILES or i == len(paths):
-                    build.apply(batch)
-                    batch = []
-                if progress:
-                    progress(i, len(paths))
+            with bulk():
+                batch: list[FileWrite] = []
+                for i, path in enumerate(paths, 1):
+                    got = source.file_chunks(path)
+                    if got is not None:
+                        batch.append(got)
+                        chunks += len(got.chunks)
+                        vectors += sum(v is not None for v in got.vectors)
+                    if len(batch) >= BATCH_FILES or i == len(paths):
+                        build.apply(batch)
+                        batch = []
+                    if progress:
+                        progress(i, len(paths))
             build.set_meta({k: v for k, v in source.meta().items() if k not in _OWN_META})
             for key, items in source.cache_items():
                 build.cache_put(key, items)

