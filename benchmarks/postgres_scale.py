@@ -1,6 +1,6 @@
 """The Postgres store at scale: a million chunks in one namespace, and three writers on one server.
 
-    python benchmarks/postgres_scale.py --pg-url postgresql://... [--sections load,search,writers]
+    python benchmarks/postgres_scale.py --pg-url postgresql://... [--sections load,search,filtered,writers]
                                         [--chunks 1000000] [--out bench-results/postgres-scale.json]
 
 Sections:
@@ -12,6 +12,9 @@ Sections:
            the index build time and the bytes per chunk of every table and index.
   search   over that namespace: hybrid search p50/p95 (real query embeddings), and the vector
            index's recall@10 against an exact search of the same vectors (numpy, in memory).
+  filtered namespaces of 1 000, 10 000 and 50 000 chunks beside the big one: vector search through
+           the HNSW index's filtered walk (iterative scan) against an exact scan of the namespace's
+           rows: results returned of 10, recall@10 against exact, p50/p95
   writers  three processes, each a "host" with its own workspace, state dir and namespace,
            sync 300 files each at the same moment (keyword-only, so the server is what is
            measured, not the embedder); combined files/s and chunks/s, and a fourth process's
@@ -90,6 +93,24 @@ def _base_vectors(bench: Path, provider) -> np.ndarray:
     return base / np.linalg.norm(base, axis=1, keepdims=True)
 
 
+def _write(store: PostgresStore, texts: list[str], vectors: Vectors, model: str, n: int, t0: float) -> None:
+    last = t0
+    for start in range(0, n, FILE_CHUNKS * TX_FILES):
+        stop = min(n, start + FILE_CHUNKS * TX_FILES)
+        vecs = vectors.rows(start, stop)
+        writes = []
+        for f in range(start, stop, FILE_CHUNKS):
+            path = f"memory/{f // 100000:02d}/{f // FILE_CHUNKS}.md"
+            rows = [ChunkRow(f"c{i}", path, "memory", 2 * (i - f) + 1, 2 * (i - f) + 1, text_hash(texts[i]),
+                             model, texts[i]) for i in range(f, min(stop, f + FILE_CHUNKS))]
+            record = FileRecord(path, "memory", text_hash(path), 0, 0)
+            writes.append(FileWrite(record, rows, list(vecs[f - start:f - start + len(rows)])))
+        store.apply(writes)
+        if time.perf_counter() - last > 60:
+            last = time.perf_counter()
+            log(f"  loaded {stop}/{n} chunks, {stop / (last - t0):.0f} chunks/s")
+
+
 def section_load(bench: Path, url: str, n: int, drop: bool) -> dict:
     ns = f"scale-{n}"
     store = PostgresStore(url, ns)
@@ -105,24 +126,10 @@ def section_load(bench: Path, url: str, n: int, drop: bool) -> dict:
     texts = _texts(bench, n)
     model = provider.model
     t0 = time.perf_counter()
-    last = t0
     with store.write_lock(timeout=10), store.bulk_load():
-        for start in range(0, n, FILE_CHUNKS * TX_FILES):
-            stop = min(n, start + FILE_CHUNKS * TX_FILES)
-            vecs = vectors.rows(start, stop)
-            writes = []
-            for f in range(start, stop, FILE_CHUNKS):
-                path = f"memory/{f // 100000:02d}/{f // FILE_CHUNKS}.md"
-                rows = [ChunkRow(f"c{i}", path, "memory", 2 * (i - f) + 1, 2 * (i - f) + 1, text_hash(texts[i]),
-                                 model, texts[i]) for i in range(f, min(stop, f + FILE_CHUNKS))]
-                record = FileRecord(path, "memory", text_hash(path), 0, 0)
-                writes.append(FileWrite(record, rows, list(vecs[f - start:f - start + len(rows)])))
-            store.apply(writes)
-            if time.perf_counter() - last > 60:
-                last = time.perf_counter()
-                log(f"  loaded {stop}/{n} chunks, {stop / (last - t0):.0f} chunks/s")
+        _write(store, texts, vectors, model, n, t0)
         load_s = time.perf_counter() - t0
-        log(f"rows in: {load_s:.0f}s; building the vector index")
+        log(f"rows in: {load_s:.0f}s; building the indexes")
     total_s = time.perf_counter() - t0
     sizes = dict(store._rows(
         "SELECT c.relname, pg_relation_size(c.oid) FROM pg_class c WHERE c.relname LIKE 'mc_%%' "
@@ -188,6 +195,44 @@ def section_search(bench: Path, url: str, n: int) -> dict:
            "vector_recall_at_10": round(statistics.mean(recalls), 4),
            "vector_recall_at_10_min": round(min(recalls), 2), "queries": len(queries)}
     log(f"search: {out}")
+    return out
+
+
+def section_filtered(bench: Path, url: str, n: int) -> dict:
+    """Small namespaces beside the big one: the HNSW index's filtered walk against an exact scan."""
+    import mnemoclaw.store.postgres as pg
+
+    provider = _provider()
+    base = _base_vectors(bench, provider)
+    queries = _queries(bench, 100)
+    qvecs = np.asarray(provider.embed(queries, query=True), dtype=np.float32)
+    out = {}
+    for size in (1000, 10_000, 50_000):
+        store = PostgresStore(url, f"small-{size}")
+        if store.counts()["chunks"] != size:
+            store._wipe()
+            vectors = Vectors(base, size)
+            with store.write_lock(timeout=10):
+                _write(store, _texts(bench, size), vectors, provider.model, size, time.perf_counter())
+        row = {}
+        exact_ids = []
+        for how, below in (("exact", 10**12), ("hnsw", -1)):
+            pg.EXACT_SCAN_BELOW = below
+            lat, got = [], []
+            for q in qvecs:
+                t = time.perf_counter()
+                got.append([r for r, _ in store.vector_search(q, 10)])
+                lat.append((time.perf_counter() - t) * 1000)
+            if how == "exact":
+                exact_ids = got
+            row[how] = {"p50_ms": round(percentile(lat, 50), 1), "p95_ms": round(percentile(lat, 95), 1),
+                        "results_mean": round(statistics.mean(len(g) for g in got), 2),
+                        "recall_at_10": round(statistics.mean(len(set(g) & set(e)) / 10
+                                                              for g, e in zip(got, exact_ids, strict=True)), 4)}
+        store.close()
+        out[f"namespace_{size}"] = row
+        log(f"filtered, {size} of {n + size} chunks: {row}")
+    pg.EXACT_SCAN_BELOW = 20_000
     return out
 
 
@@ -266,7 +311,7 @@ def section_writers(bench: Path, url: str) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pg-url", default=os.environ.get("MNEMOCLAW_PG_URL"), required="MNEMOCLAW_PG_URL" not in os.environ)
-    ap.add_argument("--sections", default="load,search,writers")
+    ap.add_argument("--sections", default="load,search,filtered,writers")
     ap.add_argument("--chunks", type=int, default=1_000_000)
     ap.add_argument("--drop", action="store_true", help="load again even if the namespace is full")
     ap.add_argument("--out", default="bench-results/postgres-scale.json")
@@ -280,10 +325,12 @@ def main() -> None:
                 results[f"load_{args.chunks}"] = got
         elif name == "search":
             results[f"search_{args.chunks}"] = section_search(bench, args.pg_url, args.chunks)
+        elif name == "filtered":
+            results[f"filtered_{args.chunks}"] = section_filtered(bench, args.pg_url, args.chunks)
         elif name == "writers":
             results["writers"] = section_writers(bench, args.pg_url)
         else:
-            sys.exit(f"unknown section {name!r}: load, search or writers")
+            sys.exit(f"unknown section {name!r}: load, search, filtered or writers")
         save_results(results, args.out)
     print(json.dumps(results, indent=2))
 

@@ -485,3 +485,89 @@ def test_a_second_postgres_writer_waits_or_skips_naming_the_first(workspace, tmp
     assert f"Skipped: process {writer.pid} on host laptop is updating the index postgresql://" in skip.stderr, \
         skip.stderr
     assert writer.wait(120) == 0
+
+
+def test_a_bulk_load_builds_its_indexes_once_at_the_end_and_a_killed_one_is_mended(tmp_path):
+    import numpy as np
+    import psycopg
+
+    from mnemoclaw.markdown.chunker import text_hash
+    from mnemoclaw.store.base import FileWrite
+    from mnemoclaw.store.postgres import PostgresStore
+    from mnemoclaw.text.tokenize import keyword_query
+    from mnemoclaw.types import ChunkRow, FileRecord
+
+    url = postgres_url(fresh=True)
+    texts = ["the heron nests by the weir", "金银价格上涨了", "deploys go through the blue cluster"]
+    rng = np.random.default_rng(1)
+    writes = [FileWrite(FileRecord(f"memory/{i}.md", "memory", text_hash(t), 1, len(t)),
+                        [ChunkRow(f"c{i}", f"memory/{i}.md", "memory", 1, 1, text_hash(t), "m", t)],
+                        [rng.standard_normal(8).astype(np.float32)]) for i, t in enumerate(texts)]
+
+    def indexes(conn):
+        return {r[0] for r in conn.execute("SELECT indexname FROM pg_indexes WHERE tablename IN "
+                                           "('mc_postings', 'mc_chunks')").fetchall()}
+
+    store = PostgresStore(url, "bulk")
+    try:
+        with psycopg.connect(url) as conn:
+            with store.write_lock(timeout=5), store.bulk_load():
+                store.apply(writes)
+                during = indexes(conn)
+            after = indexes(conn)
+        assert "mc_postings_key" not in during and "mc_chunks_hnsw_8" not in during
+        assert {"mc_postings_key", "mc_chunks_hnsw_8"} <= after
+        for query, want in (("heron", "memory/0.md"), ("价格", "memory/1.md"), ("blue cluster", "memory/2.md")):
+            found = store.keyword_candidates(keyword_query(query), 10)
+            assert [store.chunks(list(found.lines))[r].path for r in found.lines] == [want]
+    finally:
+        store.close()
+    with psycopg.connect(url, autocommit=True) as conn:  # as a process killed mid-load leaves it
+        conn.execute("DROP INDEX mc_postings_key")
+    PostgresStore(url, "another").close()
+    with psycopg.connect(url) as conn:
+        assert "mc_postings_key" in indexes(conn)
+
+
+def test_an_index_from_before_the_postings_is_migrated_and_stays_consistent(tmp_path):
+    """Migration 0004 computes every posting's impact in SQL; a later write deletes those postings
+    by the impact its Python computes: the two must agree."""
+    import psycopg
+
+    from mnemoclaw.store.postgres import MIGRATIONS
+    from mnemoclaw.text.tokenize import fts_document
+
+    url = postgres_url(fresh=True)
+    texts = {"memory/a.md": ["the heron nests by the weir", "heron heron weir again and again"],
+             "memory/b.md": ["金银价格上涨了", "黄金价格"]}
+    with psycopg.connect(url, autocommit=True) as conn:  # a database as mnemoclaw left it at 0003
+        conn.execute("CREATE TABLE mc_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL "
+                     "DEFAULT now())")
+        for name, sql in MIGRATIONS[:3]:
+            conn.execute(sql)
+            conn.execute("INSERT INTO mc_migrations (name) VALUES (%s)", (name,))
+        conn.execute("INSERT INTO mc_ns (ns) VALUES ('old')")
+        for path, chunks in texts.items():
+            conn.execute("INSERT INTO mc_files VALUES ('old', %s, 'memory', 'h', 1, 1, 0)", (path,))
+            for i, t in enumerate(chunks):
+                doc = fts_document(t)
+                conn.execute("INSERT INTO mc_chunks (ns, cid, path, source, start_line, end_line, hash, model, text, "
+                             "terms, ntok, updated_at) VALUES ('old', %s, %s, 'memory', %s, %s, 'h', 'm', %s, %s, %s, 0)",
+                             (f"{path}{i}", path, i + 1, i + 1, t, doc, len(doc.split())))
+        conn.execute("INSERT INTO mc_df (ns, term, df) SELECT c.ns, u.lexeme, count(*) FROM mc_chunks c, "
+                     "unnest(c.tsv) u GROUP BY c.ns, u.lexeme")
+    workspace = tmp_path / "ws"
+    write(workspace / "memory" / "a.md", "- a new note about the heron\n")
+    write(workspace / "memory" / "b.md", "- 白银价格\n")
+    settings = load_settings(workspace=workspace, state_dir=tmp_path / "state", env={}, config={},
+                             overrides={"store": {"driver": "postgres", "url": url, "namespace": "old"}})
+    with Memory(settings, provider=HashEmbedder()) as mem:
+        with psycopg.connect(url) as conn:
+            assert inconsistencies(conn, "old") == {}
+            assert conn.execute("SELECT count(*) FROM mc_postings WHERE ns = 'old'").fetchone()[0] > 10
+        mem.sync()  # both files changed: every migrated posting is deleted by a write's own impact
+        with psycopg.connect(url) as conn:
+            assert inconsistencies(conn, "old") == {}
+            assert {r[0] for r in conn.execute("SELECT DISTINCT p.id FROM mc_postings p WHERE ns = 'old'")} == \
+                {r[0] for r in conn.execute("SELECT id FROM mc_chunks WHERE ns = 'old'")}
+        assert [h.path for h in mem.search("白银", mode="keyword", sync=False)] == ["memory/b.md"]
