@@ -1,20 +1,24 @@
 """The Postgres store at scale: a million chunks in one namespace, and three writers on one server.
 
-    python benchmarks/postgres_scale.py --pg-url postgresql://... [--sections load,search,filtered,writers]
+    python benchmarks/postgres_scale.py --pg-url postgresql://... [--sections load,search,filtered,compare,writers]
                                         [--chunks 1000000] [--out bench-results/postgres-scale.json]
 
 Sections:
   load     --chunks chunks made from the benchmark corpora's sentences (2-4 a chunk, as notes
            are), written through the store's own write path (files of 10 chunks, 200 files a
-           transaction) inside bulk_load(), so the HNSW index is built once at the end. The
-           vectors are synthetic but shaped like real ones: each is a mix of two of 2 048 real
-           embeddings of the same texts (the default embedder) plus noise. Reports chunks/s,
-           the index build time and the bytes per chunk of every table and index.
+           transaction) inside bulk_load(), so the indexes are built once at the end. The
+           vectors are synthetic but spread like real ones: drawn from a Gaussian with the mean
+           and covariance of 2 048 real embeddings of the same texts (the default embedder).
+           Reports chunks/s, the index build time and the bytes per chunk of every table and
+           index.
   search   over that namespace: hybrid search p50/p95 (real query embeddings), and the vector
            index's recall@10 against an exact search of the same vectors (numpy, in memory).
-  filtered namespaces of 1 000, 10 000 and 50 000 chunks beside the big one: vector search through
-           the HNSW index's filtered walk (iterative scan) against an exact scan of the namespace's
-           rows: results returned of 10, recall@10 against exact, p50/p95
+  compare  the same kind of synthetic chunks (--scale of them) in a SQLite index and a Postgres
+           namespace: warm hybrid search p50/p95 in each, in the same run (query vectors cached, so
+           this is the stores and the ranking)
+  filtered namespaces of 1 000, 10 000 and 50 000 chunks beside the big one: the store's vector
+           search (the planner's choice of the HNSW index's filtered walk or the namespace's rows)
+           against an exact scan: results returned of 10, recall@10 against exact, p50/p95
   writers  three processes, each a "host" with its own workspace, state dir and namespace,
            sync 300 files each at the same moment (keyword-only, so the server is what is
            measured, not the embedder); combined files/s and chunks/s, and a fourth process's
@@ -30,6 +34,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -68,20 +73,24 @@ def _texts(bench: Path, n: int) -> list[str]:
 
 
 class Vectors:
-    """Deterministic synthetic vectors: chunk i = unit(base[a] + 0.6 base[b] + noise)."""
+    """Deterministic synthetic vectors drawn from a Gaussian with the mean and covariance of real
+    embeddings (``base``), so they spread as a model's do. (Mixing two of a few thousand real
+    vectors, tried first, makes tight clusters no model makes, and the HNSW graph over them lost
+    its way: a vector searched for itself was not found.)"""
 
     def __init__(self, base: np.ndarray, n: int):
-        self.base = base
-        rng = np.random.default_rng(SEED)
-        self.a = rng.integers(0, len(base), n)
-        self.b = rng.integers(0, len(base), n)
-        self.seeds = rng.integers(0, 2**31, n)
+        self.n = n
+        self.mean = base.mean(axis=0)
+        centred = base - self.mean
+        _, sv, vt = np.linalg.svd(centred, full_matrices=False)
+        self.basis = (vt.T * (sv / np.sqrt(len(base) - 1))).astype(np.float32)  # d x k: N(0, I) -> the spread
+        self.seeds = np.random.default_rng(SEED).integers(0, 2**31, n)
 
     def rows(self, start: int, stop: int) -> np.ndarray:
-        d = self.base.shape[1]
-        noise = np.stack([np.random.default_rng(int(s)).standard_normal(d, dtype=np.float32)
-                          for s in self.seeds[start:stop]]) * (0.35 / np.sqrt(d))
-        v = self.base[self.a[start:stop]] + 0.6 * self.base[self.b[start:stop]] + noise
+        k = self.basis.shape[1]
+        z = np.stack([np.random.default_rng(int(s)).standard_normal(k, dtype=np.float32)
+                      for s in self.seeds[start:stop]])
+        v = self.mean + z @ self.basis.T
         return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
 
 
@@ -179,6 +188,23 @@ def section_search(bench: Path, url: str, n: int) -> dict:
         got = store.vector_search(q, 10)
         vec_lat.append((time.perf_counter() - t) * 1000)
         recalls.append(len({cid[r] for r, _ in got} & set(best[qi].tolist())) / 10)
+    # what reading only each term's best postings costs in candidates: the keyword candidates
+    # (100, as a search asks) against those from every posting, and the time of each
+    import mnemoclaw.store.postgres as pg
+    from mnemoclaw.text.tokenize import keyword_query
+
+    overlap, capped_ms, full_ms = [], [], []
+    for q in queries[:60]:
+        kq = keyword_query(q)
+        got = {}
+        for cap, times in ((pg.POSTINGS_PER_TERM, capped_ms), (10**9, full_ms)):
+            saved, pg.POSTINGS_PER_TERM = pg.POSTINGS_PER_TERM, cap
+            t = time.perf_counter()
+            got[cap] = set(store.keyword_candidates(kq, 100).lines)
+            times.append((time.perf_counter() - t) * 1000)
+            pg.POSTINGS_PER_TERM = saved
+        full = got[10**9]
+        overlap.append(len(got[pg.POSTINGS_PER_TERM] & full) / len(full) if full else 1.0)
     searcher = Searcher(store, provider, QueryOptions.from_config(
         load_settings(workspace=tempfile.mkdtemp(), state_dir=tempfile.mkdtemp(), env={},
                       config={}).memory_search["query"]))
@@ -193,8 +219,53 @@ def section_search(bench: Path, url: str, n: int) -> dict:
     out = {"chunks": n, "hybrid_p50_ms": round(percentile(lat, 50), 1), "hybrid_p95_ms": round(percentile(lat, 95), 1),
            "vector_search_p50_ms": round(percentile(vec_lat, 50), 1),
            "vector_recall_at_10": round(statistics.mean(recalls), 4),
-           "vector_recall_at_10_min": round(min(recalls), 2), "queries": len(queries)}
+           "vector_recall_at_10_min": round(min(recalls), 2), "queries": len(queries),
+           "keyword_candidates_p50_ms": round(percentile(capped_ms, 50), 1),
+           "keyword_candidates_every_posting_p50_ms": round(percentile(full_ms, 50), 1),
+           "keyword_candidates_same_as_every_posting": round(statistics.mean(overlap), 4)}
     log(f"search: {out}")
+    return out
+
+
+def section_compare(bench: Path, url: str, scales: list[int]) -> dict:
+    """The same synthetic chunks in a SQLite index and a Postgres namespace, searched alike."""
+    from mnemoclaw.store.sqlite import SQLiteStore
+
+    provider = _provider()
+    base = _base_vectors(bench, provider)
+    queries = _queries(bench, 200)
+    options = QueryOptions.from_config(load_settings(workspace=tempfile.mkdtemp(), state_dir=tempfile.mkdtemp(),
+                                                     env={}, config={}).memory_search["query"])
+    out = {}
+    for n in scales:
+        work = Path(tempfile.mkdtemp(prefix=f"mc-compare-{n}-"))
+        stores = {"sqlite": SQLiteStore(str(work / "index.sqlite"), state_dir=str(work)),
+                  "postgres": PostgresStore(url, f"compare-{n}")}
+        row = {}
+        for name, store in stores.items():
+            if store.counts()["chunks"] != n:
+                if isinstance(store, PostgresStore):
+                    store._wipe()
+                t = time.perf_counter()
+                with store.write_lock(timeout=10):
+                    _write(store, _texts(bench, n), Vectors(base, n), provider.model, n, t)
+                log(f"{name}: {n} chunks written in {time.perf_counter() - t:.0f}s")
+            searcher = Searcher(store, provider, options)
+            for q in queries:  # every query embedded once (and the caches warm)
+                searcher.search(q)
+            lat = []
+            for _ in range(3):
+                for q in queries:
+                    t = time.perf_counter()
+                    searcher.search(q)
+                    lat.append((time.perf_counter() - t) * 1000)
+            row[name] = {"hybrid_p50_ms": round(percentile(lat, 50), 1), "hybrid_p95_ms": round(percentile(lat, 95), 1),
+                         "vector": store.describe()["vector"]}
+            store.close()
+        row["ratio_p50"] = round(row["postgres"]["hybrid_p50_ms"] / row["sqlite"]["hybrid_p50_ms"], 2)
+        out[f"chunks_{n}"] = row
+        log(f"compare at {n}: {row}")
+        shutil.rmtree(work, ignore_errors=True)
     return out
 
 
@@ -214,14 +285,19 @@ def section_filtered(bench: Path, url: str, n: int) -> dict:
             vectors = Vectors(base, size)
             with store.write_lock(timeout=10):
                 _write(store, _texts(bench, size), vectors, provider.model, size, time.perf_counter())
+        d = qvecs.shape[1]
+        exact_sql = (f"SELECT id FROM mc_chunks WHERE ns = %s AND dims = {d} ORDER BY "
+                     f"(embedding::vector({d}) <=> %s::vector({d})) + 0 LIMIT 10")  # not the indexed expression
         row = {}
-        exact_ids = []
-        for how, below in (("exact", 10**12), ("hnsw", -1)):
-            pg.EXACT_SCAN_BELOW = below
+        exact_ids: list[list[int]] = []
+        for how in ("exact", "store"):
             lat, got = [], []
             for q in qvecs:
                 t = time.perf_counter()
-                got.append([r for r, _ in store.vector_search(q, 10)])
+                if how == "exact":
+                    got.append([r[0] for r in store._rows(exact_sql, (store.ns, pg._vec_text(q)))])
+                else:
+                    got.append([r for r, _ in store.vector_search(q, 10)])
                 lat.append((time.perf_counter() - t) * 1000)
             if how == "exact":
                 exact_ids = got
@@ -229,10 +305,12 @@ def section_filtered(bench: Path, url: str, n: int) -> dict:
                         "results_mean": round(statistics.mean(len(g) for g in got), 2),
                         "recall_at_10": round(statistics.mean(len(set(g) & set(e)) / 10
                                                               for g, e in zip(got, exact_ids, strict=True)), 4)}
+        plan = store._rows(f"EXPLAIN SELECT id FROM mc_chunks WHERE dims = {d} AND ns = ANY(%s) ORDER BY "
+                           f"embedding::vector({d}) <=> %s::vector({d}) LIMIT 10", ([store.ns], pg._vec_text(qvecs[0])))
+        row["store_plan"] = "hnsw" if any("hnsw" in r[0] for r in plan) else "exact"
         store.close()
         out[f"namespace_{size}"] = row
         log(f"filtered, {size} of {n + size} chunks: {row}")
-    pg.EXACT_SCAN_BELOW = 20_000
     return out
 
 
@@ -311,8 +389,9 @@ def section_writers(bench: Path, url: str) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pg-url", default=os.environ.get("MNEMOCLAW_PG_URL"), required="MNEMOCLAW_PG_URL" not in os.environ)
-    ap.add_argument("--sections", default="load,search,filtered,writers")
+    ap.add_argument("--sections", default="load,search,filtered,compare,writers")
     ap.add_argument("--chunks", type=int, default=1_000_000)
+    ap.add_argument("--scale", default="10000,100000", help="compare: the sizes compared")
     ap.add_argument("--drop", action="store_true", help="load again even if the namespace is full")
     ap.add_argument("--out", default="bench-results/postgres-scale.json")
     args = ap.parse_args()
@@ -325,12 +404,14 @@ def main() -> None:
                 results[f"load_{args.chunks}"] = got
         elif name == "search":
             results[f"search_{args.chunks}"] = section_search(bench, args.pg_url, args.chunks)
+        elif name == "compare":
+            results["compare"] = section_compare(bench, args.pg_url, [int(x) for x in args.scale.split(",")])
         elif name == "filtered":
             results[f"filtered_{args.chunks}"] = section_filtered(bench, args.pg_url, args.chunks)
         elif name == "writers":
             results["writers"] = section_writers(bench, args.pg_url)
         else:
-            sys.exit(f"unknown section {name!r}: load, search, filtered or writers")
+            sys.exit(f"unknown section {name!r}: load, search, compare, filtered or writers")
         save_results(results, args.out)
     print(json.dumps(results, indent=2))
 

@@ -109,11 +109,21 @@ def test_readers_never_see_a_half_written_sync(workspace, tmp_path, make_memory)
     common = dict(ws=str(workspace), state=str(state), overrides=CHUNKING)
     readers = [_spawn(READER, 0, stop=str(stop), files=n, chunks=expected_chunks, **common) for _ in range(4)]
     time.sleep(1.0)  # readers are up and reading the old state
-    writer = _spawn(WRITER, 0.0003, **common)
+    results = sync_beside(readers, _spawn(WRITER, 0.0003, **common), stop, changed=n)
+    for stats in results:
+        assert stats["errors"] == [] and stats["inconsistent"] == []
+        assert stats["reads"] > 5
+    seen = {s for stats in results for s in stats["saw"]}
+    assert {"old", "new"} <= seen, f"readers did not overlap the sync: {seen}"
+
+
+def sync_beside(readers: list[subprocess.Popen], writer: subprocess.Popen, stop: Path, changed: int) -> list[dict]:
+    """Let ``writer`` (spawned just now) sync ``changed`` files while ``readers`` read, then stop
+    the readers; what each reader reported."""
     out, err = writer.communicate(timeout=300)
     assert writer.returncode == 0, err
     report = json.loads(out.splitlines()[-1])
-    assert report["changed"] == n and report["failed"] == []
+    assert report["changed"] == changed and report["failed"] == []
     time.sleep(0.5)
     stop.touch()
     results = []
@@ -121,11 +131,7 @@ def test_readers_never_see_a_half_written_sync(workspace, tmp_path, make_memory)
         out, err = r.communicate(timeout=60)
         assert r.returncode == 0, err
         results.append(json.loads(out.splitlines()[-1]))
-    for stats in results:
-        assert stats["errors"] == [] and stats["inconsistent"] == []
-        assert stats["reads"] > 5
-    seen = {s for stats in results for s in stats["saw"]}
-    assert {"old", "new"} <= seen, f"readers did not overlap the sync: {seen}"
+    return results
 
 
 def _check_consistent(index_path: str) -> None:

@@ -401,9 +401,8 @@ print(json.dumps(stats), flush=True)
 
 
 def test_readers_during_a_postgres_sync_never_wait_and_never_see_half_a_file(workspace, tmp_path):
-    import json
 
-    from test_concurrency import WRITER, _note, _spawn
+    from test_concurrency import WRITER, _note, _spawn, sync_beside
 
     url = postgres_url(fresh=True)
     n = 400
@@ -423,18 +422,7 @@ def test_readers_during_a_postgres_sync_never_wait_and_never_see_half_a_file(wor
     readers = [_spawn(PG_READER, 0, stop=str(stop), files=n, chunks=chunks, url=url, ns="agent",
                       state=str(tmp_path / f"reader{k}"), **common) for k in range(3)]
     time.sleep(1.5)  # the readers are up and reading the old state
-    writer = _spawn(WRITER, 0.002, state=str(tmp_path / "state"), **common)
-    out, err = writer.communicate(timeout=300)
-    assert writer.returncode == 0, err
-    report = json.loads(out.splitlines()[-1])
-    assert report["changed"] == n and report["failed"] == []
-    time.sleep(0.5)
-    stop.touch()
-    stats = []
-    for r in readers:
-        out, err = r.communicate(timeout=60)
-        assert r.returncode == 0, err
-        stats.append(json.loads(out.splitlines()[-1]))
+    stats = sync_beside(readers, _spawn(WRITER, 0.002, state=str(tmp_path / "state"), **common), stop, changed=n)
     for s in stats:
         assert s["errors"] == [] and s["inconsistent"] == [], s
         assert s["reads"] > 5 and s["slowest_search_s"] < 2.0, s
@@ -571,3 +559,15 @@ def test_an_index_from_before_the_postings_is_migrated_and_stays_consistent(tmp_
             assert {r[0] for r in conn.execute("SELECT DISTINCT p.id FROM mc_postings p WHERE ns = 'old'")} == \
                 {r[0] for r in conn.execute("SELECT id FROM mc_chunks WHERE ns = 'old'")}
         assert [h.path for h in mem.search("白银", mode="keyword", sync=False)] == ["memory/b.md"]
+
+
+def test_the_candidate_order_survives_statistics_read_while_another_host_writes():
+    """The corpus size and a term's document frequency are read at different moments; with a
+    writer in between the frequency can exceed the size (found by the three-writer benchmark)."""
+    import math
+
+    from mnemoclaw.store.postgres import fts_idf
+
+    assert fts_idf(10, 0) == math.log(10.5 / 0.5)
+    assert fts_idf(10, 5) == 1e-6 and fts_idf(10, 10) == 1e-6  # as common as can be: FTS5's floor
+    assert fts_idf(3, 40) == 1e-6  # more documents hold it than were counted a moment ago

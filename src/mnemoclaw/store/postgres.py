@@ -49,7 +49,6 @@ BUILD = "\x1fbuild-"  # a namespace being rebuilt: <ns><BUILD><pid>-<n>
 FTS_K1 = 1.2
 FTS_K1_PLUS_1 = FTS_K1 + 1.0
 FTS_B = 0.75
-EXACT_SCAN_BELOW = 20_000  # chunks read: fewer, and vector search is exact
 POSTINGS_PER_TERM = 5000  # the most of one term's postings a search reads (its best)
 CHANNEL = "mnemoclaw_generation"  # NOTIFY payload: the namespace written
 SHARED = "shared/"  # a shared namespace's file as results show it: shared/<namespace>/<path>
@@ -134,6 +133,13 @@ POSTINGS_INDEX = ("CREATE UNIQUE INDEX IF NOT EXISTS mc_postings_key ON mc_posti
                   "INCLUDE (tf, dl)")
 _TABLES = ("mc_chunks", "mc_files", "mc_meta", "mc_df", "mc_postings")  # what a namespace holds
 _RETRYABLE = {"40001", "40P01", "55P03"}  # serialization failure, deadlock, lock not available
+
+
+def fts_idf(n_docs: int, df: int) -> float:
+    """FTS5's bm25() IDF, which is never below 1e-6. ``df`` may exceed ``n_docs`` for a moment (the
+    two are read at different times while another host writes), which FTS5 never sees."""
+    ratio = (n_docs - df + 0.5) / (df + 0.5)
+    return math.log(ratio) if ratio > 1.000001 else 1e-6
 
 
 def redact_url(url: str) -> str:
@@ -585,8 +591,7 @@ class PostgresStore:
         # which ``depth`` candidates are read: FTS5's own bm25() (k1 1.2, b 0.75, its IDF), which
         # is how the SQLite store chooses them, over at most POSTINGS_PER_TERM of each term's
         # postings, its best for this weight: a term in most chunks adds little to any of them
-        weights = [FTS_K1_PLUS_1 * max(math.log((n_docs - f + 0.5) / (f + 0.5)), 1e-6)
-                   for f in (df.get(w, extra.get(w, 0)) for w in words)]
+        weights = [FTS_K1_PLUS_1 * fts_idf(n_docs, df.get(w, extra.get(w, 0))) for w in words]
         score = "sum(q.w * p.tf / (p.tf + %s + %s * p.dl))"
         matched = ("FROM unnest(%s::text[], %s::float8[]) q(term, w) CROSS JOIN unnest(%s::text[]) n(ns) "
                    "CROSS JOIN LATERAL (SELECT id, tf, dl FROM mc_postings p WHERE p.ns = n.ns AND p.term = q.term "
@@ -634,14 +639,13 @@ class PostgresStore:
             where += " AND source = ANY(%s)"
             params.append(list(sources))
         q = _vec_text(vector)
-        # a small namespace is scanned exactly: the HNSW graph holds every namespace's vectors, and
-        # a filtered walk through it gives up (hnsw.max_scan_tuples) before it finds enough of a
-        # namespace that is a sliver of the table
-        order = f"(embedding::vector({d}) <=> %s::vector({d}))"
-        if self._corpus_stats()[0] <= EXACT_SCAN_BELOW:
-            order += " + 0"  # not the indexed expression: the planner reads the namespace's rows
+        # the planner chooses: a namespace that is a sliver of the table is read exactly through
+        # its own index and sorted, a large one walks the HNSW graph with an iterative scan (both
+        # measured at 1 000, 10 000 and 1 000 000 chunks beside a million: full results, recall
+        # 1.0 for the small ones; docs/postgres.md)
         rows = self._rows(f"SELECT id, (embedding::vector({d}) <=> %s::vector({d})) AS dist FROM mc_chunks "
-                          f"WHERE {where} ORDER BY {order} LIMIT %s", [q, *params, q, limit])
+                          f"WHERE {where} ORDER BY embedding::vector({d}) <=> %s::vector({d}) LIMIT %s",
+                          [q, *params, q, limit])
         # relaxed_order may return neighbours slightly out of order
         return sorted(((int(rid), 1.0 - float(dist)) for rid, dist in rows), key=lambda h: (-h[1], h[0]))
 
