@@ -182,15 +182,30 @@ def section_search(bench: Path, url: str, n: int) -> dict:
             keep = np.argsort(-ss)[:10]
             best[qi], best_s[qi] = ids[keep], ss[keep]
     cid = {int(r): int(c[1:]) for r, c in store._rows("SELECT id, cid FROM mc_chunks WHERE ns = %s", (ns,))}
-    recalls, vec_lat = [], []
-    for qi, q in enumerate(qvecs):
-        t = time.perf_counter()
-        got = store.vector_search(q, 10)
-        vec_lat.append((time.perf_counter() - t) * 1000)
-        recalls.append(len({cid[r] for r, _ in got} & set(best[qi].tolist())) / 10)
+    import mnemoclaw.store.postgres as pg
+
+    # the HNSW walk's breadth (hnsw.ef_search) against recall@10 and time; the store's own
+    # setting is measured last and is what the rest of the section uses
+    sweep = {}
+    default_ef = pg.HNSW_EF_SEARCH
+    for ef in sorted({40, 64, 100, 200, default_ef}, key=lambda e: (e == default_ef, e)):
+        pg.HNSW_EF_SEARCH = ef
+        probe = PostgresStore(url, ns)
+        probe.vector_search(qvecs[0], 10)
+        recalls, vec_lat = [], []
+        for qi, q in enumerate(qvecs):
+            t = time.perf_counter()
+            got = probe.vector_search(q, 10)
+            vec_lat.append((time.perf_counter() - t) * 1000)
+            recalls.append(len({cid[r] for r, _ in got} & set(best[qi].tolist())) / 10)
+        probe.close()
+        sweep[f"ef_search_{ef}"] = {"recall_at_10": round(statistics.mean(recalls), 4),
+                                    "p50_ms": round(percentile(vec_lat, 50), 1),
+                                    "p95_ms": round(percentile(vec_lat, 95), 1)}
+        log(f"  ef_search {ef}: {sweep[f'ef_search_{ef}']}")
+    pg.HNSW_EF_SEARCH = default_ef
     # what reading only each term's best postings costs in candidates: the keyword candidates
     # (100, as a search asks) against those from every posting, and the time of each
-    import mnemoclaw.store.postgres as pg
     from mnemoclaw.text.tokenize import keyword_query
 
     overlap, capped_ms, full_ms = [], [], []
@@ -215,14 +230,26 @@ def section_search(bench: Path, url: str, n: int) -> dict:
         t = time.perf_counter()
         searcher.search(q)
         lat.append((time.perf_counter() - t) * 1000)
+    # the cap's effect on what a search answers: top 5 with each term's best postings against
+    # the top 5 from every posting
+    same5 = []
+    for q in queries[:60]:
+        tops = []
+        for cap in (pg.POSTINGS_PER_TERM, 10**9):
+            saved, pg.POSTINGS_PER_TERM = pg.POSTINGS_PER_TERM, cap
+            tops.append({(h.path, h.start_line) for h in searcher.search(q, max_results=5, min_score=0.0).hits})
+            pg.POSTINGS_PER_TERM = saved
+        same5.append(len(tops[0] & tops[1]) / len(tops[1]) if tops[1] else 1.0)
     store.close()
     out = {"chunks": n, "hybrid_p50_ms": round(percentile(lat, 50), 1), "hybrid_p95_ms": round(percentile(lat, 95), 1),
            "vector_search_p50_ms": round(percentile(vec_lat, 50), 1),
            "vector_recall_at_10": round(statistics.mean(recalls), 4),
            "vector_recall_at_10_min": round(min(recalls), 2), "queries": len(queries),
+           "ef_search": default_ef, "ef_search_sweep": sweep,
            "keyword_candidates_p50_ms": round(percentile(capped_ms, 50), 1),
            "keyword_candidates_every_posting_p50_ms": round(percentile(full_ms, 50), 1),
-           "keyword_candidates_same_as_every_posting": round(statistics.mean(overlap), 4)}
+           "keyword_candidates_same_as_every_posting": round(statistics.mean(overlap), 4),
+           "hybrid_top5_same_as_every_posting": round(statistics.mean(same5), 4)}
     log(f"search: {out}")
     return out
 

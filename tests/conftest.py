@@ -132,7 +132,8 @@ def _pgserver_url() -> str:
         import tempfile
 
         home = tempfile.mkdtemp(prefix="mnemoclaw-pg-")
-        server = pgs.get_server(home, cleanup_mode="stop")
+        # "delete": each run's data directory (~200 MB) goes with the server
+        server = pgs.get_server(home, cleanup_mode="delete")
         atexit.register(server.cleanup)
         _PG["server"], _PG["url"] = server, server.get_uri()
     return str(_PG["url"])

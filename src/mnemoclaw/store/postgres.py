@@ -50,6 +50,7 @@ FTS_K1 = 1.2
 FTS_K1_PLUS_1 = FTS_K1 + 1.0
 FTS_B = 0.75
 POSTINGS_PER_TERM = 5000  # the most of one term's postings a search reads (its best)
+HNSW_EF_SEARCH = 40  # candidates the HNSW walk keeps (pgvector's default; benchmarks/postgres_scale.py search)
 CHANNEL = "mnemoclaw_generation"  # NOTIFY payload: the namespace written
 SHARED = "shared/"  # a shared namespace's file as results show it: shared/<namespace>/<path>
 # Named, ordered migrations. Never edit one that has shipped: add the next.
@@ -232,6 +233,7 @@ class PostgresStore:
     def _configure(conn: Any) -> None:
         # a filtered HNSW scan keeps going until it has enough rows (pgvector 0.8)
         conn.execute("SET hnsw.iterative_scan = relaxed_order")
+        conn.execute(f"SET hnsw.ef_search = {int(HNSW_EF_SEARCH)}")
 
     @contextmanager
     def _conn(self) -> Iterator[Any]:
