@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from . import cleanup, forget, imports
-from .backends import Backend, BuiltinBackend, open_backend
+from .backends import Backend, BuiltinBackend, QmdBackend, open_backend
 from .cleanup import CleanupPlan
 from .config import Settings, load_settings
 from .embeddings.base import EmbeddingProvider
@@ -105,7 +105,7 @@ class Memory:
         s = self.settings
         return open_backend(s.memory["backend"], store=store or open_store(s.store_options()),
                             provider=self.providers.current, spec=s.index_spec(), options=s.query_options(),
-                            clock=self.clock)
+                            clock=self.clock, qmd=s.qmd_config, qmd_home=s.qmd_home)
 
     @classmethod
     def open(
@@ -146,12 +146,12 @@ class Memory:
 
     @property
     def store(self) -> Store:
-        assert isinstance(self.backend, BuiltinBackend)
+        assert isinstance(self.backend, BuiltinBackend | QmdBackend)
         return self.backend.store
 
     @property
     def indexer(self) -> Indexer:
-        assert isinstance(self.backend, BuiltinBackend)
+        assert isinstance(self.backend, BuiltinBackend | QmdBackend)
         return self.backend.indexer
 
     @property
@@ -365,6 +365,11 @@ class Memory:
 
     def _explain(self, answer: SearchAnswer) -> None:
         """What an agent must know about where these results come from."""
+        moved = getattr(self.backend, "fallback", None)
+        if moved:
+            answer.extra["backendFallback"] = dict(moved)
+            answer.warnings.append(f"qmd could not answer ({moved['reason']}): these results come from mnemoclaw's "
+                                   "builtin index of the same files")
         damage = self.backend.damaged()
         if damage is not None:
             answer.extra["damaged"] = damage
@@ -464,8 +469,10 @@ class Memory:
                                       "(memorySearch.store.shared)")
             chosen = text.split("\n")[(from_line or 1) - 1:]
             return path.strip(), "\n".join(chosen[:lines] if lines is not None else chosen)
-        resolved = resolve_memory_path(path, self.settings.workspace, self.settings.extra_paths())
-        return resolved.display, read_lines(resolved.abspath, from_line, lines, resolved.display)
+        local = self.backend.local_path(path) if isinstance(path, str) else path
+        resolved = resolve_memory_path(local, self.settings.workspace, self.settings.extra_paths())
+        shown = self.backend.shown_path(resolved.display)
+        return shown, read_lines(resolved.abspath, from_line, lines, shown)
 
     def append(self, text: str, target: str | None = None, *, importance: int | float | None = None,
                kind: str | None = None, expires: str | None = None, key: str | None = None) -> dict[str, Any]:
@@ -495,7 +502,7 @@ class Memory:
     def forget_plan(self, target: str) -> ForgetPlan:
         """What ``forget`` would remove for a query (the lines holding all its words, each with
         its entry) or a citation (``memory/2026-03-01.md#L3-L5``); removes nothing."""
-        files = self.backend.indexer.discover() if isinstance(self.backend, BuiltinBackend) else []
+        files = self.backend.indexer.discover() if isinstance(self.backend, BuiltinBackend | QmdBackend) else []
 
         def resolve(raw: str) -> tuple[str, str]:
             got = resolve_memory_path(raw, self.settings.workspace, self.settings.extra_paths())
@@ -537,7 +544,8 @@ class Memory:
                      expired: bool = True) -> CleanupPlan:
         """What ``cleanup`` would do: entries to remove (expired, less important than
         ``below_importance``) and daily logs older than ``older_than_days`` to archive."""
-        files = self.backend.indexer.discover(["memory"]) if isinstance(self.backend, BuiltinBackend) else []
+        backend = self.backend
+        files = backend.indexer.discover(["memory"]) if isinstance(backend, BuiltinBackend | QmdBackend) else []
         today = datetime.fromtimestamp(self.clock()).date()
         return cleanup.plan(files, self.settings.workspace, today, older_than_days=older_than_days,
                             below_importance=below_importance, expired=expired)

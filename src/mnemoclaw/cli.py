@@ -474,6 +474,8 @@ def status(obj: _Ctx, as_json: bool, fast: bool, deep: bool) -> None:
         fb = st["fallback"]
         rows.append(("FALLBACK", f"using {fb['to']} because {fb['from']} failed: {fb['reason']} "
                                   "(`mnemoclaw index` retries the primary)"))
+    if st.get("qmd"):
+        rows.extend(_qmd_rows(st["qmd"]))
     if st.get("rebuildReason"):
         rows.append(("rebuild due", st["rebuildReason"]))
     for note in st["ignoredSettings"]:
@@ -483,6 +485,19 @@ def status(obj: _Ctx, as_json: bool, fast: bool, deep: bool) -> None:
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
         click.echo(f"{k.ljust(width)}  {v}")
+
+
+def _qmd_rows(q: dict[str, Any]) -> list[tuple[str, str]]:
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(q["lastUpdate"])) if q.get("lastUpdate") else "not yet"
+    rows = [("qmd", f"{q['version'] or 'not usable'} ({q['command']}), searchMode {q['searchMode']}, vectors "
+                    f"{'yes' if q['vectors'] else 'no'}, last update {when}, builtin keywords merged "
+                    f"{'yes' if q['mergeBuiltin'] else 'no'}")]
+    for c in q.get("collections") or []:
+        rows.append(("qmd collection", f"{c['name']}: {_n(c['files'])} files in {c['path']} ({c['pattern']})"))
+    if q.get("fallback"):
+        rows.append(("QMD FALLBACK", f"the builtin index answers because qmd failed: {q['fallback']['reason']} "
+                                     "(qmd is tried again every few minutes and by `mnemoclaw index`)"))
+    return rows
 
 
 def _n(value: Any) -> str:

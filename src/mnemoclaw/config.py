@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .backends import BACKENDS
+from .backends.qmd import qmd_roots
 from .errors import ConfigError, ReadOnlyError
 from .index.indexer import IndexSpec
 from .search.relevance import DEFAULT_MIN_SCORE
@@ -382,10 +383,7 @@ class Settings:
                 out.append(f"{where} is neither a file nor a folder; nothing is indexed from it")
         qmd = (self.raw.get("memory") or {}).get("qmd") if isinstance(self.raw.get("memory"), dict) else None
         qmd_keys = ", ".join(f"memory.qmd.{k}" for k in qmd) if isinstance(qmd, dict) and qmd else ""
-        if self.memory["backend"] == "qmd":
-            out.append("memory.backend is \"qmd\", but this version has no QMD backend: the builtin index serves "
-                       "every search" + (f" ({qmd_keys} not used)" if qmd_keys else ""))
-        elif qmd_keys:
+        if self.memory["backend"] != "qmd" and qmd_keys:
             out.append(f"{qmd_keys} set, but memory.backend is \"builtin\": not used")
         return out
 
@@ -398,11 +396,25 @@ class Settings:
         return _expand(raw) if raw else self.state_dir / "cache"
 
     def extra_paths(self) -> list[Path]:
+        """memorySearch.extraPaths, and with the QMD backend the folders of memory.qmd.paths (the
+        builtin index holds them too: it answers whenever qmd cannot)."""
         out = []
         for raw in self.memory_search["extraPaths"]:
             p = Path(os.path.expanduser(raw))
             out.append(p if p.is_absolute() else self.workspace / p)
+        if self.memory["backend"] == "qmd":
+            out.extend(p for p in qmd_roots(self.qmd_config) if p not in out)
         return out
+
+    @property
+    def qmd_config(self) -> Any:
+        memory = self.raw.get("memory")
+        return memory.get("qmd") if isinstance(memory, dict) else None
+
+    @property
+    def qmd_home(self) -> Path:
+        """The agent's own qmd: config, cache and index folders (never the user's ~/.config/qmd)."""
+        return self.state_dir / "agents" / self.agent_id / "qmd"
 
 
 def _expand(p: str | os.PathLike[str]) -> Path:

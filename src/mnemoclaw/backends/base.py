@@ -55,6 +55,11 @@ class Backend(Protocol):
     def vectors_usable(self) -> bool:
         """The index's vectors come from the provider in use (else search by keyword only)."""
 
+    def local_path(self, shown: str) -> str:
+        """A path as results show it, as ``memory_get`` checks and reads it."""
+    def shown_path(self, stored: str) -> str:
+        """A path of the index as results show it."""
+
     # -- what it can tell -----------------------------------------------------------
     def damaged(self) -> str | None: ...
     def mark_damaged(self, why: str) -> None: ...

@@ -96,6 +96,12 @@ class BuiltinBackend:
         have = meta.get("provider_key")
         return have is None or (have == self.provider.provider_key and meta.get("model") == self.provider.model)
 
+    def local_path(self, shown: str) -> str:
+        return shown
+
+    def shown_path(self, stored: str) -> str:
+        return stored
+
     # -- what it can tell -----------------------------------------------------------
     def damaged(self) -> str | None:
         return self.store.damaged()

@@ -104,6 +104,10 @@ class Store(Protocol):
     def keyword_candidates(self, query: KeywordQuery, depth: int,
                            sources: Sequence[str] | None = None) -> KeywordCandidates:
         """At most ``depth`` chunks holding a query term, with the corpus statistics."""
+    def file_candidates(self, query: KeywordQuery, paths: Sequence[str],
+                        sources: Sequence[str] | None = None) -> KeywordCandidates:
+        """Every chunk of these files (paths as the index names them) holding a query term, with
+        the corpus statistics (another engine found the files: the QMD backend)."""
     def vector_search(self, vector: np.ndarray, limit: int,
                       sources: Sequence[str] | None = None) -> list[tuple[int, float]]:
         """(chunk id, cosine similarity) best first."""

@@ -612,6 +612,25 @@ class PostgresStore:
         lines = {rid: [line.split(" ") for line in terms.split("\n")] for rid, terms in rows}
         return KeywordCandidates(lines, df, n_docs, avgdl)
 
+    def file_candidates(self, query: KeywordQuery, paths: Sequence[str],
+                        sources: Sequence[str] | None = None) -> KeywordCandidates:
+        if query.empty or not paths:
+            return KeywordCandidates()
+        n_docs, avgdl = self._corpus_stats()
+        df = self._doc_freqs(query.terms)
+        wanted = set(query.terms) | {t for p in query.phrases for t in p}
+        sql = "SELECT id, terms FROM mc_chunks WHERE ns = %s AND path = ANY(%s)"
+        params: list[Any] = [self.ns, list(dict.fromkeys(paths))]
+        if sources:
+            sql += " AND source = ANY(%s)"
+            params.append(list(sources))
+        lines = {}
+        for rid, terms in self._rows(sql, params):
+            split = [line.split(" ") for line in terms.split("\n")]
+            if any(t in wanted for line in split for t in line):
+                lines[int(rid)] = split
+        return KeywordCandidates(lines, df, n_docs, avgdl)
+
     def _corpus_stats(self) -> tuple[int, float]:
         def make() -> tuple[int, float]:
             n, total = self._rows("SELECT coalesce(sum(chunks), 0)::bigint, coalesce(sum(tokens), 0)::bigint "

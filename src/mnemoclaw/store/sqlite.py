@@ -624,6 +624,27 @@ class SQLiteStore:
                 lines[rid] = [line.split(" ") for line in text.split("\n")]
         return KeywordCandidates(lines, df, n_docs, avgdl)
 
+    def file_candidates(self, query: KeywordQuery, paths: Sequence[str],
+                        sources: Sequence[str] | None = None) -> KeywordCandidates:
+        if query.empty or not paths:
+            return KeywordCandidates()
+        n_docs, avgdl = self._corpus_stats()
+        df = self._doc_freqs(query.terms)
+        match = fts_match(query)
+        lines: dict[int, list[list[str]]] = {}
+        for group in chunked(list(dict.fromkeys(paths))):
+            marks = ",".join("?" * len(group))
+            where = f"c.path IN ({marks})"
+            params: list[Any] = [match, *group]
+            if sources:
+                where += f" AND c.source IN ({','.join('?' * len(sources))})"
+                params += list(sources)
+            for rid, text in self.conn.execute(
+                    "SELECT f.rowid, f.text FROM chunks_fts f JOIN chunks c ON c.rowid = f.rowid "
+                    f"WHERE chunks_fts MATCH ? AND {where}", params):
+                lines[rid] = [line.split(" ") for line in text.split("\n")]
+        return KeywordCandidates(lines, df, n_docs, avgdl)
+
     def _version(self) -> tuple[int, int]:
         """Changes whenever any connection (this one included) commits a write."""
         return self.conn.scalar("PRAGMA data_version"), self._own_writes

@@ -1,0 +1,753 @@
+"""The QMD backend (``memory.backend: "qmd"``): a user's qmd index finds the files, mnemoclaw
+ranks their chunks, and the builtin index answers whenever qmd cannot.
+
+qmd runs isolated per agent (its own config and cache folders under the state dir, always
+``--index mnemoclaw``), as a child process with a timeout, an output cap, no shell, and its
+whole process group killed on timeout. Its collections are made from the config: the
+workspace's memory files (``includeDefaultMemory``) and ``memory.qmd.paths``.
+
+A search asks qmd for files (``qmd search`` ANDs every word, so a natural question rarely
+matches as it is: mnemoclaw sends its analyser's content words, fewer when nothing comes
+back), then ranks the chunks of those files, merged with the builtin keyword candidates
+(``mergeBuiltin``, measured in docs/qmd.md), with the builtin ranking, so a score means what
+it means everywhere and a result is a chunk's lines, not a whole file. When qmd is missing,
+too old, times out or answers garbage, the builtin index serves the search, the answer says
+so (``backendFallback``), ``status`` says so, one log line says so, and qmd is tried again
+after ``RETRY_SECONDS``. Nothing in the user's folders is written by this backend.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, cast
+from urllib.parse import unquote
+
+from ..embeddings.base import EmbeddingProvider
+from ..errors import ConfigError, MnemoclawError, PathDeniedError
+from ..search.searcher import Searcher
+from ..store.base import Store
+from ..text.tokenize import CJK_RUN, STOP_WORDS, WORD, keyword_query
+from ..types import IndexReport, KeywordCandidates, SearchOutcome
+from .base import Progress
+from .builtin import BuiltinBackend
+
+log = logging.getLogger(__name__)
+
+INDEX = "mnemoclaw"  # qmd's --index: its config file and database are named after it
+MIN_VERSION = (2, 0, 0)
+SEARCH_MODES = ("search", "vsearch", "query")
+OUTPUT_CAP = 200_000  # characters of qmd output read before the call is refused
+RETRY_SECONDS = 300.0  # after a failure, qmd is tried again this long later
+MAX_CALLS = 3  # qmd searches one question may cost (each starts a process)
+TIMEOUTS = {"collection": 30.0, "update": 120.0, "embed": 600.0, "search": 4.0}
+DEFAULT_COLLECTIONS = ("memory-root", "memory-alt", "memory-dir")
+SHOWN = "qmd/"  # a file of a configured qmd path, as results show it: qmd/<collection>/<path>
+INSTALL_HINT = "install it (npm install -g @tobilu/qmd, needs Node >= 22) or set memory.qmd.command to its path"
+
+
+class QmdError(MnemoclawError):
+    """qmd could not answer: missing, too old, timed out, or said something unreadable."""
+
+
+@dataclass(frozen=True, slots=True)
+class Collection:
+    name: str
+    path: Path
+    pattern: str
+    default: bool = False  # one of the workspace's own memory collections
+
+    def shown(self, rel: str) -> str:
+        """A file of the collection as results show it."""
+        if self.name == "memory-dir":
+            return f"memory/{rel}"
+        if self.default:
+            return rel
+        return f"{SHOWN}{self.name}/{rel}"
+
+
+@dataclass(frozen=True, slots=True)
+class QmdConfig:
+    command: str = "qmd"
+    search_mode: str = "search"
+    include_default: bool = True
+    paths: tuple[Collection, ...] = ()
+    sessions: bool = False
+    update_interval: float = 300.0
+    timeout: float = TIMEOUTS["search"]
+    merge_builtin: bool = True
+
+    @classmethod
+    def parse(cls, raw: Any) -> QmdConfig:
+        """``memory.qmd`` as written in the config; each mistake named with its fix."""
+        if raw is None:
+            return cls()
+        if not isinstance(raw, dict):
+            raise ConfigError("memory.qmd must be an object, e.g. {command: \"qmd\", searchMode: \"search\"}")
+        known = {"command", "searchMode", "includeDefaultMemory", "paths", "sessions", "update", "limits",
+                 "mergeBuiltin", "scope"}
+        unknown = sorted(set(raw) - known)
+        if unknown:
+            raise ConfigError(f"memory.qmd.{unknown[0]} is not a setting of the QMD backend; known: "
+                              f"{', '.join(sorted(known))}")
+        mode = raw.get("searchMode", "search")
+        if mode not in SEARCH_MODES:
+            raise ConfigError(f"memory.qmd.searchMode {mode!r} is not one of {', '.join(SEARCH_MODES)} "
+                              "(\"search\" is BM25 and needs no model)")
+        command = raw.get("command", "qmd")
+        if not isinstance(command, str) or not command.strip():
+            raise ConfigError("memory.qmd.command must be the qmd executable: a name on PATH or a path")
+        paths = []
+        entries = raw.get("paths") or []
+        if not isinstance(entries, list):
+            raise ConfigError("memory.qmd.paths must be a list of {name?, path, pattern?}")
+        names: set[str] = set(DEFAULT_COLLECTIONS)
+        for i, entry in enumerate(entries):
+            where = f"memory.qmd.paths[{i}]"
+            if not isinstance(entry, dict) or not isinstance(entry.get("path"), str) or not entry["path"].strip():
+                raise ConfigError(f"{where} needs a path, e.g. {{name: \"notes\", path: \"~/notes\"}}")
+            path = Path(os.path.expanduser(entry["path"])).absolute()
+            name = str(entry.get("name") or _slug(path.name) or f"path-{i}")
+            if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+                raise ConfigError(f"{where}.name {name!r}: use letters, digits, '.', '_' and '-' only")
+            if name in names:
+                raise ConfigError(f"{where}.name {name!r} is used twice (or is a name the workspace's own "
+                                  f"collections use: {', '.join(DEFAULT_COLLECTIONS)}); give it another name")
+            names.add(name)
+            pattern = str(entry.get("pattern") or "**/*.md")
+            paths.append(Collection(name, path, pattern))
+        update = raw.get("update") or {}
+        limits = raw.get("limits") or {}
+        sessions = raw.get("sessions") or {}
+        return cls(command=command.strip(), search_mode=mode,
+                   include_default=bool(raw.get("includeDefaultMemory", True)),
+                   paths=tuple(paths), sessions=bool(sessions.get("enabled")) if isinstance(sessions, dict) else False,
+                   update_interval=_seconds(update.get("interval", "5m"), "memory.qmd.update.interval"),
+                   timeout=float(limits.get("timeoutMs", TIMEOUTS["search"] * 1000)) / 1000.0,
+                   merge_builtin=bool(raw.get("mergeBuiltin", True)))
+
+    def check_paths(self) -> None:
+        for i, c in enumerate(self.paths):
+            if not c.path.is_dir():
+                raise ConfigError(f"memory.qmd.paths[{i}].path {str(c.path)!r} is not a folder that exists: "
+                                  "create it or remove the entry")
+
+    def collections(self, workspace: Path) -> list[Collection]:
+        """What qmd should hold now: the workspace's memory files that exist, and the paths."""
+        out = []
+        if self.include_default:
+            ws = Path(workspace).absolute()
+            root, alt = ws / "MEMORY.md", ws / "memory.md"
+            if root.is_file():
+                out.append(Collection("memory-root", ws, "MEMORY.md", True))
+            # on a case-insensitive disk both names are one file: once
+            if alt.is_file() and not (root.is_file() and os.path.samefile(root, alt)):
+                out.append(Collection("memory-alt", ws, "memory.md", True))
+            if (ws / "memory").is_dir():
+                out.append(Collection("memory-dir", ws / "memory", "**/*.md", True))
+        return out + [c for c in self.paths if c.path.is_dir()]
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.").lower()
+
+
+def _seconds(value: Any, where: str) -> float:
+    if isinstance(value, int | float):
+        return float(value)
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", str(value))
+    if not m:
+        raise ConfigError(f"{where} {value!r} is not a duration: write e.g. \"5m\", \"30s\" or a number of seconds")
+    return float(m.group(1)) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600, None: 1}[m.group(2)]
+
+
+@dataclass(frozen=True, slots=True)
+class QmdHit:
+    collection: str
+    path: str  # relative to the collection's folder
+    line: int
+    score: float
+
+
+def parse_hits(out: str) -> list[QmdHit]:
+    """``qmd search --json``: an array, possibly after other output; "No results found" means none."""
+    if re.search(r"^No results found", out, re.M):
+        return []
+    m = re.search(r"^\s*\[", out, re.M)
+    if m is None:
+        raise QmdError(f"qmd answered without a JSON list: {_first_line(out)!r}")
+    try:
+        data, _ = json.JSONDecoder().raw_decode(out, m.start() + len(m.group()) - 1)
+    except ValueError as exc:
+        raise QmdError(f"qmd answered JSON that cannot be read ({exc})") from None
+    if not isinstance(data, list):
+        raise QmdError("qmd answered JSON that is not a list of results")
+    hits = []
+    for row in data:
+        uri = row.get("file") if isinstance(row, dict) else None
+        if not isinstance(uri, str) or not uri.startswith("qmd://"):
+            raise QmdError(f"qmd answered a result without a qmd:// file: {str(row)[:80]!r}")
+        collection, _, rel = unquote(uri[len("qmd://"):].split("?", 1)[0]).partition("/")
+        line = row.get("line")
+        score = row.get("score", 0)
+        if not collection or not rel or not isinstance(line, int) or not isinstance(score, int | float):
+            raise QmdError(f"qmd answered a result that cannot be read: {str(row)[:80]!r}")
+        hits.append(QmdHit(collection, rel, max(1, line), float(score)))
+    return hits
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()[:120]
+    return "(nothing)"
+
+
+def _version(text: str) -> tuple[int, ...]:
+    m = re.search(r"(\d+)\.(\d+)\.(\d+)", text)
+    if m is None:
+        raise QmdError(f"qmd --version said {_first_line(text)!r}, not a version")
+    return tuple(int(g) for g in m.groups())
+
+
+class QmdClient:
+    """One agent's qmd: its own config and cache folders under ``home``."""
+
+    def __init__(self, command: str, home: Path, timeout: float = TIMEOUTS["search"]):
+        self.command = command
+        self.home = Path(home)
+        self.timeout = timeout
+        self.version: tuple[int, ...] | None = None
+
+    @property
+    def config_file(self) -> Path:
+        return self.home / "config" / f"{INDEX}.yml"
+
+    @property
+    def database(self) -> Path:
+        return self.home / "xdg-cache" / "qmd" / f"{INDEX}.sqlite"
+
+    def executable(self) -> str:
+        found = shutil.which(self.command) if os.sep not in self.command else (
+            self.command if os.access(self.command, os.X_OK) else None)
+        if not found:
+            raise QmdError(f"qmd was not found (memory.qmd.command {self.command!r}): {INSTALL_HINT}")
+        return found
+
+    def _env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in ("INDEX_PATH", "QMD_CONFIG_DIR")}
+        env.update(XDG_CONFIG_HOME=str(self.home / "xdg-config"), XDG_CACHE_HOME=str(self.home / "xdg-cache"),
+                   QMD_CONFIG_DIR=str(self.home / "config"), NO_COLOR="1")
+        return env
+
+    def run(self, *args: str, timeout: float | None = None, what: str = "search") -> str:
+        """qmd's stdout; a QmdError naming what went wrong otherwise."""
+        exe = self.executable()
+        for d in ("xdg-config", "xdg-cache", "config"):
+            (self.home / d).mkdir(parents=True, exist_ok=True)
+        limit = timeout if timeout is not None else TIMEOUTS.get(what, self.timeout)
+        # the working directory is the isolated home: a .qmd/ folder above the caller's one
+        # would otherwise take over qmd's config and index
+        try:
+            proc = subprocess.Popen([exe, "--index", INDEX, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, cwd=self.home, env=self._env(), start_new_session=True)
+        except OSError as exc:
+            raise QmdError(f"qmd could not be started ({exc.strerror or exc}): {INSTALL_HINT}") from None
+        out_parts: list[bytes] = []
+        err_parts: list[bytes] = []
+        size = [0]
+
+        def read(stream: Any, into: list[bytes]) -> None:
+            for chunk in iter(lambda: stream.read1(65536), b""):
+                into.append(chunk)
+                size[0] += len(chunk)
+                if size[0] > OUTPUT_CAP * 4:
+                    _kill(proc)
+                    return
+
+        readers = [threading.Thread(target=read, args=(proc.stdout, out_parts), daemon=True),
+                   threading.Thread(target=read, args=(proc.stderr, err_parts), daemon=True)]
+        for t in readers:
+            t.start()
+        try:
+            proc.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            _kill(proc)
+            proc.wait()
+            raise QmdError(f"qmd {args[0]} took longer than {limit:g}s and was stopped") from None
+        finally:
+            for t in readers:
+                t.join(timeout=2)
+        out = b"".join(out_parts).decode("utf-8", "replace")
+        err = b"".join(err_parts).decode("utf-8", "replace")
+        if len(out) > OUTPUT_CAP:
+            raise QmdError(f"qmd {args[0]} answered more than {OUTPUT_CAP} characters; refused")
+        if proc.returncode != 0:
+            raise QmdError(f"qmd {args[0]} failed (exit {proc.returncode}): {_first_line(err or out)}")
+        return out
+
+    def check_version(self) -> tuple[int, ...]:
+        self.version = _version(self.run("--version", what="collection"))
+        if self.version < MIN_VERSION:
+            have = ".".join(map(str, self.version))
+            need = ".".join(map(str, MIN_VERSION))
+            raise QmdError(f"qmd {have} is too old: mnemoclaw needs {need} or newer "
+                           "(npm install -g @tobilu/qmd)")
+        return self.version
+
+    def collections(self) -> dict[str, tuple[str, str]]:
+        """name -> (path, pattern), from qmd's own config file."""
+        try:
+            text = self.config_file.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            raise QmdError(f"cannot read qmd's config {self.config_file}: {exc.strerror}") from None
+        return _read_collections(text)
+
+    def reconcile(self, wanted: Sequence[Collection]) -> list[str]:
+        """Make qmd's collections what the config says; what was done, one line each."""
+        have = self.collections()
+        want = {c.name: c for c in wanted}
+        done = []
+        for name, (path, pattern) in have.items():
+            c = want.get(name)
+            if c is None or (str(c.path), c.pattern) != (path, pattern):
+                moved = next((w for w in wanted if w.name not in have and (str(w.path), w.pattern) == (path, pattern)),
+                             None)
+                if c is None and moved is not None:
+                    self.run("collection", "rename", name, moved.name, what="collection")
+                    done.append(f"renamed {name} to {moved.name}")
+                    have = {**have, moved.name: (path, pattern)}
+                    continue
+                self.run("collection", "remove", name, what="collection")
+                done.append(f"removed {name}")
+        have = self.collections()
+        for c in wanted:
+            if c.name not in have:
+                self.run("collection", "add", str(c.path), "--name", c.name, "--mask", c.pattern, what="update")
+                done.append(f"added {c.name} ({c.path}, {c.pattern})")
+        return done
+
+    def update(self) -> str:
+        return self.run("update", what="update")
+
+    def embed(self) -> str:
+        return self.run("embed", what="embed")
+
+    def search(self, mode: str, text: str, limit: int, collections: Sequence[str]) -> list[QmdHit]:
+        args = [mode, text, "--json", "-n", str(limit)]
+        for name in collections:
+            args += ["-c", name]
+        return parse_hits(self.run(*args, timeout=self.timeout, what="search"))
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _read_collections(text: str) -> dict[str, tuple[str, str]]:
+    """The ``collections:`` block of qmd's YAML config (two-space nesting, scalar values)."""
+    out: dict[str, dict[str, str]] = {}
+    inside = False
+    current = None
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        indent = len(line) - len(line.lstrip(" "))
+        key, _, value = line.strip().partition(":")
+        if indent == 0:
+            inside = key == "collections"
+            current = None
+            continue
+        if not inside:
+            continue
+        if indent == 2:
+            current = _scalar(key)
+            out[current] = {}
+        elif current is not None and indent >= 4:
+            out[current][key] = _scalar(value.strip())
+    return {n: (v.get("path", ""), v.get("pattern", "**/*.md")) for n, v in out.items()}
+
+
+def _scalar(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        try:
+            return str(json.loads(value))
+        except ValueError:
+            return value[1:-1]
+    if len(value) >= 2 and value[0] == value[-1] == "'":
+        return value[1:-1].replace("''", "'")
+    return value
+
+
+def query_words(query: str) -> list[str]:
+    """What qmd can match from a question: its content words (no stop words, question words or
+    punctuation, which qmd would AND in) and its CJK runs cut into pairs, in the question's order."""
+    cleaned = keyword_query(query)  # only to know it has terms; the words sent are the surface forms
+    if cleaned.empty:
+        return []
+    out: list[str] = []
+    from ..text.tokenize import _ZH_QUESTION  # the same question words the analyser drops
+
+    for piece in _ZH_QUESTION.sub(" ", query).split():
+        for run in CJK_RUN.findall(piece):
+            out.extend(run[i:i + 2] for i in range(0, len(run), 2))
+        for word in WORD.findall(CJK_RUN.sub(" ", piece)):
+            if word.lower() not in STOP_WORDS and not (len(word) == 1 and word.isascii()):
+                out.append(word.lower())
+    return list(dict.fromkeys(w for w in out if w))
+
+
+class _QmdCandidates:
+    """The store as the searcher sees it inside the QMD backend: keyword candidates are the
+    chunks of the files qmd found (and, merged, the store's own candidates)."""
+
+    def __init__(self, store: Store, merge: bool):
+        self._store = store
+        self.merge = merge
+        self._local = threading.local()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def files(self, paths: list[str] | None) -> None:
+        self._local.paths = paths
+
+    def keyword_candidates(self, query: Any, depth: int, sources: Sequence[str] | None = None) -> KeywordCandidates:
+        paths = getattr(self._local, "paths", None)
+        own = self._store.keyword_candidates(query, depth, sources)
+        if paths is None:
+            return own
+        found = self._store.file_candidates(query, paths, sources) if paths else KeywordCandidates()
+        lines = {**own.lines, **found.lines} if self.merge else found.lines
+        return KeywordCandidates(lines, own.df, own.n_docs, own.avgdl)
+
+
+class QmdBackend:
+    name = "qmd"
+
+    def __init__(self, builtin: BuiltinBackend, config: QmdConfig, *, workspace: Path, home: Path,
+                 clock: Callable[[], float] = time.time):
+        self.builtin = builtin
+        self.config = config
+        self.workspace = Path(workspace).absolute()
+        self.client = QmdClient(config.command, home, config.timeout)
+        self.clock = clock
+        self.fallback: dict[str, str] | None = None
+        self._retry_at = 0.0
+        self._ready = False
+        self._last_update = 0.0
+        self._done: list[str] = []
+        self._lock = threading.RLock()
+        self._candidates = _QmdCandidates(builtin.store, config.merge_builtin)
+        self.use(builtin.provider)
+
+    # -- the builtin index underneath --------------------------------------------------
+    @property
+    def store(self) -> Store:
+        return self.builtin.store
+
+    @property
+    def indexer(self) -> Any:
+        return self.builtin.indexer
+
+    @property
+    def provider(self) -> EmbeddingProvider | None:
+        return self.builtin.provider
+
+    @provider.setter
+    def provider(self, value: EmbeddingProvider | None) -> None:
+        self.use(value)
+
+    def use(self, provider: EmbeddingProvider | None) -> None:
+        self.builtin.use(provider)
+        self.searcher = Searcher(cast(Store, self._candidates), provider, self.builtin.options, self.clock)
+
+    @property
+    def read_only(self) -> bool:
+        return self.builtin.read_only
+
+    @property
+    def read_only_why(self) -> str:
+        return self.builtin.read_only_why
+
+    def dirty_sources(self, sources: Sequence[str] | None = None) -> set[str]:
+        return self.builtin.dirty_sources(sources)
+
+    def needs_rebuild(self) -> str:
+        return self.builtin.needs_rebuild()
+
+    def has_files(self) -> bool:
+        return self.builtin.has_files()
+
+    def recover(self, why: str) -> None:
+        self.builtin.recover(why)
+
+    def damaged(self) -> str | None:
+        return self.builtin.damaged()
+
+    def mark_damaged(self, why: str) -> None:
+        self.builtin.mark_damaged(why)
+
+    def indexing(self) -> dict[str, Any] | None:
+        return self.builtin.indexing()
+
+    def last_sync(self) -> float | None:
+        return self.builtin.last_sync()
+
+    def lock_holder(self) -> int | None:
+        return self.builtin.lock_holder()
+
+    def vectors_usable(self) -> bool:
+        return self.builtin.vectors_usable()
+
+    def default_mode(self) -> str:
+        # "search" is qmd's BM25: the question is answered by keywords, nothing is embedded
+        return "keyword" if self.config.search_mode == "search" else self.builtin.default_mode()
+
+    def close(self) -> None:
+        self.builtin.close()
+
+    # -- qmd itself ---------------------------------------------------------------------
+    def _fail(self, why: str) -> None:
+        if self.fallback is None or self.fallback.get("reason") != why:
+            log.warning("qmd cannot serve memory search (%s): the builtin index answers instead; qmd is tried "
+                        "again in %d minutes", why, RETRY_SECONDS // 60)
+        self.fallback = {"from": "qmd", "reason": why}
+        self._retry_at = time.monotonic() + RETRY_SECONDS
+        self._ready = False
+
+    def _usable(self) -> bool:
+        return self.fallback is None or time.monotonic() >= self._retry_at
+
+    def _ensure(self) -> None:
+        """qmd present and new enough, its collections as the config says, updated once."""
+        if self._ready:
+            return
+        self.client.check_version()
+        self._done = self.client.reconcile(self.config.collections(self.workspace))
+        self._update()
+        self._ready = True
+
+    def _update(self) -> None:
+        self.client.update()
+        if self.config.search_mode != "search":
+            self.client.embed()
+        self._last_update = time.monotonic()
+        try:  # for status in another process
+            (self.client.home / "last-update").write_text(f"{time.time():.0f}\n", encoding="utf-8")
+        except OSError:
+            pass
+
+    def start(self) -> dict[str, str] | None:
+        """Bring qmd up now (what ``sync`` does first); the fallback state if it could not."""
+        with self._lock:
+            try:
+                self._ensure()
+                self.fallback = None
+            except QmdError as exc:
+                self._fail(str(exc))
+            return self.fallback
+
+    def sync(self, *, full: bool = False, progress: Progress | None = None, lock_timeout: float | None = None,
+             sources: Sequence[str] | None = None, limit: int | None = None, without_vectors: str | None = None,
+             retry_vectors: bool = False) -> IndexReport:
+        """The builtin index first (it is what answers when qmd cannot), then ``qmd update``
+        when files changed or the update interval passed."""
+        report = self.builtin.sync(full=full, progress=progress, lock_timeout=lock_timeout, sources=sources,
+                                   limit=limit, without_vectors=without_vectors, retry_vectors=retry_vectors)
+        changed = report.added or report.changed or report.removed or full
+        with self._lock:
+            if not self._usable():
+                return report
+            try:
+                if not self._ready:
+                    self._ensure()
+                elif changed or time.monotonic() - self._last_update >= self.config.update_interval:
+                    self.client.reconcile(self.config.collections(self.workspace))
+                    self._update()
+                self.fallback = None
+            except QmdError as exc:
+                self._fail(str(exc))
+        return report
+
+    def _collection_names(self) -> list[str]:
+        return [c.name for c in self.config.collections(self.workspace)]
+
+    def _by_name(self) -> dict[str, Collection]:
+        return {c.name: c for c in (*self.config.collections(self.workspace), *self.config.paths)}
+
+    def qmd_files(self, query: str, limit: int) -> list[str]:
+        """The files qmd finds for ``query`` (as the builtin index names them), best first:
+        all its content words, then fewer (the rarest first) while too few come back."""
+        words = query_words(query)
+        if not words:
+            return []
+        names = self._collection_names()
+        if not names:
+            return []
+        df = self.store.keyword_candidates(keyword_query(" ".join(words)), 1).df
+        terms = {w: keyword_query(w).terms for w in words}
+        rare = sorted(words, key=lambda w: min((df.get(t, 0) for t in terms[w]), default=0))
+        tries = [words]
+        if len(words) > 2:
+            tries.append(rare[:2])
+        if len(words) > 1:
+            tries.append(rare[:1])
+        by_name = self._by_name()
+        out: list[str] = []
+        for words_now in tries[:MAX_CALLS]:
+            mode = self.config.search_mode
+            for hit in self.client.search(mode, " ".join(words_now), limit, names):
+                c = by_name.get(hit.collection)
+                if c is None:
+                    continue
+                stored = _stored_path(c.path / hit.path, self.workspace)
+                if stored not in out:
+                    out.append(stored)
+            if len(out) >= limit:
+                break
+        return out
+
+    # -- answering ----------------------------------------------------------------------
+    def search(self, query: str, *, max_results: int | None = None, min_score: float | None = None,
+               mode: str | None = None, sources: Sequence[str] | None = None, kind: str | None = None,
+               history: bool = False) -> SearchOutcome:
+        files: list[str] | None = None
+        if self._usable():
+            with self._lock:
+                try:
+                    self._ensure()
+                    files = self.qmd_files(query, max(10, 2 * (max_results or self.builtin.options.max_results)))
+                    if self.fallback is not None:
+                        log.warning("qmd serves memory search again")
+                    self.fallback = None
+                except QmdError as exc:
+                    self._fail(str(exc))
+        mode = mode or self.default_mode()
+        if files is None:
+            outcome = self.builtin.search(query, max_results=max_results, min_score=min_score, mode=mode,
+                                          sources=sources, kind=kind, history=history)
+        else:
+            self._candidates.files(files)
+            try:
+                outcome = self.searcher.search(query, max_results=max_results, min_score=min_score, mode=mode,
+                                               sources=sources, kind=kind, history=history)
+            finally:
+                self._candidates.files(None)
+        return SearchOutcome([replace(h, path=self.shown_path(h.path)) for h in outcome.hits], outcome.mode,
+                             outcome.candidates)
+
+    def search_readable(self, query: str, *, max_results: int | None, min_score: float | None, mode: str | None,
+                        sources: Sequence[str] | None, kind: str | None = None,
+                        history: bool = False) -> SearchOutcome | None:
+        got = self.builtin.search_readable(query, max_results=max_results, min_score=min_score, mode=mode,
+                                           sources=sources, kind=kind, history=history)
+        if got is None:
+            return None
+        return SearchOutcome([replace(h, path=self.shown_path(h.path)) for h in got.hits], got.mode, got.candidates)
+
+    # -- paths ------------------------------------------------------------------------------
+    def shown_path(self, stored: str) -> str:
+        """A path of the builtin index as the QMD backend shows it (qmd/<collection>/<path>)."""
+        if not os.path.isabs(stored):
+            return stored
+        for c in self.config.paths:
+            root = str(c.path).rstrip(os.sep) + os.sep
+            if stored.startswith(root):
+                return c.shown(stored[len(root):].replace(os.sep, "/"))
+        return stored
+
+    def local_path(self, shown: str) -> str:
+        """``qmd/<collection>/<path>`` as a path ``memory_get`` can check and read."""
+        text = shown.strip()
+        if not text.startswith(SHOWN):
+            return shown
+        name, _, rel = text[len(SHOWN):].partition("/")
+        c = next((p for p in self.config.paths if p.name == name), None)
+        if c is None:
+            known = ", ".join(f"{SHOWN}{p.name}/" for p in self.config.paths) or "none are configured"
+            raise PathDeniedError(f"{text!r} names no qmd collection of this agent (memory.qmd.paths: {known})")
+        parts = Path(rel).parts
+        if not rel or ".." in parts or Path(rel).is_absolute():
+            raise PathDeniedError(f"{text!r} climbs out of the qmd collection {name!r} with '..'; give a path "
+                                  f"inside it, e.g. {SHOWN}{name}/notes.md")
+        return str(c.path / rel)
+
+    # -- what it can tell -----------------------------------------------------------------
+    def status(self, *, check_dirty: bool = True, check_integrity: bool = False, deep: bool = False) -> dict[str, Any]:
+        out = self.builtin.status(check_dirty=check_dirty, check_integrity=check_integrity, deep=deep)
+        out["mode"] = self.default_mode()
+        out["qmd"] = self.qmd_status()
+        return out
+
+    def qmd_status(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"command": self.client.command, "searchMode": self.config.search_mode,
+                                "vectors": self.config.search_mode != "search", "home": str(self.client.home),
+                                "mergeBuiltin": self.config.merge_builtin, "fallback": self.fallback}
+        try:
+            with self._lock:
+                version = self.client.version or self.client.check_version()
+            info["version"] = ".".join(map(str, version))
+            info["collections"] = self._counts()
+        except QmdError as exc:
+            info["version"] = None
+            info["fallback"] = self.fallback or {"from": "qmd", "reason": str(exc)}
+        try:
+            info["lastUpdate"] = float((self.client.home / "last-update").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            info["lastUpdate"] = None
+        return info
+
+    def _counts(self) -> list[dict[str, Any]]:
+        have = self.client.collections()
+        counts: dict[str, int] = {}
+        if self.client.database.is_file():
+            import sqlite3
+
+            try:
+                with sqlite3.connect(f"file:{self.client.database}?mode=ro", uri=True) as db:
+                    counts = dict(db.execute("SELECT collection, count(*) FROM documents WHERE active = 1 "
+                                             "GROUP BY collection").fetchall())
+            except sqlite3.Error:
+                counts = {}
+        return [{"name": n, "path": p, "pattern": pat, "files": counts.get(n)} for n, (p, pat) in sorted(have.items())]
+
+
+def _stored_path(abspath: Path, workspace: Path) -> str:
+    """A file as the builtin index names it: workspace-relative inside the workspace."""
+    text = os.path.normpath(str(abspath))
+    real_ws = os.path.realpath(workspace)
+    for ws in (str(workspace), real_ws):
+        prefix = ws.rstrip(os.sep) + os.sep
+        if text.startswith(prefix):
+            return text[len(prefix):].replace(os.sep, "/")
+    return text
+
+
+def qmd_roots(raw: Any) -> list[Path]:
+    """The folders of ``memory.qmd.paths`` (the builtin index holds them too)."""
+    try:
+        return [c.path for c in QmdConfig.parse(raw).paths]
+    except ConfigError:
+        return []
+
+
+def as_extra_paths(config: QmdConfig) -> list[dict[str, Any]]:
+    """``memory.qmd.paths`` as builtin ``extraPaths`` (for ``migrate-from-qmd``)."""
+    return [{"path": str(c.path), "pattern": c.pattern, "name": c.name} for c in config.paths]
+
