@@ -180,6 +180,8 @@ def test_settings_that_do_not_take_effect_are_named_in_status_and_once_on_stderr
 
 
 def run_count(base: list[str], env: dict[str, str], needle: str) -> int:
+    import subprocess
+
     run = subprocess.run([*base, "search", "tea"], capture_output=True, text=True, env=env, timeout=120)
     assert run.returncode == 0, run.stderr
     return run.stderr.count(needle)

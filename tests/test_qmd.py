@@ -11,10 +11,11 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import write
 
 from mnemoclaw.backends.qmd import QmdClient, QmdConfig, QmdError, parse_hits, query_words
 from mnemoclaw.errors import ConfigError, PathDeniedError
+
+from conftest import write
 
 REPO = Path(__file__).resolve().parents[1]
 TOOLS = REPO / ".tools" / "node_modules"
@@ -291,3 +292,27 @@ def test_what_qmd_is_asked_and_what_its_answers_mean():
         with pytest.raises(QmdError):
             parse_hits(bad)
     assert json.dumps(QmdConfig.parse(None).search_mode) == '"search"'
+
+
+def test_migrate_from_qmd_turns_its_paths_into_extra_paths(tmp_path, workspace):
+    from click.testing import CliRunner
+
+    from mnemoclaw.cli import cli
+
+    notes = tmp_path / "notes"
+    _fill(workspace, notes)
+    cfg = tmp_path / "config.json5"
+    cfg.write_text(json.dumps({**_config("qmd", notes), "agents": {"defaults": {"workspace": str(workspace),
+                   "memorySearch": {"provider": "none", "extraPaths": ["/elsewhere"]}}}}))
+    base = ["--config", str(cfg), "--state-dir", str(tmp_path / "state")]
+    shown = CliRunner().invoke(cli, [*base, "migrate-from-qmd"], catch_exceptions=False)
+    assert shown.exit_code == 0 and json.dumps(["/elsewhere", str(notes)]) in shown.output
+    assert json.loads(cfg.read_text())["memory"]["backend"] == "qmd"  # shown, not changed
+    done = CliRunner().invoke(cli, [*base, "migrate-from-qmd", "--write"], catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    doc = json.loads(cfg.read_text())
+    assert doc["memory"] == {"backend": "builtin"}
+    assert doc["agents"]["defaults"]["memorySearch"]["extraPaths"] == ["/elsewhere", str(notes)]
+    assert json.loads(Path(str(cfg) + ".bak").read_text())["memory"]["backend"] == "qmd"
+    found = CliRunner().invoke(cli, [*base, "search", "Bolzano pasta", "--json"], catch_exceptions=False)
+    assert json.loads(found.output)["results"][0]["path"] == str(notes / "trip.md")

@@ -889,6 +889,49 @@ def import_(obj: _Ctx, source: str, path: str, yes: bool, no_index: bool, as_jso
                    f"{index.seconds:.1f} s.")
 
 
+@cli.command("migrate-from-qmd")
+@click.option("--write", is_flag=True, help="Change the config file (a copy of it is kept as <file>.bak).")
+@click.pass_obj
+@_run
+def migrate_from_qmd(obj: _Ctx, write: bool) -> None:
+    """Use the builtin engine instead of qmd: memory.qmd.paths become memorySearch.extraPaths and
+    memory.backend becomes "builtin". Without --write, shows the change."""
+    import json5
+
+    from .atomic import write_atomic
+    from .backends.qmd import QmdConfig, as_extra_paths
+
+    settings = obj.settings()
+    qmd = QmdConfig.parse(settings.qmd_config)
+    moved = as_extra_paths(qmd)
+    have = [str(p) for p in settings.memory_search["extraPaths"]]
+    added = [m["path"] for m in moved if m["path"] not in have]
+    click.echo(f'memory.backend: "builtin" (was {settings.memory["backend"]!r})')
+    click.echo(f"memorySearch.extraPaths: {json.dumps(have + added, ensure_ascii=False)}")
+    for m in moved:
+        if m["pattern"] not in ("**/*.md", "*.md"):
+            click.echo(f"note: qmd collection {m['name']!r} used the pattern {m['pattern']!r}; an extra path "
+                       f"indexes every .md file under {m['path']}")
+    if not write:
+        click.echo("(nothing changed: run again with --write to change the config file)")
+        return
+    if settings.config_path is None:
+        raise click.ClickException("no config file to change: give --config FILE (or write the lines above "
+                                   "into your config yourself)")
+    path = Path(settings.config_path)
+    raw = path.read_text(encoding="utf-8")
+    doc = json5.loads(raw)
+    memory = doc.setdefault("memory", {})
+    memory["backend"] = "builtin"
+    memory.pop("qmd", None)
+    search = doc.setdefault("agents", {}).setdefault("defaults", {}).setdefault("memorySearch", {})
+    search["extraPaths"] = list(dict.fromkeys([*search.get("extraPaths", []), *added]))
+    write_atomic(str(path) + ".bak", raw)
+    write_atomic(path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    click.echo(f"Changed {path} (the old one is {path}.bak; comments in it were not kept). "
+               "`mnemoclaw index` indexes the new paths.")
+
+
 @cli.command()
 @click.option("--to", "to_url", metavar="URL", help="Copy this agent's SQLite index into Postgres at URL.")
 @click.option("--from", "from_url", metavar="URL", help="Copy this agent's namespace at URL into its SQLite index.")

@@ -177,6 +177,8 @@ class QmdHit:
     path: str  # relative to the collection's folder
     line: int
     score: float
+    start: int = 0  # the lines qmd's snippet shows (its "@@ -START,COUNT @@" header)
+    count: int = 0
 
 
 def parse_hits(out: str) -> list[QmdHit]:
@@ -202,7 +204,9 @@ def parse_hits(out: str) -> list[QmdHit]:
         score = row.get("score", 0)
         if not collection or not rel or not isinstance(line, int) or not isinstance(score, int | float):
             raise QmdError(f"qmd answered a result that cannot be read: {str(row)[:80]!r}")
-        hits.append(QmdHit(collection, rel, max(1, line), float(score)))
+        header = re.match(r"@@ -(\d+),(\d+)", str(row.get("snippet") or ""))
+        start, count = (int(header.group(1)), int(header.group(2))) if header else (max(1, line), 1)
+        hits.append(QmdHit(collection, rel, max(1, line), float(score), start, count))
     return hits
 
 
@@ -516,8 +520,9 @@ class QmdBackend:
         return self.builtin.vectors_usable()
 
     def default_mode(self) -> str:
-        # "search" is qmd's BM25: the question is answered by keywords, nothing is embedded
-        return "keyword" if self.config.search_mode == "search" else self.builtin.default_mode()
+        # searchMode chooses how qmd finds files; the chunks are ranked as the builtin index ranks
+        # (hybrid with the bundled embedder, which needs no download, unlike qmd's models)
+        return self.builtin.default_mode()
 
     def close(self) -> None:
         self.builtin.close()
@@ -610,7 +615,9 @@ class QmdBackend:
             tries.append(rare[:1])
         by_name = self._by_name()
         out: list[str] = []
-        for words_now in tries[:MAX_CALLS]:
+        # merged with the builtin candidates, fewer words find nothing those do not (measured:
+        # docs/qmd.md): one qmd process a search
+        for words_now in tries[:1 if self.config.merge_builtin else MAX_CALLS]:
             try:
                 found = self.client.search(self.config.search_mode, " ".join(words_now), limit, names)
             except QmdError as exc:

