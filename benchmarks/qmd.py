@@ -76,7 +76,7 @@ def _cli_hits(mem: Memory, question: str, conv: str, folder: Path) -> list[Hit]:
     return hits
 
 
-def run(bench: Path, command: str, limit: int | None, provider: str) -> dict:
+def run(bench: Path, command: str, limit: int | None, provider: str, variants: tuple[str, ...] = VARIANTS) -> dict:
     root = bench / "locomo" / "markdown"
     queries = [q for q in load_queries(str(bench / "locomo" / "turns")) if q.metadata.get("evidence")]
     by_conv: dict[str, list] = defaultdict(list)
@@ -91,7 +91,7 @@ def run(bench: Path, command: str, limit: int | None, provider: str) -> dict:
             folder = root / conv
             evidence_all = _evidence_lines(str(folder))
             asked = by_conv[conv][:limit] if limit else by_conv[conv]
-            for variant in VARIANTS:
+            for variant in variants:
                 if variant == "qmd-cli":
                     continue
                 # one workspace and state a conversation: every variant indexes the same files
@@ -107,7 +107,7 @@ def run(bench: Path, command: str, limit: int | None, provider: str) -> dict:
                         evidence = {e: evidence_all[e] for e in q.metadata["evidence"] if e in evidence_all}
                         if not evidence:
                             continue
-                        runs = [variant] + (["qmd-cli"] if variant == "qmd" else [])
+                        runs = [variant] + (["qmd-cli"] if variant == "qmd" and "qmd-cli" in variants else [])
                         for name in runs:
                             t = time.perf_counter()
                             if name == "qmd-cli":
@@ -129,7 +129,7 @@ def run(bench: Path, command: str, limit: int | None, provider: str) -> dict:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     out = {}
-    for v in VARIANTS:
+    for v in variants:
         rs = results[v]
         lat = [r[2] for r in rs]
         multi = [r[1]["recall@5"] for r in rs if r[0] == "multi-hop"]
@@ -150,6 +150,7 @@ def main() -> None:
     ap.add_argument("--qmd", default=str(REPO / ".tools" / "node_modules" / ".bin" / "qmd"),
                     help="the qmd executable (default: the one `make test` installs into .tools)")
     ap.add_argument("--limit", type=int, help="questions per conversation (default: all)")
+    ap.add_argument("--variants", default=",".join(VARIANTS), help="which of " + ", ".join(VARIANTS))
     ap.add_argument("--provider", default="local", help="the builtin index's embedder (default: the bundled "
                     "one; \"none\": keyword only)")
     ap.add_argument("--out", default="bench-results/qmd.json")
@@ -158,7 +159,9 @@ def main() -> None:
     if node.is_dir():
         os.environ["PATH"] = os.pathsep.join([str(node), os.environ.get("PATH", "")])
     results = load_results(args.out)
-    results[f"locomo_workspace_{args.provider}"] = run(bench_dir(), args.qmd, args.limit, args.provider)
+    variants = tuple(v for v in VARIANTS if v in args.variants.split(","))
+    key = f"locomo_workspace_{args.provider}" + (f"_first{args.limit}" if args.limit else "")
+    results[key] = run(bench_dir(), args.qmd, args.limit, args.provider, variants)
     save_results(results, args.out)
 
 

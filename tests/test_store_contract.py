@@ -104,6 +104,21 @@ def test_keyword_candidates_carry_what_bm25_needs(store):
     assert store.keyword_candidates(query, 10, sources=["sessions"]).lines == {}
 
 
+def test_file_candidates_are_the_chunks_of_those_files_holding_a_term(store):
+    store.apply([write("a.md", ["the walrus sings", "a quiet harbour"]), write("b.md", ["a walrus too"]),
+                 write("c.md", ["walrus three"], source="sessions")])
+    query = keyword_query("walrus harbour")
+    every = store.keyword_candidates(query, 10)
+    got = store.file_candidates(query, ["a.md", "missing.md"])
+    assert sorted(ids_of(store, [(r, 0) for r in got.lines])) == ["a quiet harbour", "the walrus sings"]
+    assert (got.df, got.n_docs, got.avgdl) == (every.df, every.n_docs, every.avgdl)
+    assert all(got.lines[r] == every.lines[r] for r in got.lines)  # analysed alike
+    assert store.file_candidates(query, ["a.md", "c.md"], sources=["sessions"]).lines.keys() == \
+        {r for r in every.lines if ids_of(store, [(r, 0)]) == ["walrus three"]}
+    assert store.file_candidates(query, []).lines == {}
+    assert store.file_candidates(keyword_query("nothing-like-it"), ["a.md"]).lines == {}
+
+
 def test_chinese_of_any_length_is_found_by_keyword(store):
     store.apply([write("a.md", ["用户喜欢喝乌龙茶", "我们决定用数据库作为默认索引"])])
     for q, want in (("茶", "用户喜欢喝乌龙茶"), ("乌龙", "用户喜欢喝乌龙茶"), ("默认索引", "我们决定用数据库作为默认索引")):

@@ -383,6 +383,13 @@ class Settings:
                 out.append(f"{where} is neither a file nor a folder; nothing is indexed from it")
         qmd = (self.raw.get("memory") or {}).get("qmd") if isinstance(self.raw.get("memory"), dict) else None
         qmd_keys = ", ".join(f"memory.qmd.{k}" for k in qmd) if isinstance(qmd, dict) and qmd else ""
+        if self.memory["backend"] == "qmd" and isinstance(qmd, dict):
+            sessions = qmd.get("sessions")
+            if isinstance(sessions, dict) and sessions.get("enabled"):
+                out.append("memory.qmd.sessions.enabled: transcripts are not exported to qmd by this version (the "
+                           "builtin index searches them when memorySearch.sources includes \"sessions\")")
+            if qmd.get("scope"):
+                out.append("memory.qmd.scope: not applied by this version; every caller may search")
         if self.memory["backend"] != "qmd" and qmd_keys:
             out.append(f"{qmd_keys} set, but memory.backend is \"builtin\": not used")
         return out
