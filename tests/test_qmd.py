@@ -316,3 +316,30 @@ def test_migrate_from_qmd_turns_its_paths_into_extra_paths(tmp_path, workspace):
     assert json.loads(Path(str(cfg) + ".bak").read_text())["memory"]["backend"] == "qmd"
     found = CliRunner().invoke(cli, [*base, "search", "Bolzano pasta", "--json"], catch_exceptions=False)
     assert json.loads(found.output)["results"][0]["path"] == str(notes / "trip.md")
+
+
+@needs_qmd
+def test_sessions_are_exported_redacted_found_and_pruned(tmp_path, workspace, make_memory, qmd_path):
+    notes = tmp_path / "notes"
+    _fill(workspace, notes)
+    mem = make_memory(workspace, config=_config(qmd_path, notes, sessions={"enabled": True, "retentionDays": 7},
+                                                mergeBuiltin=False))
+    transcripts = mem.settings.sessions_dir
+    transcripts.mkdir(parents=True, exist_ok=True)
+    lines = [{"type": "message", "message": {"role": "user", "content": "my api key is sk-abcdefghijklmnopqrstuvwx1234"}},
+             {"type": "message", "message": {"role": "assistant", "content": "Noted: the zeppelin tour is on Friday."}}]
+    (transcripts / "s1.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    old = transcripts / "s0.jsonl"
+    old.write_text(json.dumps(lines[1]) + "\n")
+    os.utime(old, (time.time() - 30 * 86400,) * 2)
+    mem.sync()
+    exported = mem.backend.client.home / "sessions"
+    assert sorted(p.name for p in exported.iterdir()) == ["s1.md"]  # the month-old one is past retention
+    text = (exported / "s1.md").read_text()
+    assert "zeppelin" in text and "sk-abcdefghijklmnopqrstuvwx1234" not in text
+    answer = mem.memory_search("zeppelin tour")
+    assert "backendFallback" not in answer and answer["results"][0]["path"] == "qmd/sessions/s1.md"
+    assert "zeppelin" in mem.memory_get("qmd/sessions/s1.md")["text"]
+    (transcripts / "s1.jsonl").unlink()
+    mem.sync()
+    assert list(exported.iterdir()) == []

@@ -105,7 +105,7 @@ class Memory:
         s = self.settings
         return open_backend(s.memory["backend"], store=store or open_store(s.store_options()),
                             provider=self.providers.current, spec=s.index_spec(), options=s.query_options(),
-                            clock=self.clock, qmd=s.qmd_config, qmd_home=s.qmd_home)
+                            clock=self.clock, qmd=s.qmd_config, qmd_home=s.qmd_home, transcripts=s.sessions_dir)
 
     @classmethod
     def open(

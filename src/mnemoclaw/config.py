@@ -384,10 +384,6 @@ class Settings:
         qmd = (self.raw.get("memory") or {}).get("qmd") if isinstance(self.raw.get("memory"), dict) else None
         qmd_keys = ", ".join(f"memory.qmd.{k}" for k in qmd) if isinstance(qmd, dict) and qmd else ""
         if self.memory["backend"] == "qmd" and isinstance(qmd, dict):
-            sessions = qmd.get("sessions")
-            if isinstance(sessions, dict) and sessions.get("enabled"):
-                out.append("memory.qmd.sessions.enabled: transcripts are not exported to qmd by this version (the "
-                           "builtin index searches them when memorySearch.sources includes \"sessions\")")
             if qmd.get("scope"):
                 out.append("memory.qmd.scope: not applied by this version; every caller may search")
         if self.memory["backend"] != "qmd" and qmd_keys:
@@ -410,7 +406,7 @@ class Settings:
             p = Path(os.path.expanduser(raw))
             out.append(p if p.is_absolute() else self.workspace / p)
         if self.memory["backend"] == "qmd":
-            out.extend(p for p in qmd_roots(self.qmd_config) if p not in out)
+            out.extend(p for p in qmd_roots(self.qmd_config, self.qmd_home) if p not in out)
         return out
 
     @property

@@ -25,7 +25,7 @@ AVAILABLE = BACKENDS
 
 def open_backend(name: str, *, store: Store, provider: EmbeddingProvider | None, spec: IndexSpec,
                  options: QueryOptions, clock: Callable[[], float] = time.time, qmd: Any = None,
-                 qmd_home: Path | None = None) -> Backend:
+                 qmd_home: Path | None = None, transcripts: Path | None = None) -> Backend:
     """The backend ``memory.backend`` names: the builtin index, or qmd over it (``qmd``: the
     ``memory.qmd`` config, ``qmd_home``: the agent's own qmd folders)."""
     if name not in BACKENDS:
@@ -41,7 +41,8 @@ def open_backend(name: str, *, store: Store, provider: EmbeddingProvider | None,
     except ConfigError:
         builtin.close()
         raise
-    return QmdBackend(builtin, config, workspace=Path(spec.workspace), home=qmd_home, clock=clock)
+    return QmdBackend(builtin, config, workspace=Path(spec.workspace), home=qmd_home, transcripts=transcripts,
+                      clock=clock)
 
 
 __all__ = ["AVAILABLE", "BACKENDS", "Backend", "BuiltinBackend", "QmdBackend", "QmdConfig", "open_backend"]

@@ -50,6 +50,7 @@ SEARCH_MODES = ("search", "vsearch", "query")
 OUTPUT_CAP = 200_000  # characters of qmd output read before the call is refused
 RETRY_SECONDS = 300.0  # after a failure, qmd is tried again this long later
 MAX_CALLS = 3  # qmd searches one question may cost (each starts a process)
+DEBOUNCE_SECONDS = 15.0  # `qmd update` after file changes at most this often
 TIMEOUTS = {"collection": 30.0, "update": 120.0, "embed": 600.0, "search": 4.0}
 DEFAULT_COLLECTIONS = ("memory-root", "memory-alt", "memory-dir")
 SHOWN = "qmd/"  # a file of a configured qmd path, as results show it: qmd/<collection>/<path>
@@ -83,6 +84,7 @@ class QmdConfig:
     include_default: bool = True
     paths: tuple[Collection, ...] = ()
     sessions: bool = False
+    retention_days: float = 30.0
     update_interval: float = 300.0
     timeout: float = TIMEOUTS["search"]
     merge_builtin: bool = True
@@ -111,7 +113,7 @@ class QmdConfig:
         entries = raw.get("paths") or []
         if not isinstance(entries, list):
             raise ConfigError("memory.qmd.paths must be a list of {name?, path, pattern?}")
-        names: set[str] = set(DEFAULT_COLLECTIONS)
+        names: set[str] = {*DEFAULT_COLLECTIONS, "sessions"}
         for i, entry in enumerate(entries):
             where = f"memory.qmd.paths[{i}]"
             if not isinstance(entry, dict) or not isinstance(entry.get("path"), str) or not entry["path"].strip():
@@ -132,9 +134,14 @@ class QmdConfig:
         return cls(command=command.strip(), search_mode=mode,
                    include_default=bool(raw.get("includeDefaultMemory", True)),
                    paths=tuple(paths), sessions=bool(sessions.get("enabled")) if isinstance(sessions, dict) else False,
+                   retention_days=float(sessions.get("retentionDays", 30)) if isinstance(sessions, dict) else 30.0,
                    update_interval=_seconds(update.get("interval", "5m"), "memory.qmd.update.interval"),
                    timeout=float(limits.get("timeoutMs", TIMEOUTS["search"] * 1000)) / 1000.0,
                    merge_builtin=bool(raw.get("mergeBuiltin", True)))
+
+    def session_collection(self, home: Path) -> Collection | None:
+        """Where transcripts are exported as Markdown for qmd (under the agent's qmd folder)."""
+        return Collection("sessions", Path(home) / "sessions", "**/*.md") if self.sessions else None
 
     def check_paths(self) -> None:
         for i, c in enumerate(self.paths):
@@ -222,6 +229,39 @@ def _version(text: str) -> tuple[int, ...]:
     if m is None:
         raise QmdError(f"qmd --version said {_first_line(text)!r}, not a version")
     return tuple(int(g) for g in m.groups())
+
+
+def export_sessions(transcripts: Path | None, dest: Path, retention_days: float, now: float) -> int:
+    """Each transcript (``*.jsonl``) as redacted Markdown in ``dest`` (``User: …`` / ``Assistant:
+    …`` lines, as the builtin index reads them); exports of transcripts gone or untouched for
+    ``retention_days`` are removed. How many files were written or removed."""
+    from ..atomic import write_atomic
+    from ..sessions.transcript import parse_transcript
+
+    dest.mkdir(parents=True, exist_ok=True)
+    keep: set[str] = set()
+    changed = 0
+    for src in sorted(transcripts.glob("*.jsonl")) if transcripts and transcripts.is_dir() else []:
+        try:
+            st = src.stat()
+            if now - st.st_mtime > retention_days * 86400:
+                continue
+            name = src.stem + ".md"
+            keep.add(name)
+            out = dest / name
+            if out.is_file() and out.stat().st_mtime_ns >= st.st_mtime_ns:
+                continue
+            rendered = parse_transcript(src.read_text(encoding="utf-8", errors="replace"))
+            write_atomic(out, f"# Session {src.stem}\n\n{rendered.text}\n")
+            os.utime(out, ns=(st.st_mtime_ns, st.st_mtime_ns))
+            changed += 1
+        except OSError as exc:
+            log.warning("cannot export the transcript %s for qmd: %s", src, exc.strerror or exc)
+    for old in dest.glob("*.md"):
+        if old.name not in keep:
+            old.unlink(missing_ok=True)
+            changed += 1
+    return changed
 
 
 class QmdClient:
@@ -445,9 +485,12 @@ class QmdBackend:
     name = "qmd"
 
     def __init__(self, builtin: BuiltinBackend, config: QmdConfig, *, workspace: Path, home: Path,
-                 clock: Callable[[], float] = time.time):
+                 transcripts: Path | None = None, clock: Callable[[], float] = time.time):
         self.builtin = builtin
         self.config = config
+        self.transcripts = transcripts
+        sessions = config.session_collection(home)
+        self.extra = (*config.paths, *([sessions] if sessions else []))  # collections outside the workspace
         self.workspace = Path(workspace).absolute()
         self.client = QmdClient(config.command, home, config.timeout)
         self.clock = clock
@@ -455,6 +498,7 @@ class QmdBackend:
         self._retry_at = 0.0
         self._ready = False
         self._last_update = 0.0
+        self._pending = False  # files changed since the last `qmd update`
         self._done: list[str] = []
         self._lock = threading.RLock()
         self._candidates = _QmdCandidates(builtin.store, config.merge_builtin)
@@ -544,7 +588,8 @@ class QmdBackend:
         if self._ready:
             return
         self.client.check_version()
-        self._done = self.client.reconcile(self.config.collections(self.workspace))
+        self._export()
+        self._done = self.client.reconcile(self._wanted())
         self._update()
         self._ready = True
 
@@ -553,6 +598,7 @@ class QmdBackend:
         if self.config.search_mode != "search":
             self.client.embed()
         self._last_update = time.monotonic()
+        self._pending = False
         try:  # for status in another process
             (self.client.home / "last-update").write_text(f"{time.time():.0f}\n", encoding="utf-8")
         except OSError:
@@ -573,28 +619,46 @@ class QmdBackend:
              retry_vectors: bool = False) -> IndexReport:
         """The builtin index first (it is what answers when qmd cannot), then ``qmd update``
         when files changed or the update interval passed."""
+        try:
+            self._export()  # before the builtin index reads the export folder
+        except OSError as exc:
+            log.warning("cannot export transcripts for qmd: %s", exc)
         report = self.builtin.sync(full=full, progress=progress, lock_timeout=lock_timeout, sources=sources,
                                    limit=limit, without_vectors=without_vectors, retry_vectors=retry_vectors)
-        changed = report.added or report.changed or report.removed or full
+        if report.added or report.changed or report.removed or full:
+            self._pending = True
         with self._lock:
             if not self._usable():
                 return report
             try:
+                since = time.monotonic() - self._last_update
                 if not self._ready:
                     self._ensure()
-                elif changed or time.monotonic() - self._last_update >= self.config.update_interval:
-                    self.client.reconcile(self.config.collections(self.workspace))
+                elif (self._pending and since >= DEBOUNCE_SECONDS) or since >= self.config.update_interval:
+                    # at most one `qmd update` per DEBOUNCE_SECONDS in the search path: the builtin
+                    # candidates merged in hold a note written a moment ago in the meantime
+                    self._export()
+                    self.client.reconcile(self._wanted())
                     self._update()
                 self.fallback = None
             except QmdError as exc:
                 self._fail(str(exc))
         return report
 
+    def _wanted(self) -> list[Collection]:
+        wanted = self.config.collections(self.workspace)
+        return wanted + [c for c in self.extra if c not in wanted and c.path.is_dir()]
+
+    def _export(self) -> None:
+        sessions = self.config.session_collection(self.client.home)
+        if sessions is not None:
+            export_sessions(self.transcripts, sessions.path, self.config.retention_days, time.time())
+
     def _collection_names(self) -> list[str]:
-        return [c.name for c in self.config.collections(self.workspace)]
+        return [c.name for c in self._wanted()]
 
     def _by_name(self) -> dict[str, Collection]:
-        return {c.name: c for c in (*self.config.collections(self.workspace), *self.config.paths)}
+        return {c.name: c for c in (*self._wanted(), *self.extra)}
 
     def qmd_files(self, query: str, limit: int) -> list[str]:
         """The files qmd finds for ``query`` (as the builtin index names them), best first:
@@ -625,7 +689,7 @@ class QmdBackend:
                     raise
                 # a collection vanished from qmd's config behind our back: made again, asked again
                 log.warning("a qmd collection was missing (%s): made again from the config", exc)
-                self.client.reconcile(self.config.collections(self.workspace))
+                self.client.reconcile(self._wanted())
                 found = self.client.search(self.config.search_mode, " ".join(words_now), limit, names)
             for hit in found:
                 c = by_name.get(hit.collection)
@@ -681,7 +745,7 @@ class QmdBackend:
         """A path of the builtin index as the QMD backend shows it (qmd/<collection>/<path>)."""
         if not os.path.isabs(stored):
             return stored
-        for c in self.config.paths:
+        for c in self.extra:
             root = str(c.path).rstrip(os.sep) + os.sep
             if stored.startswith(root):
                 return c.shown(stored[len(root):].replace(os.sep, "/"))
@@ -693,9 +757,9 @@ class QmdBackend:
         if not text.startswith(SHOWN):
             return shown
         name, _, rel = text[len(SHOWN):].partition("/")
-        c = next((p for p in self.config.paths if p.name == name), None)
+        c = next((p for p in self.extra if p.name == name), None)
         if c is None:
-            known = ", ".join(f"{SHOWN}{p.name}/" for p in self.config.paths) or "none are configured"
+            known = ", ".join(f"{SHOWN}{p.name}/" for p in self.extra) or "none are configured"
             raise PathDeniedError(f"{text!r} names no qmd collection of this agent (memory.qmd.paths: {known})")
         parts = Path(rel).parts
         if not rel or ".." in parts or Path(rel).is_absolute():
@@ -754,12 +818,15 @@ def _stored_path(abspath: Path, workspace: Path) -> str:
     return text
 
 
-def qmd_roots(raw: Any) -> list[Path]:
-    """The folders of ``memory.qmd.paths`` (the builtin index holds them too)."""
+def qmd_roots(raw: Any, home: Path) -> list[Path]:
+    """The folders of ``memory.qmd.paths``, and the transcripts' export when sessions are on
+    (the builtin index holds them too)."""
     try:
-        return [c.path for c in QmdConfig.parse(raw).paths]
+        config = QmdConfig.parse(raw)
     except ConfigError:
         return []
+    sessions = config.session_collection(home)
+    return [c.path for c in config.paths] + ([sessions.path] if sessions else [])
 
 
 def as_extra_paths(config: QmdConfig) -> list[dict[str, Any]]:
