@@ -343,3 +343,26 @@ def test_sessions_are_exported_redacted_found_and_pruned(tmp_path, workspace, ma
     (transcripts / "s1.jsonl").unlink()
     mem.sync()
     assert list(exported.iterdir()) == []
+
+
+def test_the_seed_config_is_read_as_written_and_scope_rules_decide(tmp_path, workspace, make_memory):
+    seed = {"backend": "qmd", "citations": "auto", "qmd": {
+        "command": str(tmp_path / "nowhere"), "includeDefaultMemory": True,
+        "update": {"interval": "5m", "debounceMs": 15000, "commandTimeoutMs": 20000},
+        "limits": {"maxResults": 6, "timeoutMs": 4000},
+        "scope": {"default": "deny", "rules": [{"action": "allow", "match": {"chatType": "direct"}}]},
+        "paths": [{"name": "docs", "path": str(tmp_path / "notes"), "pattern": "**/*.md"}]}}
+    _fill(workspace, tmp_path / "notes")
+    config = QmdConfig.parse(seed["qmd"])
+    assert (config.debounce, config.timeout, config.max_results) == (15.0, 4.0, 6)
+    assert dict(config.timeouts) == {"collection": 20.0}
+    assert config.scope_denies("direct") is None
+    assert "denies group chats by default" in config.scope_denies("group")
+    mem = make_memory(workspace, config={"memory": seed})
+    assert mem.memory_search("Bolzano")["results"][0]["path"] == "qmd/docs/trip.md"  # a direct chat: allowed
+    closed = {**seed, "qmd": {**seed["qmd"], "scope": {"default": "deny", "rules": []}}}
+    mem = make_memory(workspace, config={"memory": closed})
+    answer = mem.memory_search("Bolzano")
+    assert answer["results"] == [] and "memory.qmd.scope denies direct chats" in answer["note"]
+    with pytest.raises(ConfigError, match=r"scope.rules\[0\].match may name chatType, channel or keyPrefix"):
+        QmdConfig.parse({"scope": {"rules": [{"action": "allow", "match": {"peer": "x"}}]}})

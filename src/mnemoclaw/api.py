@@ -346,6 +346,11 @@ class Memory:
                         f"{MAX_QUERY_CHARS}", "action": "search for the key words or one sentence of what you "
                         "are looking for"}
             return search_failed(exc, self.public)
+        denied = self.backend.scope_denied() if isinstance(self.backend, QmdBackend) else None
+        if denied:
+            say_once(f"memory_search refused: {denied} (chatType direct, agent {self.settings.agent_id})")
+            return {"results": [], "mode": mode or self.backend.default_mode(),
+                    "note": f"memory search is off in this chat: {denied}; say you cannot search memory here"}
         try:
             hits = self.search(args["query"], max_results=args["max_results"], min_score=args["min_score"], mode=mode,
                                kind=args["kind"], history=bool(args["history"]))

@@ -384,8 +384,14 @@ class Settings:
         qmd = (self.raw.get("memory") or {}).get("qmd") if isinstance(self.raw.get("memory"), dict) else None
         qmd_keys = ", ".join(f"memory.qmd.{k}" for k in qmd) if isinstance(qmd, dict) and qmd else ""
         if self.memory["backend"] == "qmd" and isinstance(qmd, dict):
-            if qmd.get("scope"):
-                out.append("memory.qmd.scope: not applied by this version; every caller may search")
+            for key, names in (("update", ("waitForBootSync", "embedInterval")),
+                               ("limits", ("maxSnippetChars", "maxInjectedChars"))):
+                group = qmd.get(key)
+                for name in names:
+                    if isinstance(group, dict) and name in group:
+                        out.append(f"memory.qmd.{key}.{name}: not used by this version (snippets are capped at "
+                                   "700 characters a result for every backend)" if key == "limits" else
+                                   f"memory.qmd.{key}.{name}: not used by this version")
         if self.memory["backend"] != "qmd" and qmd_keys:
             out.append(f"{qmd_keys} set, but memory.backend is \"builtin\": not used")
         return out

@@ -50,7 +50,6 @@ SEARCH_MODES = ("search", "vsearch", "query")
 OUTPUT_CAP = 200_000  # characters of qmd output read before the call is refused
 RETRY_SECONDS = 300.0  # after a failure, qmd is tried again this long later
 MAX_CALLS = 3  # qmd searches one question may cost (each starts a process)
-DEBOUNCE_SECONDS = 15.0  # `qmd update` after file changes at most this often
 TIMEOUTS = {"collection": 30.0, "update": 120.0, "embed": 600.0, "search": 4.0}
 DEFAULT_COLLECTIONS = ("memory-root", "memory-alt", "memory-dir")
 SHOWN = "qmd/"  # a file of a configured qmd path, as results show it: qmd/<collection>/<path>
@@ -88,6 +87,12 @@ class QmdConfig:
     update_interval: float = 300.0
     timeout: float = TIMEOUTS["search"]
     merge_builtin: bool = True
+    debounce: float = 15.0
+    on_boot: bool = True
+    timeouts: tuple[tuple[str, float], ...] = ()  # collection / update / embed, from update.*TimeoutMs
+    max_results: int | None = None
+    export_dir: Path | None = None
+    scope: tuple[str, tuple[tuple[str, dict[str, str]], ...]] | None = None  # (default, ((action, match), ...))
 
     @classmethod
     def parse(cls, raw: Any) -> QmdConfig:
@@ -131,7 +136,14 @@ class QmdConfig:
         update = raw.get("update") or {}
         limits = raw.get("limits") or {}
         sessions = raw.get("sessions") or {}
+        ms = {"commandTimeoutMs": "collection", "updateTimeoutMs": "update", "embedTimeoutMs": "embed"}
+        timeouts = tuple((what, float(update[key]) / 1000.0) for key, what in ms.items() if key in update)
+        export = sessions.get("exportDir") if isinstance(sessions, dict) else None
         return cls(command=command.strip(), search_mode=mode,
+                   debounce=float(update.get("debounceMs", 15000)) / 1000.0, on_boot=bool(update.get("onBoot", True)),
+                   timeouts=timeouts, max_results=int(limits["maxResults"]) if limits.get("maxResults") else None,
+                   export_dir=Path(os.path.expanduser(str(export))).absolute() if export else None,
+                   scope=_scope(raw.get("scope")),
                    include_default=bool(raw.get("includeDefaultMemory", True)),
                    paths=tuple(paths), sessions=bool(sessions.get("enabled")) if isinstance(sessions, dict) else False,
                    retention_days=float(sessions.get("retentionDays", 30)) if isinstance(sessions, dict) else 30.0,
@@ -141,7 +153,19 @@ class QmdConfig:
 
     def session_collection(self, home: Path) -> Collection | None:
         """Where transcripts are exported as Markdown for qmd (under the agent's qmd folder)."""
-        return Collection("sessions", Path(home) / "sessions", "**/*.md") if self.sessions else None
+        return Collection("sessions", self.export_dir or Path(home) / "sessions", "**/*.md") if self.sessions else None
+
+    def scope_denies(self, chat_type: str, channel: str | None = None, key: str = "") -> str | None:
+        """Why ``memory.qmd.scope`` refuses a search from this chat (None: allowed). The rules
+        are session.sendPolicy's: the first whose match fits decides, else the default."""
+        if self.scope is None:
+            return None
+        default, rules = self.scope
+        seen = {"chatType": chat_type, "channel": channel or "", "keyPrefix": key}
+        for action, match in rules:
+            if all((seen["keyPrefix"].startswith(v) if k == "keyPrefix" else seen[k] == v) for k, v in match.items()):
+                return None if action == "allow" else f"a rule of memory.qmd.scope denies {chat_type} chats"
+        return None if default == "allow" else f"memory.qmd.scope denies {chat_type} chats by default"
 
     def check_paths(self) -> None:
         for i, c in enumerate(self.paths):
@@ -163,6 +187,24 @@ class QmdConfig:
             if (ws / "memory").is_dir():
                 out.append(Collection("memory-dir", ws / "memory", "**/*.md", True))
         return out + [c for c in self.paths if c.path.is_dir()]
+
+
+def _scope(raw: Any) -> tuple[str, tuple[tuple[str, dict[str, str]], ...]] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or raw.get("default", "deny") not in ("allow", "deny"):
+        raise ConfigError("memory.qmd.scope must be {default: \"deny\" or \"allow\", rules: [{action, match}]}")
+    rules = []
+    for i, rule in enumerate(raw.get("rules") or []):
+        where = f"memory.qmd.scope.rules[{i}]"
+        if not isinstance(rule, dict) or rule.get("action") not in ("allow", "deny"):
+            raise ConfigError(f"{where} needs action \"allow\" or \"deny\"")
+        match = rule.get("match") or {}
+        unknown = set(match) - {"chatType", "channel", "keyPrefix"} if isinstance(match, dict) else {"?"}
+        if unknown:
+            raise ConfigError(f"{where}.match may name chatType, channel or keyPrefix, not {sorted(unknown)[0]}")
+        rules.append((str(rule["action"]), {str(k): str(v) for k, v in match.items()}))
+    return str(raw.get("default", "deny")), tuple(rules)
 
 
 def _slug(name: str) -> str:
@@ -267,10 +309,12 @@ def export_sessions(transcripts: Path | None, dest: Path, retention_days: float,
 class QmdClient:
     """One agent's qmd: its own config and cache folders under ``home``."""
 
-    def __init__(self, command: str, home: Path, timeout: float = TIMEOUTS["search"]):
+    def __init__(self, command: str, home: Path, timeout: float = TIMEOUTS["search"],
+                 timeouts: dict[str, float] | None = None):
         self.command = command
         self.home = Path(home)
         self.timeout = timeout
+        self.timeouts = {**TIMEOUTS, **(timeouts or {})}
         self.version: tuple[int, ...] | None = None
 
     @property
@@ -299,7 +343,7 @@ class QmdClient:
         exe = self.executable()
         for d in ("xdg-config", "xdg-cache", "config"):
             (self.home / d).mkdir(parents=True, exist_ok=True)
-        limit = timeout if timeout is not None else TIMEOUTS.get(what, self.timeout)
+        limit = timeout if timeout is not None else self.timeouts.get(what, self.timeout)
         # the working directory is the isolated home: a .qmd/ folder above the caller's one
         # would otherwise take over qmd's config and index
         try:
@@ -492,7 +536,7 @@ class QmdBackend:
         sessions = config.session_collection(home)
         self.extra = (*config.paths, *([sessions] if sessions else []))  # collections outside the workspace
         self.workspace = Path(workspace).absolute()
-        self.client = QmdClient(config.command, home, config.timeout)
+        self.client = QmdClient(config.command, home, config.timeout, dict(config.timeouts))
         self.clock = clock
         self.fallback: dict[str, str] | None = None
         self._retry_at = 0.0
@@ -568,6 +612,11 @@ class QmdBackend:
         # (hybrid with the bundled embedder, which needs no download, unlike qmd's models)
         return self.builtin.default_mode()
 
+    def scope_denied(self, chat_type: str = "direct", channel: str | None = None, key: str = "") -> str | None:
+        """Why ``memory.qmd.scope`` refuses this chat a search (every caller of this version, the
+        CLI, MCP and ``chat``, is a direct chat)."""
+        return self.config.scope_denies(chat_type, channel, key)
+
     def close(self) -> None:
         self.builtin.close()
 
@@ -590,7 +639,10 @@ class QmdBackend:
         self.client.check_version()
         self._export()
         self._done = self.client.reconcile(self._wanted())
-        self._update()
+        if self.config.on_boot or not self.client.database.is_file():
+            self._update()
+        else:
+            self._last_update = time.monotonic()  # update.onBoot false: the next interval updates
         self._ready = True
 
     def _update(self) -> None:
@@ -634,8 +686,8 @@ class QmdBackend:
                 since = time.monotonic() - self._last_update
                 if not self._ready:
                     self._ensure()
-                elif (self._pending and since >= DEBOUNCE_SECONDS) or since >= self.config.update_interval:
-                    # at most one `qmd update` per DEBOUNCE_SECONDS in the search path: the builtin
+                elif (self._pending and since >= self.config.debounce) or since >= self.config.update_interval:
+                    # at most one `qmd update` per update.debounceMs in the search path: the builtin
                     # candidates merged in hold a note written a moment ago in the meantime
                     self._export()
                     self.client.reconcile(self._wanted())
@@ -718,6 +770,8 @@ class QmdBackend:
                 except QmdError as exc:
                     self._fail(str(exc))
         mode = mode or self.default_mode()
+        if max_results is None and self.config.max_results:
+            max_results = self.config.max_results  # limits.maxResults
         if files is None:
             outcome = self.builtin.search(query, max_results=max_results, min_score=min_score, mode=mode,
                                           sources=sources, kind=kind, history=history)
