@@ -1,18 +1,20 @@
 """The Postgres store at scale: a million chunks in one namespace, and three writers on one server.
 
-    python benchmarks/postgres_scale.py --pg-url postgresql://... [--sections load,search,filtered,compare,writers]
+    python benchmarks/postgres_scale.py --pg-url postgresql://... [--sections load,revector,search,filtered,compare,writers]
                                         [--chunks 1000000] [--out bench-results/postgres-scale.json]
 
 Sections:
   load     --chunks chunks made from the benchmark corpora's sentences (2-4 a chunk, as notes
            are), written through the store's own write path (files of 10 chunks, 200 files a
-           transaction) inside bulk_load(), so the indexes are built once at the end. The
-           vectors are synthetic but spread like real ones: drawn from a Gaussian with the mean
-           and covariance of 2 048 real embeddings of the same texts (the default embedder).
-           Reports chunks/s, the index build time and the bytes per chunk of every table and
-           index.
+           transaction) inside bulk_load(), so the indexes are built once at the end. A
+           chunk's vector is the mean of its sentences' real embeddings (the default embedder;
+           the 66 805 sentences are embedded once and kept in bench-results/work). Reports
+           chunks/s, the index build time and the bytes per chunk of every table and index.
+  revector the loaded namespace's vectors replaced by the current kind (rows and postings kept)
+           and the vector index built again
   search   over that namespace: hybrid search p50/p95 (real query embeddings), and the vector
-           index's recall@10 against an exact search of the same vectors (numpy, in memory).
+           index's recall@10 against an exact search of the same vectors (numpy, in memory),
+           over a sweep of hnsw.ef_search.
   compare  the same kind of synthetic chunks (--scale of them) in a SQLite index and a Postgres
            namespace: warm hybrid search p50/p95 in each, in the same run (query vectors cached, so
            this is the stores and the ranking)
@@ -55,7 +57,6 @@ from mnemoclaw.store.postgres import PostgresStore  # noqa: E402
 from mnemoclaw.types import ChunkRow, FileRecord  # noqa: E402
 from speed import _queries, _sentences, bench_dir, load_results, log, save_results  # noqa: E402
 
-BASE = 2048  # real embeddings the synthetic vectors are mixed from
 FILE_CHUNKS = 10
 TX_FILES = 200
 SEED = 20261201
@@ -66,40 +67,51 @@ def _provider():
     return resolve_provider(settings)
 
 
-def _texts(bench: Path, n: int) -> list[str]:
+def _chunk_sentences(pool_size: int, n: int) -> list[list[int]]:
+    """Which of the pool's sentences each synthetic chunk is made of (2-4, seeded)."""
     rng = random.Random(SEED)
+    return [[rng.randrange(pool_size) for _ in range(rng.randint(2, 4))] for _ in range(n)]
+
+
+def _texts(bench: Path, n: int) -> list[str]:
     pool = _sentences(bench)
-    return [f"- note {i}: " + " ".join(rng.choice(pool) for _ in range(rng.randint(2, 4))) for i in range(n)]
+    return [f"- note {i}: " + " ".join(pool[j] for j in idx) for i, idx in enumerate(_chunk_sentences(len(pool), n))]
 
 
 class Vectors:
-    """Deterministic synthetic vectors drawn from a Gaussian with the mean and covariance of real
-    embeddings (``base``), so they spread as a model's do. (Mixing two of a few thousand real
-    vectors, tried first, makes tight clusters no model makes, and the HNSW graph over them lost
-    its way: a vector searched for itself was not found.)"""
+    """A synthetic chunk's vector: the mean of the real embeddings (the default embedder) of the
+    sentences it is made of, so vectors lie where a model puts text and a question finds the
+    chunks holding what it asks about. (Tried first and dropped: mixes of two of 2 048 real
+    embeddings made tight clusters no model makes; independent draws from a Gaussian with real
+    embeddings' covariance spread every vector nearly equally far from every question, the
+    hard case for any graph index: recall@10 0.08-0.23 at a million, docs/postgres.md.)"""
 
-    def __init__(self, base: np.ndarray, n: int):
-        self.n = n
-        self.mean = base.mean(axis=0)
-        centred = base - self.mean
-        _, sv, vt = np.linalg.svd(centred, full_matrices=False)
-        self.basis = (vt.T * (sv / np.sqrt(len(base) - 1))).astype(np.float32)  # d x k: N(0, I) -> the spread
-        self.seeds = np.random.default_rng(SEED).integers(0, 2**31, n)
+    def __init__(self, sentences: np.ndarray, n: int):
+        self.sentences = sentences
+        self.members = _chunk_sentences(len(sentences), n)
 
     def rows(self, start: int, stop: int) -> np.ndarray:
-        k = self.basis.shape[1]
-        z = np.stack([np.random.default_rng(int(s)).standard_normal(k, dtype=np.float32)
-                      for s in self.seeds[start:stop]])
-        v = self.mean + z @ self.basis.T
+        v = np.stack([self.sentences[idx].mean(axis=0) for idx in self.members[start:stop]])
         return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
 
 
 def _base_vectors(bench: Path, provider) -> np.ndarray:
-    texts = _texts(bench, BASE)
+    """Every sentence of the pool embedded once (kept under bench-results/work between runs)."""
+    pool = _sentences(bench)
+    cache = Path("bench-results/work") / f"sentence-vectors-{len(pool)}-{provider.model}.npy"
+    if cache.is_file():
+        return np.load(cache)
     t = time.perf_counter()
-    base = np.asarray(provider.embed(texts), dtype=np.float32)
-    log(f"embedded {BASE} base texts in {time.perf_counter() - t:.1f}s")
-    return base / np.linalg.norm(base, axis=1, keepdims=True)
+    out = []
+    for start in range(0, len(pool), 2048):
+        out.append(np.asarray(provider.embed(pool[start:start + 2048]), dtype=np.float32))
+        log(f"  embedded {min(len(pool), start + 2048)}/{len(pool)} sentences")
+    base = np.concatenate(out)
+    base /= np.linalg.norm(base, axis=1, keepdims=True)
+    log(f"embedded {len(pool)} sentences in {time.perf_counter() - t:.0f}s")
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    np.save(cache, base)
+    return base
 
 
 def _write(store: PostgresStore, texts: list[str], vectors: Vectors, model: str, n: int, t0: float) -> None:
@@ -155,6 +167,41 @@ def section_load(bench: Path, url: str, n: int, drop: bool) -> dict:
                                if v / n >= 1}, "toast_bytes_per_chunk": round(int(toast) / n),
            "note": "sizes cover every namespace on the server; run on a database holding only this one"}
     log(f"load: {out}")
+    return out
+
+
+def section_revector(bench: Path, url: str, n: int) -> dict:
+    """Give the loaded namespace the current Vectors (the rows and postings stay): the vector
+    index dropped, the vectors replaced in one UPDATE, the index built again."""
+    ns = f"scale-{n}"
+    store = PostgresStore(url, ns)
+    if store.counts()["chunks"] < n:
+        sys.exit(f"{ns} holds {store.counts()['chunks']} chunks: run --sections load first")
+    provider = _provider()
+    vectors = Vectors(_base_vectors(bench, provider), n)
+    d = vectors.sentences.shape[1]
+    import mnemoclaw.store.postgres as pg
+
+    t0 = time.perf_counter()
+    with store._conn() as c:
+        c.execute(f"DROP INDEX IF EXISTS mc_chunks_hnsw_{d}")
+        c.execute("CREATE TEMP TABLE nv (cid text PRIMARY KEY, embedding vector)")
+        with c.cursor().copy("COPY nv (cid, embedding) FROM STDIN") as cp:
+            for start in range(0, n, 20_000):
+                block = vectors.rows(start, min(n, start + 20_000))
+                for i, v in enumerate(block, start):
+                    cp.write_row((f"c{i}", pg._vec_text(v)))
+        log(f"  {n} vectors copied in {time.perf_counter() - t0:.0f}s")
+        c.execute("UPDATE mc_chunks c SET embedding = nv.embedding FROM nv WHERE c.ns = %s AND c.cid = nv.cid", (ns,))
+        c.execute("DROP TABLE nv")
+    replaced_s = time.perf_counter() - t0
+    log(f"  vectors replaced in {replaced_s:.0f}s; building the vector index")
+    store._caches.pop(f"hnsw{d}", None)
+    store._ensure_vector_index(d)
+    total_s = time.perf_counter() - t0
+    store.close()
+    out = {"chunks": n, "replace_s": round(replaced_s), "hnsw_build_s": round(total_s - replaced_s)}
+    log(f"revector: {out}")
     return out
 
 
@@ -429,6 +476,8 @@ def main() -> None:
             got = section_load(bench, args.pg_url, args.chunks, args.drop)
             if got:
                 results[f"load_{args.chunks}"] = got
+        elif name == "revector":
+            results[f"revector_{args.chunks}"] = section_revector(bench, args.pg_url, args.chunks)
         elif name == "search":
             results[f"search_{args.chunks}"] = section_search(bench, args.pg_url, args.chunks)
         elif name == "compare":
@@ -438,7 +487,7 @@ def main() -> None:
         elif name == "writers":
             results["writers"] = section_writers(bench, args.pg_url)
         else:
-            sys.exit(f"unknown section {name!r}: load, search, compare, filtered or writers")
+            sys.exit(f"unknown section {name!r}: load, revector, search, compare, filtered or writers")
         save_results(results, args.out)
     print(json.dumps(results, indent=2))
 

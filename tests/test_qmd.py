@@ -94,6 +94,12 @@ def test_qmd_answers_with_chunk_lines_that_memory_get_reads_back(tmp_path, works
     st = mem.status()
     assert st["backend"] == "qmd" and st["qmd"]["version"] and st["qmd"]["fallback"] is None
     files = {c["name"]: c["files"] for c in st["qmd"]["collections"]}
+    # the note was found through the merged builtin candidates: qmd itself rescans at most once in
+    # update.debounceMs (15 s) after changes
+    assert files == {"memory-root": 1, "memory-dir": 1, "notes": 1}
+    mem.backend._last_update -= 15
+    mem.sync()
+    files = {c["name"]: c["files"] for c in mem.status()["qmd"]["collections"]}
     assert files == {"memory-root": 1, "memory-dir": 2, "notes": 1}
     after = _snapshot(workspace, notes)
     assert {k: v for k, v in after.items() if k in before} == before  # nothing of the user's was written
