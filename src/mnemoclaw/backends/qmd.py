@@ -35,6 +35,7 @@ from urllib.parse import unquote
 
 from ..embeddings.base import EmbeddingProvider
 from ..errors import ConfigError, MnemoclawError, PathDeniedError
+from ..index.discovery import display_path
 from ..search.searcher import Searcher
 from ..store.base import Store
 from ..text.tokenize import CJK_RUN, STOP_WORDS, WORD, keyword_query
@@ -721,19 +722,18 @@ class QmdBackend:
         names = self._collection_names()
         if not names:
             return []
-        df = self.store.keyword_candidates(keyword_query(" ".join(words)), 1).df
-        terms = {w: keyword_query(w).terms for w in words}
-        rare = sorted(words, key=lambda w: min((df.get(t, 0) for t in terms[w]), default=0))
         tries = [words]
-        if len(words) > 2:
-            tries.append(rare[:2])
-        if len(words) > 1:
-            tries.append(rare[:1])
-        by_name = self._by_name()
-        out: list[str] = []
         # merged with the builtin candidates, fewer words find nothing those do not (measured:
-        # docs/qmd.md): one qmd process a search
-        for words_now in tries[:1 if self.config.merge_builtin else MAX_CALLS]:
+        # docs/qmd.md): one qmd process a search, and no look-up of which words are rarest
+        if not self.config.merge_builtin and len(words) > 1:
+            df = self.store.keyword_candidates(keyword_query(" ".join(words)), 1).df
+            terms = {w: keyword_query(w).terms for w in words}
+            rare = sorted(words, key=lambda w: min((df.get(t, 0) for t in terms[w]), default=0))
+            tries += ([rare[:2]] if len(words) > 2 else []) + [rare[:1]]
+        by_name = self._by_name()
+        real_ws = os.path.realpath(self.workspace)
+        out: list[str] = []
+        for words_now in tries[:MAX_CALLS]:
             try:
                 found = self.client.search(self.config.search_mode, " ".join(words_now), limit, names)
             except QmdError as exc:
@@ -747,7 +747,8 @@ class QmdBackend:
                 c = by_name.get(hit.collection)
                 if c is None:
                     continue
-                stored = _stored_path(c.path / hit.path, self.workspace)
+                # named as discovery names it: the real path, workspace-relative inside it
+                stored = display_path(os.path.realpath(c.path / hit.path), real_ws)
                 if stored not in out:
                     out.append(stored)
             if len(out) >= limit:
@@ -800,9 +801,11 @@ class QmdBackend:
         if not os.path.isabs(stored):
             return stored
         for c in self.extra:
-            root = str(c.path).rstrip(os.sep) + os.sep
-            if stored.startswith(root):
-                return c.shown(stored[len(root):].replace(os.sep, "/"))
+            # the index holds real paths: a folder configured through a link matches by either
+            for root in dict.fromkeys((str(c.path), os.path.realpath(c.path))):
+                root = root.rstrip(os.sep) + os.sep
+                if stored.startswith(root):
+                    return c.shown(stored[len(root):].replace(os.sep, "/"))
         return stored
 
     def local_path(self, shown: str) -> str:
@@ -859,17 +862,6 @@ class QmdBackend:
             except sqlite3.Error:
                 counts = {}
         return [{"name": n, "path": p, "pattern": pat, "files": counts.get(n)} for n, (p, pat) in sorted(have.items())]
-
-
-def _stored_path(abspath: Path, workspace: Path) -> str:
-    """A file as the builtin index names it: workspace-relative inside the workspace."""
-    text = os.path.normpath(str(abspath))
-    real_ws = os.path.realpath(workspace)
-    for ws in (str(workspace), real_ws):
-        prefix = ws.rstrip(os.sep) + os.sep
-        if text.startswith(prefix):
-            return text[len(prefix):].replace(os.sep, "/")
-    return text
 
 
 def qmd_roots(raw: Any, home: Path) -> list[Path]:
