@@ -18,6 +18,7 @@ from typing import Any
 from .backends.base import Backend
 from .errors import IndexCorruptError, LockTimeoutError, MnemoclawError, ReadOnlyError, WorkspaceError
 from .index.background import BackgroundSync, Writer
+from .index.journal import ChangeJournal
 from .index.watcher import Watcher
 from .store.base import damage_reason
 from .types import IndexReport
@@ -47,6 +48,13 @@ class Freshness:
         self.allow_background = allow_background
         self._background: BackgroundSync | None = None
         self._watcher: Watcher | None = None
+        # while watching, the kernel's record of file changes spares a search the walk over
+        # every file; memory_clean: the last walk found nothing to index and the journal has
+        # recorded no change to a memory file since
+        self._journal: ChangeJournal | None = None
+        self._memory_clean = False
+        self.walks = 0  # searches that checked every memory file
+        self.walks_spared = 0  # searches the journal spared that
         self._interval_stop: threading.Event | None = None
         self.error: str | None = None  # why the last search-triggered sync failed
         self.left_over: tuple[int, int] | None = None  # (files done, files changed) by the last inline sync
@@ -89,6 +97,19 @@ class Freshness:
         if self.backend.damaged() is not None:
             self.request("repair")  # too slow to do before a search; it answers from what is readable
             return
+        journal = self._journal
+        changed = journal.take() if journal is not None else None
+        if changed is None:
+            self._memory_clean = False
+        else:
+            if "sessions" in changed:
+                self.request("sessions")
+            if "memory" in changed:
+                self._memory_clean = False
+            elif self._memory_clean:
+                self.walks_spared += 1
+                return
+        self.walks += 1
         try:
             dirty = self.backend.dirty_sources()
         except IndexCorruptError as exc:
@@ -98,6 +119,7 @@ class Freshness:
         if "sessions" in dirty:
             self.request("sessions")
         if "memory" not in dirty:
+            self._memory_clean = changed is not None  # and the journal has seen everything since it was read
             return
         if self.backend.needs_rebuild() and self.backend.has_files():
             self.request("rebuild")
@@ -139,7 +161,26 @@ class Freshness:
                 debounce_ms=self.sync_settings["watchDebounceMs"] if debounce_ms is None else debounce_ms,
                 polling=polling,
             ).start()
+            if self._watcher.mode == "native" and self.sync_settings["onSearch"]:
+                self._journal = ChangeJournal(self.workspace, self.extra_paths, self.sessions_dir).start()
         return self._watcher
+
+    @property
+    def search_check(self) -> dict[str, Any]:
+        """How a search learns what changed: the kernel's record of file events ("events"), or
+        a stat of every memory file ("walk", with the reason)."""
+        j = self._journal
+        if not self.sync_settings["onSearch"]:
+            out: dict[str, Any] = {"mode": "off", "why": "sync.onSearch is false"}
+        elif j is not None and j.trusted:
+            out = {"mode": "events", "why": None, "watches": j.watches, "overflows": j.overflows}
+        elif j is not None:
+            out = {"mode": "walk", "why": j.why}
+        elif self._watcher is not None:
+            out = {"mode": "walk", "why": f"the watcher is {self._watcher.mode} (file events are not delivered)"}
+        else:
+            out = {"mode": "walk", "why": "this process does not watch the files"}
+        return {**out, "walks": self.walks, "walksSpared": self.walks_spared}
 
     @property
     def watching(self) -> str:
@@ -163,6 +204,10 @@ class Freshness:
             threading.Thread(target=tick, name="mnemoclaw-interval", daemon=True).start()
 
     def stop(self) -> None:
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
+            self._memory_clean = False
         if self._watcher is not None:
             self._watcher.stop()
             self._watcher = None
@@ -176,4 +221,4 @@ class Freshness:
     def status(self) -> dict[str, Any]:
         bg = self._background
         return {"watching": self.watching, "syncs": bg.syncs if bg else 0, "busy": bg.busy if bg else False,
-                "lastError": (bg.last_error if bg else None) or self.error}
+                "lastError": (bg.last_error if bg else None) or self.error, "searchCheck": self.search_check}
