@@ -29,8 +29,14 @@ from .backends import Backend, BuiltinBackend, QmdBackend, open_backend
 from .cleanup import CleanupPlan
 from .config import Settings, load_settings
 from .embeddings.base import EmbeddingProvider
-from .embeddings.http import ProviderResponseError
-from .errors import IndexCorruptError, MnemoclawError, PathDeniedError, ProviderError, ReadOnlyError
+from .errors import (
+    IndexCorruptError,
+    MnemoclawError,
+    PathDeniedError,
+    ProviderError,
+    ProviderResponseError,
+    ReadOnlyError,
+)
 from .forget import ForgetPlan
 from .freshness import INLINE_SYNC_FILES, SEARCH_LOCK_WAIT, Freshness
 from .index.background import BackgroundSync

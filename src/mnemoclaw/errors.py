@@ -25,6 +25,22 @@ class ProviderError(MnemoclawError):
     """An embedding provider is unknown, unavailable or failed."""
 
 
+class ProviderAuthError(ProviderError):
+    """The provider refused the credentials (401/403)."""
+
+
+class ProviderRequestError(ProviderError):
+    """The provider refused the request itself (400, 404, 413, ...): retrying will not help."""
+
+
+class ProviderUnavailableError(ProviderError):
+    """The provider kept failing (5xx, 429, timeouts, connection errors) through every retry."""
+
+
+class ProviderResponseError(ProviderError):
+    """The provider answered, but not with what its API promises (bad JSON, wrong shape)."""
+
+
 class UnknownProviderError(ProviderError, ConfigError):
     """The configured embedding provider name is not registered."""
 

@@ -19,8 +19,7 @@ from typing import Any
 from .atomic import write_atomic
 from .config import Settings
 from .embeddings.base import AUTO_REMOTE_ORDER, EmbeddingProvider, create_provider
-from .embeddings.http import ProviderResponseError
-from .errors import ProviderError
+from .errors import ProviderError, ProviderResponseError
 
 log = logging.getLogger(__name__)
 

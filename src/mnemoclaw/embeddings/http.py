@@ -22,7 +22,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ProviderError
+from ..errors import (  # noqa: F401 - the provider errors are part of this module's interface
+    ProviderAuthError,
+    ProviderError,
+    ProviderRequestError,
+    ProviderResponseError,
+    ProviderUnavailableError,
+)
 from ..text.secrets import redact
 
 log = logging.getLogger(__name__)
@@ -31,22 +37,6 @@ _BAD_KEY = re.compile(r"api.?key not valid|api_key_invalid|invalid.?api.?key|inc
 _SLOW_DOWN = re.compile(r"rate.?limit|too many requests|tokens per day|quota exceeded|overloaded", re.I)
 NEVER_RETRY = (400, 401, 403)
 SECRET_HEADER = re.compile(r"auth|key|token|secret|cookie|password", re.I)
-
-
-class ProviderAuthError(ProviderError):
-    """The provider refused the credentials (401/403)."""
-
-
-class ProviderRequestError(ProviderError):
-    """The provider refused the request itself (400, 404, 413, ...): retrying will not help."""
-
-
-class ProviderUnavailableError(ProviderError):
-    """The provider kept failing (5xx, 429, timeouts, connection errors) through every retry."""
-
-
-class ProviderResponseError(ProviderError):
-    """The provider answered, but not with what its API promises (bad JSON, wrong shape)."""
 
 
 @dataclass

@@ -24,8 +24,15 @@ from pathlib import Path
 import numpy as np
 
 from ..embeddings.base import EmbeddingProvider
-from ..embeddings.http import ProviderResponseError
-from ..errors import DiskFullError, IndexCorruptError, LockTimeoutError, ProviderError, StoreError, WorkspaceError
+from ..errors import (
+    DiskFullError,
+    IndexCorruptError,
+    LockTimeoutError,
+    ProviderError,
+    ProviderResponseError,
+    StoreError,
+    WorkspaceError,
+)
 from ..markdown.annotations import Span, annotate, encode
 from ..markdown.chunker import chunk_markdown, chunk_spans, text_hash
 from ..sessions.transcript import parse_transcript
