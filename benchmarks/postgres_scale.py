@@ -33,6 +33,7 @@ its namespace (`scale-<chunks>`) in place for later search runs; --drop removes 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -321,7 +322,9 @@ def section_compare(bench: Path, url: str, scales: list[int]) -> dict:
                 if isinstance(store, PostgresStore):
                     store._wipe()
                 t = time.perf_counter()
-                with store.write_lock(timeout=10):
+                # into an empty database the Postgres store builds its indexes after the rows
+                with store.write_lock(timeout=10), (store.bulk_load() if isinstance(store, PostgresStore)
+                                                    else contextlib.nullcontext()):
                     _write(store, _texts(bench, n), Vectors(base, n), provider.model, n, t)
                 log(f"{name}: {n} chunks written in {time.perf_counter() - t:.0f}s")
             searcher = Searcher(store, provider, options)

@@ -1,5 +1,6 @@
-"""The bundled embedder's BLAS threads: one by default, the process-wide limit set while any
-embedding runs and restored after the last, the same vectors at any thread count."""
+"""The bundled embedder's threads: one BLAS thread for every product (the process-wide limit set
+while any embedding runs and restored after the last), a batch shared among worker threads, the
+same vectors at any thread count."""
 
 from __future__ import annotations
 
@@ -19,9 +20,16 @@ def _blas_threads() -> set[int]:
     return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
 
 
-def test_one_thread_by_default_and_the_setting_is_capped_at_the_cores():
-    assert local.LocalUSE().threads == 1
+def test_workers_default_to_the_cores_and_a_batch_is_split_in_order():
+    assert local.LocalUSE().threads == cpu_count()
     assert local.LocalUSE(threads=64).threads == cpu_count()
+    assert local.LocalUSE(threads=1).threads == 1
+    texts = [f"text {i} " * (i % 7 + 1) for i in range(100)]
+    parts = local._split(texts, 3)
+    assert len(parts) == 3 and [t for p in parts for t in p] == texts
+    sizes = [sum(map(len, p)) for p in parts]
+    assert max(sizes) - min(sizes) <= max(map(len, texts)) * 2
+    assert local._split(texts[:1], 4) == [texts[:1]]
 
 
 def test_the_limit_holds_while_any_call_runs_and_is_restored_after_the_last():

