@@ -8,7 +8,7 @@ import threading
 
 import numpy as np
 import pytest
-from threadpoolctl import threadpool_info
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from mnemoclaw.embeddings import local
 from mnemoclaw.embeddings.base import cpu_count
@@ -33,28 +33,30 @@ def test_workers_default_to_the_cores_and_a_batch_is_split_in_order():
 
 
 def test_the_limit_holds_while_any_call_runs_and_is_restored_after_the_last():
-    before = _blas_threads()
-    if not before:
+    if not _blas_threads():
         pytest.skip("numpy has no BLAS library threadpoolctl can see")
-    inside, release = threading.Event(), threading.Event()
-    seen = []
+    limit = local._BlasLimit()
+    with threadpool_limits(limits=2, user_api="blas"):  # what the process had before
+        before = _blas_threads()
+        inside, release = threading.Event(), threading.Event()
+        seen = []
 
-    def long_call():
-        with local._blas_threads(1):
-            inside.set()
-            release.wait(10)
+        def long_call():
+            with limit(1):
+                inside.set()
+                release.wait(10)
+                seen.append(_blas_threads())
+
+        t = threading.Thread(target=long_call)
+        t.start()
+        assert inside.wait(10)
+        with limit(1):  # a query beside a batch
             seen.append(_blas_threads())
-
-    t = threading.Thread(target=long_call)
-    t.start()
-    assert inside.wait(10)
-    with local._blas_threads(1):  # a query beside a batch
-        seen.append(_blas_threads())
-    seen.append(_blas_threads())  # the batch still runs: still limited
-    release.set()
-    t.join(10)
-    assert seen == [{1}, {1}, {1}]
-    assert _blas_threads() == before
+        seen.append(_blas_threads())  # the batch still runs: still limited
+        release.set()
+        t.join(10)
+        assert seen == [{1}, {1}, {1}], (threadpool_info(), limit._active)
+        assert _blas_threads() == before
 
 
 def test_vectors_do_not_depend_on_threads_or_on_calls_running_at_once(tmp_path):

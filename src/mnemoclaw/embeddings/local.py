@@ -142,6 +142,7 @@ class _BlasLimit:
             with self._lock:
                 self._users -= 1
                 if self._users == 0 and self._active is not None:
+                    _take_control()  # the last call out may run on another thread than the first in
                     self._active.restore_original_limits()
                     self._active = None
 
@@ -151,10 +152,24 @@ class _BlasLimit:
                 from threadpoolctl import ThreadpoolController
 
                 self._controller = ThreadpoolController()  # finds the BLAS libraries once
+            _take_control()
             return self._controller.limit(limits=threads, user_api="blas")
         except Exception as exc:  # no threadpoolctl: BLAS keeps its own count
             log.debug("cannot limit BLAS threads: %s", exc)
             return None
+
+
+def _take_control() -> None:
+    """Let this thread set OpenBLAS's limit. threadpoolctl lets only the first thread that set
+    it set it again and silently ignores the others (measured: a background writer's limit did
+    nothing, and its batches ran on every core's thread beside the searches); the refcount
+    above already keeps our own calls from fighting over it."""
+    try:
+        from threadpoolctl import OpenBLASController
+
+        OpenBLASController.clear_controlling_thread(force=True)
+    except (ImportError, AttributeError):  # an older threadpoolctl: any thread may set it
+        pass
 
 
 _blas_threads = _BlasLimit()

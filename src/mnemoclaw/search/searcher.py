@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -237,6 +239,11 @@ class Searcher:
                 found += stems.get(word, [])
         return [p for p in dict.fromkeys(found) if not sources or records[p].source in sources]
 
+    def _vector_side(self, query: str, n_cand: int,
+                     sources: Sequence[str] | None) -> tuple[np.ndarray, dict[int, float]]:
+        qvec = self._embed_query(query)
+        return qvec, dict(self.store.vector_search(qvec, n_cand, sources))
+
     def _first_chunk(self, path: str, terms: dict[str, float]) -> Hit | None:
         got = self.store.file_chunks(path)
         if got is None or not got.chunks:
@@ -283,12 +290,25 @@ class Searcher:
         vector: dict[int, float] = {}
         words = KeywordEvidence()
         qvec = None
+        both: Future[tuple[np.ndarray, dict[int, float]]] | None = None
+        embedding: Future[np.ndarray] | None = None
+        if mode == "hybrid":
+            # the query's embedding (and, where the store reads in parallel, the vector search)
+            # runs on another thread while the keyword side runs here
+            if self.store.parallel_reads:
+                both = _side_pool().submit(self._vector_side, query, n_cand, sources)
+            else:
+                embedding = _side_pool().submit(self._embed_query, query)
         if mode in ("hybrid", "keyword"):
             ranked, words = keyword.search_explained(self.store, keyword_query(query), n_cand, sources)
             text = dict(ranked)
-        if mode in ("hybrid", "vector"):
-            qvec = self._embed_query(query)
+        if both is not None:
+            qvec, vector = both.result()
+        elif embedding is not None:
+            qvec = embedding.result()
             vector = dict(self.store.vector_search(qvec, n_cand, sources))
+        elif mode == "vector":
+            qvec, vector = self._vector_side(query, n_cand, sources)
         # fewer keyword hits than asked for: every other chunk matched no query term
         text_missing = 0.0 if len(text) < n_cand else None
         rows = self.store.chunks(list(dict.fromkeys([*vector, *text])))
@@ -423,3 +443,15 @@ class Searcher:
                 levels[rid] = level
         return levels
 
+
+_SIDE: list[ThreadPoolExecutor] = []
+_SIDE_LOCK = threading.Lock()
+
+
+def _side_pool() -> ThreadPoolExecutor:
+    """The threads that run a search's vector side beside its keyword side (stores with
+    ``parallel_reads``), shared by the process's searchers."""
+    with _SIDE_LOCK:
+        if not _SIDE:
+            _SIDE.append(ThreadPoolExecutor(4, thread_name_prefix="mnemoclaw-search"))
+        return _SIDE[0]

@@ -70,6 +70,9 @@ class Store(Protocol):
     read_only: bool  # served as it is: nothing may be written (a read-only directory, a full disk)
     read_only_why: str
     recovered: str | None  # set when a damaged index was set aside at opening; the next sync rebuilds
+    # the keyword and the vector side of one search may run at the same time, from two threads
+    # (each read takes its own connection); a search then waits for the slower side only
+    parallel_reads: bool
 
     # -- metadata ---------------------------------------------------------------
     def meta(self) -> dict[str, str]: ...

@@ -177,6 +177,8 @@ def _lock_key(ns: str) -> str:
 class PostgresStore:
     """``Store`` over PostgreSQL + pgvector (store/base.py)."""
 
+    parallel_reads = True  # every read takes a connection from the pool
+
     def __init__(self, url: str, namespace: str = "main", shared: Sequence[str] = (), *, _build_of: str = ""):
         try:
             import psycopg

@@ -59,6 +59,8 @@ REFERENCE_MIN = 8
 class SQLiteStore:
     """The default ``Store``. One instance per process per index file."""
 
+    parallel_reads = False  # one connection, used by one thread at a time
+
     def __init__(
         self,
         path: str,
