@@ -253,3 +253,54 @@ def test_dense_vectors_refresh_in_place_matches_a_fresh_load():
     mat = np.stack([table[i] / np.linalg.norm(table[i]) for i in sorted(table)])
     best = np.array(sorted(table))[np.argsort(-(mat @ (q / np.linalg.norm(q))))[:20]]
     assert [i for i, _ in dense.search(q, 20)] == best.tolist()
+
+
+def test_a_big_index_ranks_two_rowid_ranges_at_once_and_finds_the_same_candidates(store, monkeypatch):
+    import random
+
+    import mnemoclaw.store.sqlite as sqlite_mod
+
+    rnd = random.Random(5)
+    words = "walrus harbour tide lantern 乌龙茶 数据库 索引 deploy key rotation quiet north".split()
+    store.apply([file_write(f"f{i}.md", [" ".join(rnd.choice(words) for _ in range(rnd.randint(3, 12)))
+                                         for _ in range(6)], source="sessions" if i % 3 == 0 else "memory")
+                 for i in range(60)])
+    queries = ["walrus tide", "乌龙茶 数据库", "deploy key rotation north", "lantern"]
+    one = {(q, s): store.keyword_candidates(keyword_query(q), 25, s) for q in queries for s in (None, ("memory",))}
+    assert store._reader is None  # a small index: one query
+    monkeypatch.setattr(sqlite_mod, "SPLIT_MIN_CHUNKS", 1)
+    for (q, s), want in one.items():
+        got = store.keyword_candidates(keyword_query(q), 25, s)
+        assert got.lines == want.lines and got.df == want.df, q
+    assert store._reader is not None  # the second range was read on the second connection
+    # the second connection sees what is written after it opened
+    store.apply([file_write("late.md", ["walrus walrus walrus tide tide"] * 2)])
+    late = store.keyword_candidates(keyword_query("walrus tide"), 25)
+    texts = {store.chunks([r])[r].path for r in late.lines}
+    assert "late.md" in texts
+    assert late.lines.keys() == {r for r, _ in sqlite_mod._fts_top(store.conn, sqlite_mod.fts_match(
+        keyword_query("walrus tide")), 25, None)}
+
+
+def test_a_detached_vector_search_answers_without_the_connection(store):
+    store.apply([file_write("a.md", ["east", "north", "west"], [vec(1, 0, 0), vec(0, 1, 0), vec(-1, 0.2, 0)]),
+                 file_write("s.jsonl", ["north-east"], [vec(1, 1, 0)], source="sessions")])
+    q = vec(1, 0.3, 0)
+    want = [store.vector_search(q, 3) for _ in range(4)][-1]
+    search = store.detached_vector_search()
+    assert search is not None  # warm: the in-memory vectors
+
+    class NoConnection:
+        def __getattr__(self, name):
+            raise AssertionError(f"the connection was used ({name})")
+
+    conn, store.conn = store.conn, NoConnection()
+    try:
+        assert search(q, 3, None) == want
+        assert [r for r, _ in search(q, 4, ["memory"])] == [r for r, _ in store._dense.search(q, 4, ["memory"])]
+        assert search(q, 0, None) == []
+    finally:
+        store.conn = conn
+    # a write after it: the next one found is brought up to date first
+    store.apply([file_write("b.md", ["due east"], [vec(1, 0.3, 0)])])
+    assert store.chunks([store.detached_vector_search()(q, 1, None)[0][0]]).popitem()[1].text == "due east"

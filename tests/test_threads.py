@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
+from mnemoclaw.blas import BlasLimit
 from mnemoclaw.embeddings import local
 from mnemoclaw.embeddings.base import cpu_count
 
@@ -35,7 +36,7 @@ def test_workers_default_to_the_cores_and_a_batch_is_split_in_order():
 def test_the_limit_holds_while_any_call_runs_and_is_restored_after_the_last():
     if not _blas_threads():
         pytest.skip("numpy has no BLAS library threadpoolctl can see")
-    limit = local._BlasLimit()
+    limit = BlasLimit()
     with threadpool_limits(limits=2, user_api="blas"):  # what the process had before
         before = _blas_threads()
         inside, release = threading.Event(), threading.Event()

@@ -22,15 +22,15 @@ import pickle
 import shutil
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from importlib import metadata
 from typing import Any
 
 import numpy as np
 
 from ..atomic import atomic_file, remove_leftovers
+from ..blas import blas_threads as _blas_threads
 from ..errors import ProviderError
 from .base import cpu_count, provider_key
 
@@ -118,61 +118,6 @@ def _split(texts: list[str], n: int) -> list[list[str]]:
     return parts
 
 
-class _BlasLimit:
-    """The process's BLAS thread limit while any embedding runs. BLAS libraries keep one limit
-    for the whole process, so calls that each set and restore their own (a query beside a
-    background batch) would undo each other mid-call: the first call in sets it, the last one
-    out restores what was there."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._users = 0
-        self._active: Any = None
-        self._controller: Any = None
-
-    @contextmanager
-    def __call__(self, threads: int) -> Iterator[None]:
-        with self._lock:
-            if self._users == 0:
-                self._active = self._limit(threads)
-            self._users += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._users -= 1
-                if self._users == 0 and self._active is not None:
-                    _take_control()  # the last call out may run on another thread than the first in
-                    self._active.restore_original_limits()
-                    self._active = None
-
-    def _limit(self, threads: int) -> Any:
-        try:
-            if self._controller is None:
-                from threadpoolctl import ThreadpoolController
-
-                self._controller = ThreadpoolController()  # finds the BLAS libraries once
-            _take_control()
-            return self._controller.limit(limits=threads, user_api="blas")
-        except Exception as exc:  # no threadpoolctl: BLAS keeps its own count
-            log.debug("cannot limit BLAS threads: %s", exc)
-            return None
-
-
-def _take_control() -> None:
-    """Let this thread set OpenBLAS's limit. threadpoolctl lets only the first thread that set
-    it set it again and silently ignores the others (measured: a background writer's limit did
-    nothing, and its batches ran on every core's thread beside the searches); the refcount
-    above already keeps our own calls from fighting over it."""
-    try:
-        from threadpoolctl import OpenBLASController
-
-        OpenBLASController.clear_controlling_thread(force=True)
-    except (ImportError, AttributeError):  # an older threadpoolctl: any thread may set it
-        pass
-
-
-_blas_threads = _BlasLimit()
 
 
 # Parsing the 128k-piece SentencePiece model in pure Python and inflating the

@@ -18,7 +18,7 @@ from ..embeddings.base import EmbeddingProvider
 from ..errors import MnemoclawError
 from ..markdown.annotations import decode
 from ..markdown.chunker import text_hash
-from ..store.base import CacheKey, Store
+from ..store.base import CacheKey, Store, VectorSearch
 from ..text.dates import note_date, query_dates
 from ..text.tokenize import keyword_query
 from ..types import Hit, SearchOutcome, StoredChunk, UnrelatedReference
@@ -239,10 +239,10 @@ class Searcher:
                 found += stems.get(word, [])
         return [p for p in dict.fromkeys(found) if not sources or records[p].source in sources]
 
-    def _vector_side(self, query: str, n_cand: int,
-                     sources: Sequence[str] | None) -> tuple[np.ndarray, dict[int, float]]:
+    def _vector_side(self, query: str, n_cand: int, sources: Sequence[str] | None,
+                     search: VectorSearch | None = None) -> tuple[np.ndarray, dict[int, float]]:
         qvec = self._embed_query(query)
-        return qvec, dict(self.store.vector_search(qvec, n_cand, sources))
+        return qvec, dict((search or self.store.vector_search)(qvec, n_cand, sources))
 
     def _first_chunk(self, path: str, terms: dict[str, float]) -> Hit | None:
         got = self.store.file_chunks(path)
@@ -293,10 +293,11 @@ class Searcher:
         both: Future[tuple[np.ndarray, dict[int, float]]] | None = None
         embedding: Future[np.ndarray] | None = None
         if mode == "hybrid":
-            # the query's embedding (and, where the store reads in parallel, the vector search)
-            # runs on another thread while the keyword side runs here
-            if self.store.parallel_reads:
-                both = _side_pool().submit(self._vector_side, query, n_cand, sources)
+            # the query's embedding and the vector search run on another thread while the
+            # keyword side runs here (on SQLite, over the in-memory vectors once they are warm)
+            detached = None if self.store.parallel_reads else self.store.detached_vector_search()
+            if self.store.parallel_reads or detached is not None:
+                both = _side_pool().submit(self._vector_side, query, n_cand, sources, detached)
             else:
                 embedding = _side_pool().submit(self._embed_query, query)
         if mode in ("hybrid", "keyword"):

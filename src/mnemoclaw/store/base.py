@@ -9,7 +9,7 @@ identically. tests/test_store_contract.py is the suite every store must pass.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
@@ -49,6 +49,10 @@ class CacheKey:
     provider: str
     model: str
     provider_key: str
+
+
+# ``vector_search`` as a function: (query vector, limit, sources) -> (chunk id, cosine) best first
+VectorSearch = Callable[[np.ndarray, int, Sequence[str] | None], list[tuple[int, float]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +118,11 @@ class Store(Protocol):
     def vector_search(self, vector: np.ndarray, limit: int,
                       sources: Sequence[str] | None = None) -> list[tuple[int, float]]:
         """(chunk id, cosine similarity) best first."""
+    def detached_vector_search(self) -> VectorSearch | None:
+        """Where ``parallel_reads`` is false: a ``vector_search`` that answers from memory,
+        without this store's connection, so that it may run on another thread while the
+        store's connection serves the keyword side (None when the store must search itself).
+        Called on the thread that owns the connection; what it returns is valid for one search."""
     def vector_reference(self, vector: np.ndarray) -> VectorReference | None:
         """``vector``'s cosine with a fixed sample of the index's chunks (what text that mostly
         does not answer it scores) and the sample's own spread; None while it has too few vectors."""

@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
+from ..blas import blas_threads
+
 # rows read per query while loading, so the transient memory stays small
 _LOAD_BATCH = 4096
 
@@ -94,7 +96,8 @@ class DenseVectors:
         if not self._n or self.dims != len(q) or limit <= 0:
             return []
         norm = float(np.linalg.norm(q)) or 1.0
-        sims = self._buf[: self._n] @ (q.astype(np.float32) / norm)
+        with blas_threads(1):  # memory-bound: a second thread gains little and spins after
+            sims = self._buf[: self._n] @ (q.astype(np.float32) / norm)
         if sources:
             sims = np.where(np.isin(self._src[: self._n], list(sources)), sims, -np.inf)
         k = min(limit, len(sims))

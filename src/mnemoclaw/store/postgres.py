@@ -658,6 +658,9 @@ class PostgresStore:
             cache.update({t: max(found.get(t, 0), 0) for t in missing})
         return {t: cache[t] for t in terms}
 
+    def detached_vector_search(self) -> None:
+        return None  # parallel_reads: the vector search itself runs beside the keyword side
+
     def vector_search(self, vector: np.ndarray, limit: int,
                       sources: Sequence[str] | None = None) -> list[tuple[int, float]]:
         if limit <= 0:
