@@ -565,6 +565,37 @@ def mcp(obj: _Ctx, http_bind, token, no_watch: bool) -> None:
         run_stdio(service, read_only=read_only)
 
 
+# -- ui -----------------------------------------------------------------------------------
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to serve on (loopback unless you pass a token).")
+@click.option("--port", default=7420, show_default=True, type=int, help="Port (0: any free one).")
+@click.option("--token", envvar="MNEMOCLAW_UI_TOKEN", metavar="TOKEN",
+              help="Token a browser gives once as ?token=… (env MNEMOCLAW_UI_TOKEN); required off loopback.")
+@click.option("--open", "open_browser", is_flag=True, help="Open the app in the default browser.")
+@click.pass_obj
+@_run
+def ui(obj: _Ctx, host: str, port: int, token, open_browser: bool) -> None:
+    """Serve a web app for looking inside this agent's memory: search with why each result
+    ranked, the memory files with their lines, and the index's health."""
+    from .ui.app import serve
+
+    with obj.memory(background=True) as mem:
+        mem.sync()
+        if mem.settings.openclaw_dir is None:
+            mem.watch()  # a long-running process: file events instead of a walk before each search
+
+        def ready(url: str) -> None:
+            click.echo(f"mnemoclaw ui for {mem.settings.workspace} at {url}"
+                       + (" (token required: open ?token=…)" if token else ""), err=True)
+            if open_browser:
+                import webbrowser
+
+                webbrowser.open(url + (f"?token={token}" if token else ""))
+
+        serve(mem, host, port, token, on_ready=ready)
+
+
 # -- chat / hygiene -------------------------------------------------------------------------
 @cli.command()
 @click.option("--session", "session_id", metavar="ID", help="Resume this session (default: the latest, unless reset).")

@@ -1,0 +1,274 @@
+"""The web UI: an edge over ``Memory`` like the CLI and the MCP server, with no logic of its own.
+
+Every page has a URL that can be bookmarked: ``/search?q=…&mode=…``, ``/file/<path>#L10-L20``
+(the citations the tools return), ``/health``. Memory files are shown by the same rules as
+``memory_get`` (``Memory.read``): a path the tool refuses, the page refuses.
+
+Safety: served on loopback by default, where the Host header must name loopback (a page on
+another site cannot reach the app through DNS rebinding); any other bind needs a token, sent
+as ``Authorization: Bearer …`` or given once as ``?token=…`` (kept in a same-site cookie).
+Markdown is rendered with raw HTML turned off, and every template escapes what it shows.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+import time
+from collections.abc import Awaitable, Callable
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qsl, quote, urlencode
+
+from ..api import Memory
+from ..errors import ConfigError, MnemoclawError, PathDeniedError
+from ..mcp_server import is_loopback
+from ..search.searcher import MODES
+from ..tools import SearchAnswer
+
+COOKIE = "mnemoclaw_ui_token"
+MAX_RESULTS = 20
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+def _templates() -> Any:
+    import jinja2
+
+    folder = str(resources.files("mnemoclaw.ui") / "templates")
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(folder), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["when"] = lambda t: time.strftime("%Y-%m-%d %H:%M", time.localtime(t)) if t else "never"
+    return env
+
+
+def _markdown() -> Any:
+    from markdown_it import MarkdownIt
+
+    # raw HTML in a note is text, not markup: a note holding <script> or onerror= renders inert
+    return MarkdownIt("commonmark", {"html": False, "linkify": False}).disable("image")
+
+
+class Guard:
+    """The checks every request passes before the app sees it: the Host header on loopback,
+    the token anywhere else."""
+
+    def __init__(self, app: Any, host: str, port: int, token: str | None):
+        if not is_loopback(host) and not token:
+            raise ConfigError(f"refusing to serve memory on {host} without a token: anyone who can reach it could "
+                              "read your notes. Pass --token (or set MNEMOCLAW_UI_TOKEN), or bind to 127.0.0.1")
+        self.app = app
+        self.loopback = is_loopback(host)
+        self.token = token
+        self.port = port
+
+    def host_allowed(self, value: str) -> bool:
+        if not self.loopback:
+            return True  # the token guards a public bind
+        name, _, port = value.rpartition(":") if not value.endswith("]") else (value, "", "")
+        if not name:
+            name, port = value, ""
+        if port and self.port and port != str(self.port):
+            return False
+        return name.strip("[]").lower() in ("127.0.0.1", "localhost", "::1")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        if not self.host_allowed(headers.get("host", "")):
+            await _plain(send, 421, "this app answers only to 127.0.0.1, localhost or [::1] (Host header "
+                         f"{headers.get('host', '')!r}); open it at its loopback address")
+            return
+        if self.token:
+            query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+            given = query.get("token")
+            if given is not None and hmac.compare_digest(given, self.token):
+                rest = urlencode([(k, v) for k, v in parse_qsl(scope.get("query_string", b"").decode("latin-1"))
+                                  if k != "token"])
+                await send({"type": "http.response.start", "status": 303, "headers": [
+                    (b"location", (scope["path"] + ("?" + rest if rest else "")).encode("latin-1")),
+                    (b"set-cookie", f"{COOKIE}={self.token}; HttpOnly; SameSite=Strict; Path=/".encode("latin-1")),
+                ]})
+                await send({"type": "http.response.body", "body": b""})
+                return
+            bearer = headers.get("authorization", "")
+            cookies = dict(part.strip().split("=", 1) for part in headers.get("cookie", "").split(";") if "=" in part)
+            ok = (bearer.startswith("Bearer ") and hmac.compare_digest(bearer[7:], self.token)) or \
+                hmac.compare_digest(cookies.get(COOKIE, ""), self.token)
+            if not ok:
+                await _plain(send, 401, "this app needs its token: open it once as /?token=<the token it was "
+                             "started with> (or send Authorization: Bearer <token>)")
+                return
+        await self.app(scope, receive, send)
+
+
+async def _plain(send: Send, status: int, text: str) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"text/plain; charset=utf-8")]})
+    await send({"type": "http.response.body", "body": text.encode("utf-8")})
+
+
+def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: str | None = None) -> Any:
+    """The ASGI app for ``mem`` (which the caller opens and closes)."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import HTMLResponse, RedirectResponse, Response
+    from starlette.routing import Mount, Route
+    from starlette.staticfiles import StaticFiles
+
+    env = _templates()
+    md = _markdown()
+
+    def page(name: str, status: int = 200, **values: Any) -> HTMLResponse:
+        return HTMLResponse(env.get_template(name).render(agent=mem.settings.agent_id, **values), status_code=status)
+
+    async def home(request: Request) -> Response:
+        return RedirectResponse("/search", status_code=303)
+
+    def search(request: Request) -> Response:
+        q = request.query_params.get("q", "").strip()
+        mode = request.query_params.get("mode") or mem.backend.default_mode()
+        if mode not in MODES:
+            return page("search.html", 400, q=q, mode=mode, modes=MODES, results=[], error=(
+                f"unknown search mode {mode!r}; choose one of {', '.join(MODES)}"), warning=None, took=None)
+        if not q:
+            return page("search.html", q=q, mode=mode, modes=MODES, results=[], error=None, warning=None, took=None)
+        started = time.perf_counter()
+        try:
+            hits = mem.search(q, mode=mode, max_results=MAX_RESULTS)
+        except (MnemoclawError, ValueError, OSError) as exc:
+            return page("search.html", 503, q=q, mode=mode, modes=MODES, results=[], error=mem.public(str(exc)),
+                        warning=None, took=None)
+        took = (time.perf_counter() - started) * 1000
+        wire = SearchAnswer(hits, q, citations=True, provider="", model=None, fallback=False, mode=mode).wire()
+        results = [_explained(hit, item) for hit, item in zip(hits, wire["results"], strict=True)]
+        return page("search.html", q=q, mode=mode, modes=MODES, results=results, error=None,
+                    warning=wire.get("warning") or wire.get("note"), took=took)
+
+    def file(request: Request) -> Response:
+        path = request.path_params["path"]
+        try:
+            shown, text = mem.read(path)
+        except PathDeniedError as exc:
+            return page("error.html", 403, title="Not a memory file", message=mem.public(str(exc)))
+        except (MnemoclawError, OSError, ValueError) as exc:
+            return page("error.html", 500, title="Could not read the file", message=mem.public(str(exc)))
+        if text is None:
+            return page("error.html", 404, title="No such file", message=f"{shown} does not exist (yet)")
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        return page("file.html", path=shown, lines=list(enumerate(lines, 1)), rendered=md.render(text))
+
+    def files(request: Request) -> Response:
+        return page("files.html", groups=_memory_files(mem))
+
+    def health(request: Request) -> Response:
+        try:
+            status = mem.status()
+        except (MnemoclawError, OSError) as exc:
+            return page("error.html", 500, title="Status unavailable", message=mem.public(str(exc)))
+        return page("health.html", summary=_summary(status), rows=_status_rows(status))
+
+    static = StaticFiles(directory=str(resources.files("mnemoclaw.ui") / "static"))
+    app = Starlette(routes=[
+        Route("/", home), Route("/search", search), Route("/files", files), Route("/file/{path:path}", file),
+        Route("/health", health), Mount("/static", static, name="static"),
+    ])
+    return Guard(app, host, port, token)
+
+
+def _explained(hit: Any, item: dict[str, Any]) -> dict[str, Any]:
+    """A result with why it ranked: the keyword score and the query terms it holds, the
+    vector similarity, the fused score."""
+    words = {t for line in (hit.analysed or []) for t in line}
+    matched = [t for t in hit.terms if t in words] if words else []
+    return {**item, "href": f"/file/{quote(hit.path)}#L{hit.start_line}-L{hit.end_line}", "keyword": hit.text_score,
+            "vector": hit.vector_score, "matched": matched}
+
+
+def _memory_files(mem: Memory) -> list[tuple[str, list[tuple[str, int]]]]:
+    """MEMORY.md, the daily logs newest first, and the rest of what the index holds, by kind."""
+    records = mem.store.file_records()
+    memory, daily, other = [], [], []
+    for path, rec in sorted(records.items()):
+        if rec.source != "memory":
+            continue
+        if path in ("MEMORY.md", "memory.md"):
+            memory.append((path, rec.size))
+        elif path.startswith("memory/") and os.path.basename(path)[:4].isdigit():
+            daily.append((path, rec.size))
+        else:
+            other.append((path, rec.size))
+    daily.sort(reverse=True)
+    return [(name, items) for name, items in (("Long-term", memory), ("Daily logs", daily), ("Other notes", other))
+            if items]
+
+
+def _summary(st: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """What a person checks first, as (label, value, state) with state ok / warn / bad."""
+    synced = st.get("lastSync")
+    out = [
+        ("Index", f"{st.get('index')} ({st.get('backend')}, {st.get('store')})", "ok"),
+        ("Files · chunks · vectors", f"{st.get('files')} · {st.get('chunks')} · {st.get('vectors')}",
+         "ok" if st.get("chunks") else "warn"),
+        ("Provider / model", f"{st.get('provider')} / {st.get('model')}", "ok"),
+        ("Search mode", str(st.get("mode")), "ok" if st.get("mode") == "hybrid" else "warn"),
+        ("Vector search", str(st.get("vectorSearch")), "ok"),
+        ("Fallback", str(st.get("fallback") or "none"), "warn" if st.get("fallback") else "ok"),
+        ("Last sync", time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(synced)) if synced else "never",
+         "ok" if synced else "warn"),
+        ("Changed since the last sync", "yes: the next search indexes them" if st.get("dirty") else "no",
+         "warn" if st.get("dirty") else "ok"),
+        ("Damage", str(st.get("damaged") or "none"), "bad" if st.get("damaged") else "ok"),
+    ]
+    if st.get("vectorsError"):
+        out.append(("Embedding provider", str(st["vectorsError"]), "bad"))
+    for warning in st.get("warnings") or []:
+        out.append(("Warning", str(warning), "warn"))
+    return out
+
+
+def _status_rows(status: dict[str, Any]) -> list[tuple[str, str]]:
+    """``status`` as label/value rows, nested values flattened with dotted names."""
+    rows: list[tuple[str, str]] = []
+
+    def walk(prefix: str, value: Any) -> None:
+        if isinstance(value, dict) and value:
+            for key, inner in value.items():
+                walk(f"{prefix}.{key}" if prefix else str(key), inner)
+        elif isinstance(value, list):
+            rows.append((prefix, ", ".join(str(v) for v in value) if value else "none"))
+        else:
+            rows.append((prefix, "" if value is None else str(value)))
+
+    walk("", status)
+    return rows
+
+
+def serve(mem: Memory, host: str, port: int, token: str | None, *,
+          on_ready: Callable[[str], None] | None = None) -> None:
+    """Run the app until interrupted."""
+    import anyio
+    import uvicorn
+
+    app = create_app(mem, host=host, port=port, token=token)
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False))
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.serve)
+            while not server.started:
+                if server.should_exit:
+                    return
+                await anyio.sleep(0.05)
+            bound = server.servers[0].sockets[0].getsockname()[1] if server.servers else port
+            app.port = bound  # the Host check wants the port actually bound (port 0 picks one)
+            if on_ready:
+                on_ready(f"http://{host if ':' not in host else f'[{host}]'}:{bound}/")
+
+    anyio.run(main)

@@ -1,0 +1,51 @@
+// Highlights the lines a citation names (#L10-L20) and the query's words in snippets.
+"use strict";
+function highlightLines() {
+  const m = /^#L(\d+)(?:-L(\d+))?$/.exec(location.hash);
+  document.querySelectorAll("tr.hl").forEach((tr) => tr.classList.remove("hl"));
+  if (!m) return;
+  const first = +m[1], last = +(m[2] || m[1]);
+  for (let n = first; n <= last; n++) {
+    const tr = document.getElementById("L" + n);
+    if (tr) tr.classList.add("hl");
+  }
+  const top = document.getElementById("L" + first);
+  if (top) top.scrollIntoView({ block: "center" });
+}
+function showTab(name) {
+  const source = document.getElementById("source"), rendered = document.getElementById("rendered");
+  if (!source || !rendered) return;
+  source.hidden = name === "rendered";
+  rendered.hidden = name !== "rendered";
+}
+function markWords() {
+  const list = document.querySelector(".results");
+  if (!list) return;
+  const words = (list.dataset.query || "").split(/\s+/).filter((w) => w.length > 1 || /[\u3400-\u9fff]/.test(w));
+  if (!words.length) return;
+  const escaped = words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  const re = new RegExp("(" + escaped.join("|") + ")", "gi");
+  list.querySelectorAll(".snippet").forEach((pre) => {
+    const text = pre.textContent;
+    pre.textContent = "";
+    let last = 0;
+    text.replace(re, (hit, _w, at) => {
+      pre.append(text.slice(last, at));
+      const mark = document.createElement("mark");
+      mark.textContent = hit;
+      pre.append(mark);
+      last = at + hit.length;
+      return hit;
+    });
+    pre.append(text.slice(last));
+  });
+}
+document.addEventListener("DOMContentLoaded", () => {
+  document.querySelectorAll("[data-tab]").forEach((a) => a.addEventListener("click", (e) => {
+    e.preventDefault();
+    showTab(a.dataset.tab);
+  }));
+  highlightLines();
+  markWords();
+});
+window.addEventListener("hashchange", highlightLines);

@@ -1,0 +1,188 @@
+"""`mnemoclaw ui` over HTTP: a real uvicorn server on 127.0.0.1, requests through urllib."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from mnemoclaw.errors import ConfigError
+
+from conftest import write
+
+uvicorn = pytest.importorskip("uvicorn")
+from mnemoclaw.ui.app import COOKIE, create_app  # noqa: E402
+
+STATIC = Path(__file__).resolve().parents[1] / "src" / "mnemoclaw" / "ui" / "static"
+
+
+class Server:
+    """The app on a free loopback port, in a thread, for one test."""
+
+    def __init__(self, app):
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
+                                                    access_log=False, lifespan="off"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> Server:
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.02)
+        self.port = self.server.servers[0].sockets[0].getsockname()[1]
+        self.base = f"http://127.0.0.1:{self.port}"
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+    def get(self, path: str, headers: dict | None = None) -> tuple[int, str, dict]:
+        req = urllib.request.Request(self.base + path, headers=headers or {})
+        opener = urllib.request.build_opener(NoRedirect)
+        try:
+            with opener.open(req, timeout=30) as resp:
+                return resp.status, resp.read().decode("utf-8"), dict(resp.headers)
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode("utf-8"), dict(exc.headers)
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+@pytest.fixture
+def mem(workspace, make_memory):
+    write(workspace / "MEMORY.md", "# Memory\n\n- Alex prefers PostgreSQL.\n- Deploy key rotation: every 90 days.\n")
+    write(workspace / "memory" / "2026-11-26.md", "# 2026-11-26\n\n- 服务器迁移到杭州机房，旧服务器下线。\n")
+    write(workspace / "memory" / "2026-11-27.md",
+          "# 2026-11-27\n\n- a note with <script>alert('x')</script> in it\n"
+          "- and <img src=x onerror=alert(1)> too\n- [a link](javascript:alert(2))\n")
+    write(workspace / "notes.txt", "not a memory file\n")
+    m = make_memory(workspace)
+    m.sync()
+    return m
+
+
+@pytest.fixture
+def app_server(mem):
+    with Server(create_app(mem)) as server:
+        yield server
+
+
+def test_search_answers_in_english_and_chinese_with_why_and_a_link_to_the_lines(app_server):
+    status, body, _ = app_server.get("/search?q=PostgreSQL&mode=hybrid")
+    assert status == 200
+    first = body.index('class="result"')
+    link = re.search(r'href="(/file/MEMORY\.md#L(\d+)-L(\d+))"', body[first:])
+    assert link, body[first:first + 800]
+    assert "MEMORY.md#L" in body[first:] and "keyword " in body[first:] and "vector " in body[first:]
+    assert "(postgresql)" in body[first:]  # the query term the chunk holds
+    status, page, _ = app_server.get(link.group(1).split("#")[0])
+    assert status == 200 and f'id="L{link.group(2)}"' in page
+    status, body, _ = app_server.get("/search?q=" + urllib.request.quote("杭州机房") + "&mode=keyword")
+    assert status == 200 and "memory/2026-11-26.md#L" in body and "服务器迁移到杭州机房" in body
+    assert 'value="keyword" selected' in body
+
+
+def test_an_empty_query_and_a_bad_mode(app_server):
+    status, body, _ = app_server.get("/search")
+    assert status == 200 and 'class="result"' not in body
+    status, body, _ = app_server.get("/search?q=x&mode=fuzzy")
+    assert status == 400 and "unknown search mode &#39;fuzzy&#39;" in body
+
+
+def test_a_note_holding_html_renders_inert(app_server):
+    status, body, _ = app_server.get("/file/memory/2026-11-27.md")
+    assert status == 200
+    assert "<script>alert" not in body and "&lt;script&gt;alert" in body
+    assert not re.search(r"<[a-z][^>]*\sonerror\s*=", body, re.I)  # no tag carries the attribute
+    assert 'href="javascript:' not in body
+    assert '<article class="rendered"' in body and "<ul>" in body  # the Markdown view is rendered
+    assert 'id="L3"' in body and 'href="#L3"' in body  # numbered lines, anchors to each
+
+
+def test_paths_follow_the_memory_get_rules(app_server):
+    for path in ("/file/notes.txt", "/file/%2e%2e/%2e%2e/etc/passwd", "/file//etc/passwd"):
+        status, body, _ = app_server.get(path)
+        assert status == 403, (path, status, body[:300])
+    status, body, _ = app_server.get("/file/memory/2030-01-01.md")
+    assert status == 404 and "does not exist" in body
+
+
+def test_the_host_header_must_name_loopback(app_server):
+    status, body, _ = app_server.get("/search", headers={"Host": "evil.example"})
+    assert status == 421 and "loopback" in body
+    status, body, _ = app_server.get("/search", headers={"Host": f"evil.example:{app_server.port}"})
+    assert status == 421
+    for host in (f"localhost:{app_server.port}", f"127.0.0.1:{app_server.port}"):
+        assert app_server.get("/search", headers={"Host": host})[0] == 200
+
+
+def test_off_loopback_a_token_is_required(mem):
+    with pytest.raises(ConfigError, match="without a token"):
+        create_app(mem, host="0.0.0.0")
+    with Server(create_app(mem, host="0.0.0.0", token="s3cret")) as server:
+        status, body, _ = server.get("/files")
+        assert status == 401 and "token" in body
+        assert server.get("/files?token=wrong")[0] == 401
+        assert server.get("/files", headers={"Authorization": "Bearer s3cret"})[0] == 200
+        status, _, headers = server.get("/files?token=s3cret")
+        assert status == 303 and headers["location"] == "/files"
+        cookie = headers["set-cookie"].split(";")[0]
+        assert cookie == f"{COOKIE}=s3cret" and "HttpOnly" in headers["set-cookie"]
+        assert server.get("/files", headers={"Cookie": cookie})[0] == 200
+        assert server.get("/files", headers={"Cookie": f"{COOKIE}=nope"})[0] == 401
+
+
+def test_files_and_health(app_server):
+    status, body, _ = app_server.get("/files")
+    assert status == 200
+    assert body.index("MEMORY.md") < body.index("memory/2026-11-27.md") < body.index("memory/2026-11-26.md")
+    assert "notes.txt" not in body
+    status, body, _ = app_server.get("/health")
+    assert status == 200 and re.search(r"<th>Files · chunks · vectors</th><td>3 · \d+ · \d+</td>", body)
+    assert "test-hash" in body and "<th>background.searchCheck.mode</th>" in body
+
+
+def test_the_app_ships_its_own_small_script_and_style(app_server):
+    total = 0
+    for name in ("ui.js", "ui.css"):
+        status, body, headers = app_server.get(f"/static/{name}")
+        assert status == 200 and body
+        total += len(body.encode("utf-8"))
+    assert total == sum(p.stat().st_size for p in STATIC.iterdir())
+    assert total < 50 * 1024
+    _, page, _ = app_server.get("/search")
+    assert not re.search(r'(src|href)="(https?:)?//', page)  # nothing from another host
+
+
+def test_the_command_serves_the_app(workspace, tmp_path):
+    write(workspace / "MEMORY.md", "# Memory\n\n- The harbour walrus sings at dawn.\n")
+    proc = subprocess.Popen([sys.executable, "-m", "mnemoclaw.cli", "--workspace", str(workspace), "--state-dir",
+                             str(tmp_path / "state"), "ui", "--port", "0"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        url = None
+        while url is None and time.monotonic() < deadline:
+            line = proc.stderr.readline()
+            assert line or proc.poll() is None, "the command ended before serving"
+            m = re.search(r"at (http://127\.0\.0\.1:\d+/)", line)
+            url = m.group(1) if m else None
+        assert url, "no URL printed"
+        with urllib.request.urlopen(url + "search?q=walrus", timeout=60) as resp:
+            body = resp.read().decode("utf-8")
+        assert "MEMORY.md#L" in body and "walrus" in body
+    finally:
+        proc.terminate()
+        proc.wait(20)
