@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -186,3 +187,81 @@ def test_the_command_serves_the_app(workspace, tmp_path):
     finally:
         proc.terminate()
         proc.wait(20)
+
+
+def _post(server, path: str, fields: dict, cookie: str, headers: dict | None = None):
+    data = urllib.parse.urlencode(fields).encode("utf-8")
+    req = urllib.request.Request(server.base + path, data=data, method="POST", headers={
+        "Content-Type": "application/x-www-form-urlencoded", "Cookie": cookie, **(headers or {})})
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        with opener.open(req, timeout=60) as resp:
+            return resp.status, resp.read().decode("utf-8"), dict(resp.headers)
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode("utf-8"), dict(exc.headers)
+
+
+def _form(server, path: str) -> tuple[str, dict]:
+    """The session cookie a page sets and the hidden fields of its form."""
+    status, body, headers = server.get(path)
+    assert status == 200, body[:300]
+    cookie = headers["set-cookie"].split(";")[0]
+    fields = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)">', body))
+    return cookie, fields
+
+
+def test_a_note_appended_in_the_page_is_found_by_search_at_once(app_server, workspace):
+    cookie, fields = _form(app_server, "/files")
+    status, _, headers = _post(app_server, "/append", {**fields, "text": "The harbour walrus sings at dawn."}, cookie)
+    assert status == 303
+    where = headers["location"]
+    assert re.fullmatch(r"/file/memory/\d{4}-\d{2}-\d{2}\.md\?saved=appended#L\d+-L\d+", where), where
+    status, page, _ = app_server.get(where.split("#")[0], headers={"Cookie": cookie})
+    assert status == 200 and "Saved and indexed" in page and "harbour walrus" in page
+    status, body, _ = app_server.get("/search?q=walrus+dawn&mode=keyword")
+    assert where.split("?")[0][len("/file/"):] + "#L" in body
+
+
+def test_writes_need_the_pages_token_and_the_same_origin(app_server, workspace):
+    cookie, fields = _form(app_server, "/files")
+    before = sorted(p.name for p in (workspace / "memory").iterdir())
+    assert _post(app_server, "/append", {"text": "no token"}, cookie)[0] == 403
+    assert _post(app_server, "/append", {"csrf": "0" * 64, "text": "a wrong token"}, cookie)[0] == 403
+    assert _post(app_server, "/append", {**fields, "text": "another session"}, "mnemoclaw_ui_session=other")[0] == 403
+    status, body, _ = _post(app_server, "/append", {**fields, "text": "from elsewhere"}, cookie,
+                            {"Origin": "http://evil.example"})
+    assert status == 403 and "another site" in body
+    assert _post(app_server, "/append", {**fields, "text": "x"}, cookie, {"Sec-Fetch-Site": "cross-site"})[0] == 403
+    assert sorted(p.name for p in (workspace / "memory").iterdir()) == before  # nothing was written
+
+
+def test_editing_memory_md_saves_atomically_indexes_and_refuses_a_stale_copy(app_server, workspace):
+    target = workspace / "MEMORY.md"
+    cookie, fields = _form(app_server, "/edit/MEMORY.md")
+    assert fields["base"]
+    new = target.read_text("utf-8").replace("PostgreSQL", "CockroachDB")
+    status, _, headers = _post(app_server, "/edit/MEMORY.md", {**fields, "text": new}, cookie)
+    assert status == 303 and headers["location"] == "/file/MEMORY.md?saved=edited"
+    assert target.read_text("utf-8") == new
+    assert "MEMORY.md#L" in app_server.get("/search?q=CockroachDB&mode=keyword")[1]
+    # opened, then changed on disk by someone else: the save is refused and both versions shown
+    cookie, fields = _form(app_server, "/edit/MEMORY.md")
+    target.write_text(new + "- written by the agent meanwhile\n", encoding="utf-8")
+    mine = new.replace("CockroachDB", "SQLite")
+    status, body, _ = _post(app_server, "/edit/MEMORY.md", {**fields, "text": mine}, cookie)
+    assert status == 409 and "changed on disk since it was opened" in body
+    assert "written by the agent meanwhile" in body and "SQLite" in body  # on disk now, and yours
+    assert target.read_text("utf-8").endswith("- written by the agent meanwhile\n")  # nothing lost
+    again = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)">', body))
+    assert again["base"] != fields["base"]
+    assert _post(app_server, "/edit/MEMORY.md", {**again, "text": mine}, cookie)[0] == 303  # saved over it, knowingly
+    assert target.read_text("utf-8") == mine
+
+
+def test_only_memory_md_and_daily_logs_can_be_edited(app_server, workspace):
+    assert app_server.get("/edit/notes.txt")[0] == 403
+    cookie, fields = _form(app_server, "/files")
+    status, body, _ = _post(app_server, "/edit/notes.txt", {**fields, "base": "", "text": "x"}, cookie)
+    assert status == 403 and (workspace / "notes.txt").read_text("utf-8") == "not a memory file\n"
+    status, body, _ = app_server.get("/edit/memory/2026-11-26.md")
+    assert status == 200 and "服务器迁移到杭州机房" in body

@@ -60,7 +60,7 @@ from .tools import (
     search_failed,
 )
 from .types import Hit, IndexReport
-from .workspace import append_note, read_lines, resolve_memory_path
+from .workspace import append_note, content_hash, read_lines, replace_note, resolve_memory_path
 
 log = logging.getLogger(__name__)
 
@@ -507,6 +507,25 @@ class Memory:
             out["redacted"] = done.redacted
             out["note"] = (f"{done.redacted} secret(s) (keys, tokens, passwords) were replaced by [REDACTED]: "
                            "memory is searchable, so secrets are never written to it")
+        return out
+
+    def opened(self, path: str) -> dict[str, Any]:
+        """A memory file as an editor opens it: ``{"path", "text", "base"}``, ``base`` being what
+        ``edit`` checks the file against (the text of a file not written yet is empty)."""
+        shown, text = self.read(path)
+        return {"path": shown, "text": text or "", "base": content_hash(text) if text else ""}
+
+    def edit(self, path: str, text: str, base: str) -> dict[str, Any]:
+        """Replace MEMORY.md or a daily log with ``text`` if it still holds what ``opened`` gave
+        (EditConflictError, with what it holds now, if not), then index it: when this returns,
+        a search finds the new text."""
+        self.settings.check_writable("editing a memory file")
+        resolved = resolve_memory_path(path, self.settings.workspace, self.settings.extra_paths())
+        redacted = replace_note(self.settings.workspace, resolved.display, base, text)
+        report = self.sync()
+        out: dict[str, Any] = {"path": resolved.display, "indexed": not report.failed}
+        if redacted:
+            out["redacted"] = redacted
         return out
 
     # -- forgetting ------------------------------------------------------------------------------

@@ -63,3 +63,11 @@ class LockTimeoutError(StoreError):
 
 class EvalDataError(MnemoclawError):
     """A benchmark directory does not have the expected BEIR layout."""
+
+
+class EditConflictError(MnemoclawError):
+    """A file changed on disk after it was opened for editing; ``current`` is what it holds now."""
+
+    def __init__(self, message: str, current: str):
+        super().__init__(message)
+        self.current = current

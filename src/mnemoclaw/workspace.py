@@ -8,13 +8,16 @@ outside those places. Each refusal says which rule it hit.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
+import re
 import stat
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from .errors import PathDeniedError
+from .atomic import write_atomic
+from .errors import EditConflictError, PathDeniedError
 from .index.discovery import IGNORED_DIRS, ROOT_FILES
 from .text.secrets import redact_counted
 
@@ -335,4 +338,37 @@ def extend_file(workspace: Path, rel: str, expected: str, addition: str) -> int:
         _write_all(fd, body.encode("utf-8"))
     finally:
         os.close(fd)
+    return redacted
+
+
+EDITABLE = re.compile(r"(MEMORY|memory)\.md|memory/\d{4}-\d{2}-\d{2}\.md")
+
+
+def content_hash(text: str) -> str:
+    """What an editor remembers of the file it opened, to notice a change under it."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def replace_note(workspace: Path, rel: str, base: str, text: str) -> int:
+    """Replace MEMORY.md or a daily log (``rel``) with ``text`` (secrets redacted), in one
+    rename, if it still holds what had hash ``base`` when it was opened (an empty ``base``: the
+    file is new); raise EditConflictError with what it holds otherwise. Returns the secrets
+    redacted."""
+    if not EDITABLE.fullmatch(rel):
+        raise PathDeniedError(f"{rel} cannot be edited here: only MEMORY.md and the daily logs "
+                              "(memory/YYYY-MM-DD.md) can")
+    if "\x00" in text:
+        raise PathDeniedError("text contains a NUL character; nothing was written")
+    ws = Path(os.path.realpath(workspace))
+    fd = _open_memory_file(ws, rel)  # the same checks as an append: no link, a regular file of its own
+    try:
+        current = _read_fd(fd)
+    finally:
+        os.close(fd)
+    if content_hash(current) != base and (base or current):
+        raise EditConflictError(f"{rel} changed on disk since it was opened; nothing was written", current)
+    body, redacted = redact_counted(text)
+    if body and not body.endswith("\n"):
+        body += "\n"
+    write_atomic(ws / rel, body)
     return redacted

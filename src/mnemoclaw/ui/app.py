@@ -12,8 +12,10 @@ Markdown is rendered with raw HTML turned off, and every template escapes what i
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import os
+import secrets
 import time
 from collections.abc import Awaitable, Callable
 from importlib import resources
@@ -21,12 +23,14 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode
 
 from ..api import Memory
-from ..errors import ConfigError, MnemoclawError, PathDeniedError
+from ..errors import ConfigError, EditConflictError, MnemoclawError, PathDeniedError, ReadOnlyError
 from ..mcp_server import is_loopback
 from ..search.searcher import MODES
 from ..tools import SearchAnswer
+from ..workspace import EDITABLE, content_hash
 
 COOKIE = "mnemoclaw_ui_token"
+SESSION = "mnemoclaw_ui_session"  # a browser's session: the forms' token is derived from it
 MAX_RESULTS = 20
 
 Scope = dict[str, Any]
@@ -123,8 +127,39 @@ def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: st
     env = _templates()
     md = _markdown()
 
-    def page(name: str, status: int = 200, **values: Any) -> HTMLResponse:
-        return HTMLResponse(env.get_template(name).render(agent=mem.settings.agent_id, **values), status_code=status)
+    secret = secrets.token_bytes(32)  # per process: a restart asks the page to be loaded again
+    writable = mem.settings.openclaw_dir is None
+
+    def form_token(session: str) -> str:
+        return hmac.new(secret, session.encode("utf-8"), hashlib.sha256).hexdigest()
+
+    def page(name: str, status: int = 200, request: Request | None = None, **values: Any) -> HTMLResponse:
+        session = (request.cookies.get(SESSION) if request is not None else None) or secrets.token_urlsafe(24)
+        html = env.get_template(name).render(agent=mem.settings.agent_id, csrf=form_token(session),
+                                             writable=writable, **values)
+        response = HTMLResponse(html, status_code=status)
+        if request is None or request.cookies.get(SESSION) != session:
+            response.set_cookie(SESSION, session, httponly=True, samesite="strict")
+        return response
+
+    async def form(request: Request) -> dict[str, str] | Response:
+        """The posted fields, or the refusal of a request that is not this app's own form."""
+        origin = request.headers.get("origin")
+        if origin is not None and origin != f"{request.url.scheme}://{request.headers.get('host', '')}":
+            return page("error.html", 403, request, title="Refused",
+                        message=f"a form from another site ({origin}) cannot write to memory")
+        if request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+            return page("error.html", 403, request, title="Refused", message="a form from another site cannot "
+                        "write to memory")
+        fields = dict(parse_qsl((await request.body()).decode("utf-8", "replace"), keep_blank_values=True))
+        session = request.cookies.get(SESSION, "")
+        if not session or not hmac.compare_digest(fields.get("csrf", ""), form_token(session)):
+            return page("error.html", 403, request, title="Refused", message="this form is out of date (the app "
+                        "restarted, or cookies are off): load the page again and resubmit")
+        if not writable:
+            return page("error.html", 403, request, title="Read-only",
+                        message="this agent's memory is OpenClaw's and is served read-only")
+        return fields
 
     async def home(request: Request) -> Response:
         return RedirectResponse("/search", status_code=303)
@@ -132,52 +167,99 @@ def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: st
     def search(request: Request) -> Response:
         q = request.query_params.get("q", "").strip()
         mode = request.query_params.get("mode") or mem.backend.default_mode()
+
+        def answer(status: int = 200, results: list | None = None, error: str | None = None,
+                   warning: str | None = None, took: float | None = None) -> Response:
+            return page("search.html", status, request, q=q, mode=mode, modes=MODES, results=results or [],
+                        error=error, warning=warning, took=took)
+
         if mode not in MODES:
-            return page("search.html", 400, q=q, mode=mode, modes=MODES, results=[], error=(
-                f"unknown search mode {mode!r}; choose one of {', '.join(MODES)}"), warning=None, took=None)
+            return answer(400, error=f"unknown search mode {mode!r}; choose one of {', '.join(MODES)}")
         if not q:
-            return page("search.html", q=q, mode=mode, modes=MODES, results=[], error=None, warning=None, took=None)
+            return answer()
         started = time.perf_counter()
         try:
             hits = mem.search(q, mode=mode, max_results=MAX_RESULTS)
         except (MnemoclawError, ValueError, OSError) as exc:
-            return page("search.html", 503, q=q, mode=mode, modes=MODES, results=[], error=mem.public(str(exc)),
-                        warning=None, took=None)
+            return answer(503, error=mem.public(str(exc)))
         took = (time.perf_counter() - started) * 1000
         wire = SearchAnswer(hits, q, citations=True, provider="", model=None, fallback=False, mode=mode).wire()
         results = [_explained(hit, item) for hit, item in zip(hits, wire["results"], strict=True)]
-        return page("search.html", q=q, mode=mode, modes=MODES, results=results, error=None,
-                    warning=wire.get("warning") or wire.get("note"), took=took)
+        return answer(results=results, warning=wire.get("warning") or wire.get("note"), took=took)
 
     def file(request: Request) -> Response:
         path = request.path_params["path"]
         try:
             shown, text = mem.read(path)
         except PathDeniedError as exc:
-            return page("error.html", 403, title="Not a memory file", message=mem.public(str(exc)))
+            return page("error.html", 403, request, title="Not a memory file", message=mem.public(str(exc)))
         except (MnemoclawError, OSError, ValueError) as exc:
-            return page("error.html", 500, title="Could not read the file", message=mem.public(str(exc)))
+            return page("error.html", 500, request, title="Could not read the file", message=mem.public(str(exc)))
         if text is None:
-            return page("error.html", 404, title="No such file", message=f"{shown} does not exist (yet)")
+            return page("error.html", 404, request, title="No such file", message=f"{shown} does not exist (yet)")
         lines = text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
-        return page("file.html", path=shown, lines=list(enumerate(lines, 1)), rendered=md.render(text))
+        return page("file.html", request=request, path=shown, lines=list(enumerate(lines, 1)),
+                    rendered=md.render(text), editable=writable and EDITABLE.fullmatch(shown) is not None,
+                    saved=request.query_params.get("saved"))
 
     def files(request: Request) -> Response:
-        return page("files.html", groups=_memory_files(mem))
+        return page("files.html", request=request, groups=_memory_files(mem))
 
     def health(request: Request) -> Response:
         try:
             status = mem.status()
         except (MnemoclawError, OSError) as exc:
-            return page("error.html", 500, title="Status unavailable", message=mem.public(str(exc)))
-        return page("health.html", summary=_summary(status), rows=_status_rows(status))
+            return page("error.html", 500, request, title="Status unavailable", message=mem.public(str(exc)))
+        return page("health.html", request=request, summary=_summary(status), rows=_status_rows(status))
+
+    async def append(request: Request) -> Response:
+        fields = await form(request)
+        if isinstance(fields, Response):
+            return fields
+        try:
+            done = mem.append(fields.get("text", ""))
+            mem.sync()  # indexed before the page says saved
+        except (MnemoclawError, OSError, ValueError) as exc:
+            return page("error.html", 400, request, title="Not saved", message=mem.public(str(exc)))
+        return RedirectResponse(f"/file/{quote(done['path'])}?saved=appended#L{done['startLine']}-L{done['endLine']}",
+                                status_code=303)
+
+    def edit_form(request: Request) -> Response:
+        path = request.path_params["path"]
+        try:
+            got = mem.opened(path)
+        except (MnemoclawError, OSError, ValueError) as exc:
+            return page("error.html", 403, request, title="Cannot edit", message=mem.public(str(exc)))
+        if not writable or EDITABLE.fullmatch(got["path"]) is None:
+            return page("error.html", 403, request, title="Cannot edit", message=(
+                f"{got['path']} cannot be edited here: only MEMORY.md and the daily logs (memory/YYYY-MM-DD.md) can"
+                if writable else "this agent's memory is OpenClaw's and is served read-only"))
+        return page("edit.html", request=request, path=got["path"], text=got["text"], base=got["base"], disk=None)
+
+    async def edit_save(request: Request) -> Response:
+        fields = await form(request)
+        if isinstance(fields, Response):
+            return fields
+        path = request.path_params["path"]
+        text = fields.get("text", "").replace("\r\n", "\n")
+        try:
+            done = mem.edit(path, text, fields.get("base", ""))
+        except EditConflictError as exc:
+            return page("edit.html", 409, request, path=path, text=text, base=content_hash(exc.current) if
+                        exc.current else "", disk=exc.current, error=mem.public(str(exc)))
+        except (MnemoclawError, OSError, ValueError) as exc:
+            return page("error.html", 403 if isinstance(exc, PathDeniedError | ReadOnlyError) else 400, request,
+                        title="Not saved", message=mem.public(str(exc)))
+        return RedirectResponse(f"/file/{quote(done['path'])}?saved=edited", status_code=303)
 
     static = StaticFiles(directory=str(resources.files("mnemoclaw.ui") / "static"))
     app = Starlette(routes=[
         Route("/", home), Route("/search", search), Route("/files", files), Route("/file/{path:path}", file),
-        Route("/health", health), Mount("/static", static, name="static"),
+        Route("/health", health), Route("/append", append, methods=["POST"]),
+        Route("/edit/{path:path}", edit_form), Route("/edit/{path:path}", edit_save, methods=["POST"]),
+        Mount("/static", static, name="static"),
     ])
     return Guard(app, host, port, token)
 
