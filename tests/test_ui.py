@@ -265,3 +265,8 @@ def test_only_memory_md_and_daily_logs_can_be_edited(app_server, workspace):
     assert status == 403 and (workspace / "notes.txt").read_text("utf-8") == "not a memory file\n"
     status, body, _ = app_server.get("/edit/memory/2026-11-26.md")
     assert status == 200 and "服务器迁移到杭州机房" in body
+
+
+def test_every_page_says_what_it_cost_the_server(app_server):
+    _, _, headers = app_server.get("/search?q=PostgreSQL")
+    assert re.fullmatch(r"app;dur=\d+\.\d\d", headers["server-timing"])

@@ -362,17 +362,23 @@ class Memory:
                                kind=args["kind"], history=bool(args["history"]))
         except (MnemoclawError, ValueError, OSError) as exc:
             return search_failed(exc, self.public)
+        return self.answer(hits, args["query"], mode, args["min_score"]).wire()
+
+    def answer(self, hits: list[Hit], query: str, mode: str | None = None, min_score: float | None = None, *,
+               citations: bool | None = None) -> SearchAnswer:
+        """``hits`` as ``memory_search`` answers them: with the provider, and warnings for
+        whatever makes them incomplete (indexing, damage, a read-only or stale index)."""
         provider = self.provider
-        answer = SearchAnswer(hits, args["query"], citations=self.settings.memory["citations"] != "off",
+        answer = SearchAnswer(hits, query, citations=self.settings.memory["citations"] != "off" if citations is None
+                              else citations,
                               provider=provider.id if provider else "none",
                               model=provider.model if provider else None, fallback=self.fallback is not None,
                               mode=mode or self.backend.default_mode(),
-                              min_score=self.settings.query_options().min_score if args["min_score"] is None
-                              else args["min_score"])
+                              min_score=self.settings.query_options().min_score if min_score is None else min_score)
         self._explain(answer)
         for i, warning in enumerate(answer.warnings):
             answer.warnings[i] = self.public(warning)
-        return answer.wire()
+        return answer
 
     def _explain(self, answer: SearchAnswer) -> None:
         """What an agent must know about where these results come from."""

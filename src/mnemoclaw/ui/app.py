@@ -26,7 +26,6 @@ from ..api import Memory
 from ..errors import ConfigError, EditConflictError, MnemoclawError, PathDeniedError, ReadOnlyError
 from ..mcp_server import is_loopback
 from ..search.searcher import MODES
-from ..tools import SearchAnswer
 from ..workspace import EDITABLE, content_hash
 
 COOKIE = "mnemoclaw_ui_token"
@@ -107,7 +106,16 @@ class Guard:
                 await _plain(send, 401, "this app needs its token: open it once as /?token=<the token it was "
                              "started with> (or send Authorization: Bearer <token>)")
                 return
-        await self.app(scope, receive, send)
+        started = time.perf_counter()
+
+        async def timed(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":  # the page is built by now: what it cost the server
+                took = (time.perf_counter() - started) * 1000
+                message = {**message, "headers": [*message.get("headers", []),
+                                                  (b"server-timing", f"app;dur={took:.2f}".encode("latin-1"))]}
+            await send(message)
+
+        await self.app(scope, receive, timed)
 
 
 async def _plain(send: Send, status: int, text: str) -> None:
@@ -183,9 +191,9 @@ def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: st
         except (MnemoclawError, ValueError, OSError) as exc:
             return answer(503, error=mem.public(str(exc)))
         took = (time.perf_counter() - started) * 1000
-        wire = SearchAnswer(hits, q, citations=True, provider="", model=None, fallback=False, mode=mode).wire()
+        wire = mem.answer(hits, q, mode, citations=True).wire()
         results = [_explained(hit, item) for hit, item in zip(hits, wire["results"], strict=True)]
-        return answer(results=results, warning=wire.get("warning") or wire.get("note"), took=took)
+        return answer(results=results, warning=wire.get("warning"), took=took)
 
     def file(request: Request) -> Response:
         path = request.path_params["path"]

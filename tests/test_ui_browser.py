@@ -1,0 +1,121 @@
+"""`mnemoclaw ui` in a real browser: headless Chromium (Debian's package) driven by Playwright.
+
+Skipped, with the reason, where Chromium or Playwright is not installed; `.ci/run` installs
+both. Screenshots of every page go to ``MNEMOCLAW_UI_SHOTS`` when set (docs/ui.md's come from
+there), else to the test's temporary directory.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import write
+
+CHROMIUM = next((p for p in (os.environ.get("MNEMOCLAW_CHROMIUM"), shutil.which("chromium"),
+                             shutil.which("chromium-browser")) if p), None)
+if CHROMIUM is None and os.environ.get("CI"):
+    pytest.fail("CI must run the browser tests, and no Chromium is installed (.ci/run installs it)", pytrace=False)
+if CHROMIUM is None:
+    pytest.skip("no Chromium installed (apt-get install chromium; .ci/run does)", allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install playwright)")
+
+from mnemoclaw.ui.app import create_app  # noqa: E402
+from test_ui import Server  # noqa: E402
+
+
+@pytest.fixture
+def mem(workspace, make_memory):
+    write(workspace / "MEMORY.md", "# Memory\n\n## Preferences\n- Alex prefers PostgreSQL for anything with more "
+          "than one writer.\n- 用户喜欢喝乌龙茶，不加糖。\n")
+    write(workspace / "memory" / "2026-11-30.md", "# 2026-11-30\n\n- Migrated the staging database to Hangzhou.\n"
+          "- 服务器迁移到杭州机房，旧服务器下线。\n- A note with <script>alert('x')</script> and "
+          "<img src=x onerror=alert(1)> in it.\n")
+    m = make_memory(workspace)
+    m.sync()
+    return m
+
+
+@pytest.fixture
+def browser_page(mem, tmp_path):
+    shots = Path(os.environ.get("MNEMOCLAW_UI_SHOTS") or tmp_path / "shots")
+    shots.mkdir(parents=True, exist_ok=True)
+    with Server(create_app(mem)) as server, sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1100, "height": 760})
+        dialogs: list[str] = []
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        try:
+            yield server, page, shots, dialogs
+        finally:
+            browser.close()
+
+
+def test_search_follow_append_edit_and_conflict_in_a_browser(browser_page, workspace):
+    server, page, shots, dialogs = browser_page
+    # search, in Chinese: the query's words are marked in the snippet
+    page.goto(server.base + "/search")
+    page.fill("input[name=q]", "杭州机房")
+    page.press("input[name=q]", "Enter")
+    page.wait_for_selector(".result")
+    assert "memory/2026-11-30.md#L" in page.inner_text(".result .cite")
+    assert page.inner_text(".result mark") == "杭州机房"
+    page.screenshot(path=str(shots / "search-zh.png"), full_page=True)
+    # and in English, keyword mode, from the URL
+    page.goto(server.base + "/search?q=PostgreSQL+writer&mode=keyword")
+    assert page.locator(".result").count() >= 1 and "MEMORY.md#L" in page.inner_text(".result .cite")
+    assert "postgresql" in page.inner_text(".result .why")
+    page.screenshot(path=str(shots / "search.png"), full_page=True)
+    # a result opens its file at those lines, highlighted
+    page.click(".result .cite")
+    page.wait_for_selector("tr.hl")
+    first, last = page.url.split("#L")[1].split("-L")
+    assert page.locator("tr.hl").count() == int(last) - int(first) + 1
+    page.screenshot(path=str(shots / "file.png"), full_page=True)
+    # a note holding HTML renders inert, in both views
+    page.goto(server.base + "/file/memory/2026-11-30.md")
+    page.click("[data-tab=rendered]")
+    assert page.is_visible("#rendered") and "<script>alert" in page.inner_text("#rendered")
+    assert page.evaluate("document.querySelectorAll('main script, main img').length") == 0
+    assert dialogs == []
+    # append a note, then find it by search
+    page.goto(server.base + "/files")
+    page.fill("textarea[name=text]", "The harbour walrus sings at dawn.")
+    page.click("form.append button")
+    page.wait_for_selector(".saved")
+    assert "harbour walrus" in page.inner_text("tr.hl")
+    page.screenshot(path=str(shots / "appended.png"), full_page=True)
+    page.goto(server.base + "/search?q=walrus+dawn")
+    assert page.locator(".result").count() >= 1 and "walrus" in page.inner_text(".result .snippet")
+    # edit MEMORY.md in the page
+    page.goto(server.base + "/file/MEMORY.md")
+    page.click("text=Edit")
+    text = page.input_value("textarea[name=text]")
+    page.fill("textarea[name=text]", text.replace("PostgreSQL", "CockroachDB"))
+    page.screenshot(path=str(shots / "edit.png"), full_page=True)
+    page.click("form.edit button")
+    page.wait_for_selector(".saved")
+    assert "CockroachDB" in (workspace / "MEMORY.md").read_text("utf-8")
+    # opened, changed on disk meanwhile, saved: refused, both versions shown, nothing lost
+    page.goto(server.base + "/edit/MEMORY.md")
+    (workspace / "MEMORY.md").write_text((workspace / "MEMORY.md").read_text("utf-8") + "- added meanwhile\n",
+                                         encoding="utf-8")
+    page.fill("textarea[name=text]", "# Memory\n\n- mine\n")
+    page.click("form.edit button")
+    page.wait_for_selector(".conflict")
+    assert "added meanwhile" in page.inner_text("pre.disk")
+    assert page.input_value("textarea[name=text]").strip() == "# Memory\n\n- mine"
+    assert (workspace / "MEMORY.md").read_text("utf-8").endswith("- added meanwhile\n")
+    page.screenshot(path=str(shots / "conflict.png"), full_page=True)
+    # health, and a phone-width search
+    page.goto(server.base + "/health")
+    assert "Files · chunks · vectors" in page.inner_text("table.summary")
+    page.screenshot(path=str(shots / "health.png"), full_page=True)
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(server.base + "/search?q=" + "乌龙茶")
+    assert page.locator(".result").count() >= 1
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390  # nothing runs off the screen
+    page.screenshot(path=str(shots / "phone.png"), full_page=True)
