@@ -270,3 +270,26 @@ def test_only_memory_md_and_daily_logs_can_be_edited(app_server, workspace):
 def test_every_page_says_what_it_cost_the_server(app_server):
     _, _, headers = app_server.get("/search?q=PostgreSQL")
     assert re.fullmatch(r"app;dur=\d+\.\d\d", headers["server-timing"])
+
+
+def test_sessions_and_the_context_of_one(app_server, mem, workspace):
+    from mnemoclaw.runtime.transcript import SessionStore
+
+    write(workspace / "AGENTS.md", "# Agents\n\n" + "Follow the memory protocol. " * 2000)  # past the cap
+    store = SessionStore(mem.settings.sessions_dir)
+    sid = "20261201-101500-abc123"
+    store.update_meta(sid, sessionId=sid, createdAt=1796100000, updatedAt=1796100900, compactionCount=1,
+                      memoryFlushAt=1796100800, totalTokens=5400)
+    store.append(sid, {"type": "message", "message": {"role": "user", "content": "remember the <b>walrus</b>"}})
+    store.append(sid, {"type": "message", "message": {"role": "assistant", "content": "Noted."}})
+    status, body, _ = app_server.get("/sessions")
+    assert status == 200 and f'href="/sessions/{sid}"' in body and "~5400 tokens" in body and "1 compactions" in body
+    status, body, _ = app_server.get(f"/sessions/{sid}")
+    assert status == 200
+    assert re.search(r"AGENTS\.md <span class=\"meta\">TRUNCATED</span>", body)
+    assert "remember the &lt;b&gt;walrus&lt;/b&gt;" in body and "<b>walrus" not in body
+    assert 'class="window"' in body and "memory flush at" in body and "compaction at" in body
+    before = sorted(p.name for p in Path(mem.settings.sessions_dir).iterdir())
+    assert app_server.get("/sessions/20990101-000000-nosuch")[0] == 404
+    assert app_server.get("/sessions/..%2Fsecret")[0] == 404
+    assert sorted(p.name for p in Path(mem.settings.sessions_dir).iterdir()) == before  # nothing made

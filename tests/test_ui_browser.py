@@ -44,6 +44,7 @@ def browser_page(mem, tmp_path):
     shots = Path(os.environ.get("MNEMOCLAW_UI_SHOTS") or tmp_path / "shots")
     shots.mkdir(parents=True, exist_ok=True)
     with Server(create_app(mem)) as server, sync_api.sync_playwright() as pw:
+        server.mem = mem
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         page = browser.new_page(viewport={"width": 1100, "height": 760})
         dialogs: list[str] = []
@@ -52,6 +53,10 @@ def browser_page(mem, tmp_path):
             yield server, page, shots, dialogs
         finally:
             browser.close()
+
+
+def server_mem(server):
+    return server.mem
 
 
 def test_search_follow_append_edit_and_conflict_in_a_browser(browser_page, workspace):
@@ -110,6 +115,22 @@ def test_search_follow_append_edit_and_conflict_in_a_browser(browser_page, works
     assert page.input_value("textarea[name=text]").strip() == "# Memory\n\n- mine"
     assert (workspace / "MEMORY.md").read_text("utf-8").endswith("- added meanwhile\n")
     page.screenshot(path=str(shots / "conflict.png"), full_page=True)
+    # a chat session: the next request against the window, the bootstrap files against their caps
+    from mnemoclaw.runtime.transcript import SessionStore
+
+    write(workspace / "AGENTS.md", "# Agents\n\n" + "Follow the memory protocol. " * 1000)
+    store = SessionStore(server_mem(server).settings.sessions_dir)
+    sid = "20261201-101500-abc123"
+    store.update_meta(sid, sessionId=sid, createdAt=1796100000, updatedAt=1796100900, compactionCount=0,
+                      totalTokens=2400)
+    for i in range(6):
+        store.append(sid, {"type": "message", "message": {"role": "user" if i % 2 == 0 else "assistant",
+                                                          "content": f"message {i}: " + "words " * 300}})
+    page.goto(server.base + "/sessions")
+    page.click(f"text={sid}")
+    page.wait_for_selector(".window")
+    assert "TRUNCATED" in page.inner_text("table.files-cap")
+    page.screenshot(path=str(shots / "session.png"), full_page=True)
     # health, and a phone-width search
     page.goto(server.base + "/health")
     assert "Files · chunks · vectors" in page.inner_text("table.summary")

@@ -262,10 +262,56 @@ def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: st
                         title="Not saved", message=mem.public(str(exc)))
         return RedirectResponse(f"/file/{quote(done['path'])}?saved=edited", status_code=303)
 
+    def sessions(request: Request) -> Response:
+        from ..runtime.transcript import SessionStore, epoch_seconds
+
+        store = SessionStore(mem.settings.sessions_dir, read_only=True)
+        rows = sorted((m for m in store.all_meta().values() if isinstance(m, dict) and m.get("sessionId")),
+                      key=lambda m: epoch_seconds(m.get("updatedAt")), reverse=True)
+        for m in rows:
+            m["updated"] = epoch_seconds(m.get("updatedAt"))
+            m["flushed"] = epoch_seconds(m.get("memoryFlushAt")) if m.get("memoryFlushAt") else None
+        return page("sessions.html", request=request, rows=rows, folder=str(store.dir))
+
+    def session(request: Request) -> Response:
+        from ..runtime.agent import AgentSession
+        from ..runtime.transcript import SessionStore
+
+        sid = request.path_params["sid"]
+        known = SessionStore(mem.settings.sessions_dir, read_only=True).all_meta()
+        if sid not in known:
+            return page("error.html", 404, request, title="No such session",
+                        message=f"no chat session {sid!r}; the sessions page lists them")
+        try:
+            agent = AgentSession(mem, session_id=sid)
+            c = agent.context_breakdown(detail=True)
+        except (MnemoclawError, OSError, ValueError) as exc:
+            return page("error.html", 500, request, title="Cannot read the session", message=mem.public(str(exc)))
+        window = max(int(c["contextTokens"] or 0), 1)
+        parts = [("system prompt", c["systemPrompt"]["tokens"]), ("tool schemas", c["tools"]["tokens"]),
+                 ("history", c["history"]["tokens"])]
+        used = sum(t for _, t in parts)
+        bars = [(name, tokens, 100 * tokens / window) for name, tokens in parts]
+        marks = [("memory flush", c["flushAt"], 100 * c["flushAt"] / window),
+                 ("compaction", c["compactionAt"], 100 * c["compactionAt"] / window)]
+        cap = max(int(c["bootstrapMaxChars"] or 0), 1)
+        scale = max([cap, *(f["rawChars"] for f in c["files"])])  # a file's bar: its characters, the cap marked
+        files = [{**f, "pct": 100 * f["rawChars"] / scale, "kept": 100 * f["injectedChars"] / scale}
+                 for f in c["files"]]
+        total = sum(f["injectedChars"] for f in c["files"])
+        transcript = [{"line": m.get("_line"), "role": m.get("role"), "tokens": agent.message_tokens(m),
+                       "text": m.get("content") if isinstance(m.get("content"), str) else str(m.get("tool_calls") or
+                                                                                          m.get("content") or "")}
+                      for m in agent.history]
+        return page("session.html", request=request, c=c, sid=sid, meta=known[sid], window=window, used=used,
+                    bars=bars, marks=marks, files=files, total=total, transcript=transcript, cap_pct=100 * cap / scale,
+                    summary=agent.summary)
+
     static = StaticFiles(directory=str(resources.files("mnemoclaw.ui") / "static"))
     app = Starlette(routes=[
         Route("/", home), Route("/search", search), Route("/files", files), Route("/file/{path:path}", file),
         Route("/health", health), Route("/append", append, methods=["POST"]),
+        Route("/sessions", sessions), Route("/sessions/{sid}", session),
         Route("/edit/{path:path}", edit_form), Route("/edit/{path:path}", edit_save, methods=["POST"]),
         Mount("/static", static, name="static"),
     ])
