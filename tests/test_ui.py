@@ -293,3 +293,27 @@ def test_sessions_and_the_context_of_one(app_server, mem, workspace):
     assert app_server.get("/sessions/20990101-000000-nosuch")[0] == 404
     assert app_server.get("/sessions/..%2Fsecret")[0] == 404
     assert sorted(p.name for p in Path(mem.settings.sessions_dir).iterdir()) == before  # nothing made
+
+
+def test_sync_now_and_rebuild_run_beside_the_pages_and_report(app_server, workspace):
+    import json
+
+    write(workspace / "memory" / "2026-12-01.md", "# 2026-12-01\n\n- The lighthouse keeper retired.\n")
+    cookie, fields = _form(app_server, "/health")
+    for kind in ("sync", "rebuild"):
+        status, _, headers = _post(app_server, "/index", {**fields, "kind": kind}, cookie)
+        assert status == 303 and headers["location"] == "/health#job"
+        deadline = time.monotonic() + 60
+        while True:
+            state = json.loads(app_server.get("/index/progress")[1])
+            if not state["running"]:
+                break
+            assert time.monotonic() < deadline, state
+            time.sleep(0.05)
+        assert state["kind"] == kind and "error" not in state, state
+        assert state["result"]["failed"] == []
+    assert state["result"]["added"] + state["result"]["changed"] >= 1  # the rebuild indexed every file again
+    assert "lighthouse" in app_server.get("/search?q=lighthouse+keeper&mode=keyword")[1]
+    status, body, _ = app_server.get("/health")
+    assert "rebuild done in" in body
+    assert _post(app_server, "/index", {"kind": "sync"}, cookie)[0] == 403  # a write: the form's token

@@ -134,6 +134,8 @@ def test_search_follow_append_edit_and_conflict_in_a_browser(browser_page, works
     # health, and a phone-width search
     page.goto(server.base + "/health")
     assert "Files · chunks · vectors" in page.inner_text("table.summary")
+    page.click("button[value=sync]")  # the page follows the sync, then shows what it did
+    page.wait_for_selector("text=sync done in", timeout=60_000)
     page.screenshot(path=str(shots / "health.png"), full_page=True)
     page.set_viewport_size({"width": 390, "height": 844})
     page.goto(server.base + "/search?q=" + "乌龙茶")

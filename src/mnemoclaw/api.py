@@ -246,6 +246,15 @@ class Memory:
         return report
 
     # -- keeping fresh --------------------------------------------------------------------
+    def sync_apart(self, *, full: bool = False, progress: Progress | None = None) -> IndexReport:
+        """``sync`` on a connection of its own, for a thread beside this object's searches (a
+        web page's "sync now"); the index's write lock keeps it from meeting another writer."""
+        backend = self._open_backend()
+        try:
+            return self._sync_backend(backend, full=full, progress=progress, fallback_now=False)
+        finally:
+            backend.close()
+
     def request_sync(self, reason: str) -> None:
         """Sync soon in the background writer; returns at once."""
         self.freshness.request(reason)

@@ -16,6 +16,7 @@ import hashlib
 import hmac
 import os
 import secrets
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from importlib import resources
@@ -124,6 +125,40 @@ async def _plain(send: Send, status: int, text: str) -> None:
     await send({"type": "http.response.body", "body": text.encode("utf-8")})
 
 
+class IndexJob:
+    """The one sync or rebuild the health page started, run on a thread of its own, with how
+    far it is for the page to poll."""
+
+    def __init__(self, mem: Memory):
+        self.mem = mem
+        self._lock = threading.Lock()
+        self.state: dict[str, Any] = {"running": False}
+
+    def start(self, kind: str) -> bool:
+        with self._lock:
+            if self.state.get("running"):
+                return False
+            self.state = {"running": True, "kind": kind, "filesDone": 0, "filesTotal": 0, "started": time.time()}
+        threading.Thread(target=self._run, args=(kind,), name="mnemoclaw-ui-index", daemon=True).start()
+        return True
+
+    def _progress(self, done: int, total: int) -> None:
+        self.state = {**self.state, "filesDone": done, "filesTotal": total}
+
+    def _run(self, kind: str) -> None:
+        try:
+            report = self.mem.sync_apart(full=kind == "rebuild", progress=self._progress)
+            result: dict[str, Any] = {"added": report.added, "changed": report.changed, "removed": report.removed,
+                                      "unchanged": report.unchanged, "chunksEmbedded": report.chunks_embedded,
+                                      "seconds": round(report.seconds, 2),
+                                      "failed": [{"path": p, "reason": r} for p, r in report.failed]}
+            if report.vectors_error:
+                result["vectorsError"] = report.vectors_error
+            self.state = {**self.state, "running": False, "result": result}
+        except Exception as exc:  # shown on the page: the index keeps its last good state
+            self.state = {**self.state, "running": False, "error": self.mem.public(str(exc))}
+
+
 def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: str | None = None) -> Any:
     """The ASGI app for ``mem`` (which the caller opens and closes)."""
     from starlette.applications import Starlette
@@ -134,6 +169,22 @@ def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: st
 
     env = _templates()
     md = _markdown()
+    lock = threading.Lock()  # one request at a time uses ``mem`` (its store has one connection)
+
+    def serial(handler: Callable[[Request], Response]) -> Callable[[Request], Response]:
+        def run(request: Request) -> Response:
+            with lock:
+                return handler(request)
+        return run
+
+    async def in_memory(work: Callable[[], Any]) -> Any:
+        """``work`` on a worker thread, holding the lock: never on the event loop."""
+        import anyio
+
+        def locked() -> Any:
+            with lock:
+                return work()
+        return await anyio.to_thread.run_sync(locked)
 
     secret = secrets.token_bytes(32)  # per process: a restart asks the page to be loaded again
     writable = mem.settings.openclaw_dir is None
@@ -220,15 +271,20 @@ def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: st
             status = mem.status()
         except (MnemoclawError, OSError) as exc:
             return page("error.html", 500, request, title="Status unavailable", message=mem.public(str(exc)))
-        return page("health.html", request=request, summary=_summary(status), rows=_status_rows(status))
+        return page("health.html", request=request, summary=_summary(status), rows=_status_rows(status),
+                    job=job.state)
 
     async def append(request: Request) -> Response:
         fields = await form(request)
         if isinstance(fields, Response):
             return fields
-        try:
+        def write() -> dict[str, Any]:
             done = mem.append(fields.get("text", ""))
             mem.sync()  # indexed before the page says saved
+            return done
+
+        try:
+            done = await in_memory(write)
         except (MnemoclawError, OSError, ValueError) as exc:
             return page("error.html", 400, request, title="Not saved", message=mem.public(str(exc)))
         return RedirectResponse(f"/file/{quote(done['path'])}?saved=appended#L{done['startLine']}-L{done['endLine']}",
@@ -253,7 +309,7 @@ def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: st
         path = request.path_params["path"]
         text = fields.get("text", "").replace("\r\n", "\n")
         try:
-            done = mem.edit(path, text, fields.get("base", ""))
+            done = await in_memory(lambda: mem.edit(path, text, fields.get("base", "")))
         except EditConflictError as exc:
             return page("edit.html", 409, request, path=path, text=text, base=content_hash(exc.current) if
                         exc.current else "", disk=exc.current, error=mem.public(str(exc)))
@@ -307,12 +363,29 @@ def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: st
                     bars=bars, marks=marks, files=files, total=total, transcript=transcript, cap_pct=100 * cap / scale,
                     summary=agent.summary)
 
+    job = IndexJob(mem)
+
+    async def index_now(request: Request) -> Response:
+        fields = await form(request)
+        if isinstance(fields, Response):
+            return fields
+        kind = "rebuild" if fields.get("kind") == "rebuild" else "sync"
+        job.start(kind)  # one at a time: a second press while one runs follows the first
+        return RedirectResponse("/health#job", status_code=303)
+
+    def job_state(request: Request) -> Response:
+        from starlette.responses import JSONResponse
+
+        return JSONResponse(job.state)
+
     static = StaticFiles(directory=str(resources.files("mnemoclaw.ui") / "static"))
     app = Starlette(routes=[
-        Route("/", home), Route("/search", search), Route("/files", files), Route("/file/{path:path}", file),
-        Route("/health", health), Route("/append", append, methods=["POST"]),
-        Route("/sessions", sessions), Route("/sessions/{sid}", session),
-        Route("/edit/{path:path}", edit_form), Route("/edit/{path:path}", edit_save, methods=["POST"]),
+        Route("/", home), Route("/search", serial(search)), Route("/files", serial(files)),
+        Route("/file/{path:path}", serial(file)), Route("/health", serial(health)),
+        Route("/append", append, methods=["POST"]),
+        Route("/sessions", serial(sessions)), Route("/sessions/{sid}", serial(session)),
+        Route("/index", index_now, methods=["POST"]), Route("/index/progress", job_state),
+        Route("/edit/{path:path}", serial(edit_form)), Route("/edit/{path:path}", edit_save, methods=["POST"]),
         Mount("/static", static, name="static"),
     ])
     return Guard(app, host, port, token)

@@ -40,7 +40,26 @@ function markWords() {
     pre.append(text.slice(last));
   });
 }
+// While a sync or rebuild runs, the health page shows how far it is, then reloads.
+function followJob() {
+  const box = document.getElementById("job");
+  if (!box || !box.dataset.running) return;
+  const bar = box.querySelector("progress"), line = box.querySelector(".jobline");
+  bar.hidden = false;
+  const poll = () => fetch("/index/progress", { credentials: "same-origin" }).then((r) => r.json()).then((s) => {
+    if (s.running) {
+      bar.max = Math.max(s.filesTotal, 1);
+      bar.value = s.filesDone;
+      line.textContent = s.kind + ": " + s.filesDone + " of " + s.filesTotal + " files";
+      setTimeout(poll, 300);
+    } else {
+      location.reload();
+    }
+  });
+  poll();
+}
 document.addEventListener("DOMContentLoaded", () => {
+  followJob();
   document.querySelectorAll("[data-tab]").forEach((a) => a.addEventListener("click", (e) => {
     e.preventDefault();
     showTab(a.dataset.tab);
