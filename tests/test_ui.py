@@ -317,3 +317,15 @@ def test_sync_now_and_rebuild_run_beside_the_pages_and_report(app_server, worksp
     status, body, _ = app_server.get("/health")
     assert "rebuild done in" in body
     assert _post(app_server, "/index", {"kind": "sync"}, cookie)[0] == 403  # a write: the form's token
+
+
+def test_an_openclaw_agent_is_served_read_only(mem, monkeypatch, workspace):
+    monkeypatch.setattr(mem.settings, "openclaw_dir", str(workspace))
+    with Server(create_app(mem)) as server:
+        status, body, headers = server.get("/files")
+        assert status == 200 and 'action="/append"' not in body  # no form to write with
+        cookie = headers["set-cookie"].split(";")[0]
+        status, body, _ = _post(server, "/append", {"text": "x"}, cookie)
+        assert status == 403 and "served read-only" in body
+        assert 'action="/index"' not in server.get("/health")[1]
+        assert server.get("/edit/MEMORY.md")[0] == 403 and "Edit</a>" not in server.get("/file/MEMORY.md")[1]

@@ -203,6 +203,9 @@ def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: st
 
     async def form(request: Request) -> dict[str, str] | Response:
         """The posted fields, or the refusal of a request that is not this app's own form."""
+        if not writable:
+            return page("error.html", 403, request, title="Read-only",
+                        message="this agent's memory is OpenClaw's and is served read-only")
         origin = request.headers.get("origin")
         if origin is not None and origin != f"{request.url.scheme}://{request.headers.get('host', '')}":
             return page("error.html", 403, request, title="Refused",
@@ -215,9 +218,6 @@ def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: st
         if not session or not hmac.compare_digest(fields.get("csrf", ""), form_token(session)):
             return page("error.html", 403, request, title="Refused", message="this form is out of date (the app "
                         "restarted, or cookies are off): load the page again and resubmit")
-        if not writable:
-            return page("error.html", 403, request, title="Read-only",
-                        message="this agent's memory is OpenClaw's and is served read-only")
         return fields
 
     async def home(request: Request) -> Response:
