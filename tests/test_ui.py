@@ -47,13 +47,16 @@ class Server:
         self.thread.join(10)
 
     def get(self, path: str, headers: dict | None = None) -> tuple[int, str, dict]:
-        req = urllib.request.Request(self.base + path, headers=headers or {})
-        opener = urllib.request.build_opener(NoRedirect)
-        try:
-            with opener.open(req, timeout=30) as resp:
-                return resp.status, resp.read().decode("utf-8"), dict(resp.headers)
-        except urllib.error.HTTPError as exc:
-            return exc.code, exc.read().decode("utf-8"), dict(exc.headers)
+        return _send(urllib.request.Request(self.base + path, headers=headers or {}))
+
+
+def _send(req: urllib.request.Request) -> tuple[int, str, dict]:
+    """(status, body, headers), redirects not followed, errors answered like the rest."""
+    try:
+        with urllib.request.build_opener(NoRedirect).open(req, timeout=60) as resp:
+            return resp.status, resp.read().decode("utf-8"), dict(resp.headers)
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode("utf-8"), dict(exc.headers)
 
 
 class NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -191,14 +194,8 @@ def test_the_command_serves_the_app(workspace, tmp_path):
 
 def _post(server, path: str, fields: dict, cookie: str, headers: dict | None = None):
     data = urllib.parse.urlencode(fields).encode("utf-8")
-    req = urllib.request.Request(server.base + path, data=data, method="POST", headers={
-        "Content-Type": "application/x-www-form-urlencoded", "Cookie": cookie, **(headers or {})})
-    opener = urllib.request.build_opener(NoRedirect)
-    try:
-        with opener.open(req, timeout=60) as resp:
-            return resp.status, resp.read().decode("utf-8"), dict(resp.headers)
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode("utf-8"), dict(exc.headers)
+    return _send(urllib.request.Request(server.base + path, data=data, method="POST", headers={
+        "Content-Type": "application/x-www-form-urlencoded", "Cookie": cookie, **(headers or {})}))
 
 
 def _form(server, path: str) -> tuple[str, dict]:

@@ -202,27 +202,15 @@ def http_app(service: MemoryService, host: str, token: str | None, *, read_only:
 
 def run_http(service: MemoryService, host: str, port: int, token: str | None, *, read_only: bool = False,
              on_ready: Callable[[str], None] | None = None) -> None:
-    import anyio
-    import uvicorn
+    from .serving import serve
 
     app = http_app(service, host, token, read_only=read_only)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, lifespan="on")
-    server = uvicorn.Server(config)
 
-    async def main() -> None:
-        service.warm()
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(server.serve)
-            while not server.started:
-                if server.should_exit:
-                    return
-                await anyio.sleep(0.05)
-            bound = server.servers[0].sockets[0].getsockname() if server.servers else (host, port)
-            url = f"http://{host if ':' not in host else f'[{host}]'}:{bound[1]}/mcp"
-            if on_ready:
-                on_ready(url)
+    def bound(shown: str, at: int) -> None:
+        if on_ready:
+            on_ready(f"http://{shown}:{at}/mcp")
 
     try:
-        anyio.run(main)
+        serve(app, host, port, on_bound=bound, before=service.warm, lifespan="on")
     finally:
         service.close()

@@ -462,22 +462,13 @@ def _status_rows(status: dict[str, Any]) -> list[tuple[str, str]]:
 def serve(mem: Memory, host: str, port: int, token: str | None, *,
           on_ready: Callable[[str], None] | None = None) -> None:
     """Run the app until interrupted."""
-    import anyio
-    import uvicorn
+    from ..serving import serve as run
 
     app = create_app(mem, host=host, port=port, token=token)
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False))
 
-    async def main() -> None:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(server.serve)
-            while not server.started:
-                if server.should_exit:
-                    return
-                await anyio.sleep(0.05)
-            bound = server.servers[0].sockets[0].getsockname()[1] if server.servers else port
-            app.port = bound  # the Host check wants the port actually bound (port 0 picks one)
-            if on_ready:
-                on_ready(f"http://{host if ':' not in host else f'[{host}]'}:{bound}/")
+    def bound(shown: str, at: int) -> None:
+        app.port = at  # the Host check wants the port actually bound (port 0 picks one)
+        if on_ready:
+            on_ready(f"http://{shown}:{at}/")
 
-    anyio.run(main)
+    run(app, host, port, on_bound=bound, lifespan="off")
