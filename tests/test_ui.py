@@ -148,6 +148,30 @@ def test_off_loopback_a_token_is_required(mem):
         assert server.get("/files", headers={"Cookie": f"{COOKIE}=nope"})[0] == 401
 
 
+def test_files_as_a_timeline_with_summaries_other_notes_and_extra_paths(workspace, make_memory, tmp_path):
+    write(workspace / "MEMORY.md", "# Memory\n\n- one\n")
+    write(workspace / "memory" / "2026-11-26.md", "# 2026-11-26\n\n- a day\n")
+    write(workspace / "memory" / "2026-11-27.md", "# 2026-11-27\n\n- the next day\n")
+    write(workspace / "memory" / "2026-11-27-deploy-plan.md", "# Session: deploy plan\n\n- summary\n")
+    write(workspace / "memory" / "2026-10-02.md", "# 2026-10-02\n\n- last month\n")
+    write(workspace / "memory" / "people.md", "# People\n\n- Alex\n")
+    write(tmp_path / "team-notes" / "runbook.md", "# Runbook\n\n- restart the walrus service\n")
+    mem = make_memory(workspace, config={"agents": {"defaults": {"memorySearch": {
+        "extraPaths": [str(tmp_path / "team-notes")]}}}})
+    mem.sync()
+    with Server(create_app(mem)) as server:
+        status, body, _ = server.get("/files")
+        assert status == 200
+        order = ["Long-term", "MEMORY.md", "November 2026", "2026-11-27", "daily log", "session summary: deploy-plan",
+                 "2026-11-26", "October 2026", "2026-10-02", "Other notes", "memory/people.md", "Extra paths"]
+        at = [body.index(x) for x in order]
+        assert at == sorted(at), list(zip(order, at, strict=True))
+        extra = re.search(r'Extra paths.*?<a href="(/file/[^"]+)"', body, re.S)
+        assert extra and "runbook.md" in extra.group(1)
+        status, page, _ = server.get(extra.group(1))
+        assert status == 200 and "restart the walrus service" in page
+
+
 def test_files_and_health(app_server):
     status, body, _ = app_server.get("/files")
     assert status == 200

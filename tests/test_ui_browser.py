@@ -93,6 +93,9 @@ def test_search_follow_append_edit_and_conflict_in_a_browser(browser_page, works
     page.wait_for_selector(".saved")
     assert "harbour walrus" in page.inner_text("tr.hl")
     page.screenshot(path=str(shots / "appended.png"), full_page=True)
+    page.goto(server.base + "/files")
+    assert page.locator(".timeline .day").count() == 2  # today's log and 2026-11-30
+    page.screenshot(path=str(shots / "files.png"), full_page=True)
     page.goto(server.base + "/search?q=walrus+dawn")
     assert page.locator(".result").count() >= 1 and "walrus" in page.inner_text(".result .snippet")
     # edit MEMORY.md in the page

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
+import re
 import secrets
 import threading
 import time
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from importlib import resources
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode
@@ -264,7 +265,7 @@ def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: st
                     saved=request.query_params.get("saved"))
 
     def files(request: Request) -> Response:
-        return page("files.html", request=request, groups=_memory_files(mem))
+        return page("files.html", request=request, files=_memory_files(mem))
 
     def health(request: Request) -> Response:
         try:
@@ -400,22 +401,44 @@ def _explained(hit: Any, item: dict[str, Any]) -> dict[str, Any]:
             "vector": hit.vector_score, "matched": matched}
 
 
-def _memory_files(mem: Memory) -> list[tuple[str, list[tuple[str, int]]]]:
-    """MEMORY.md, the daily logs newest first, and the rest of what the index holds, by kind."""
-    records = mem.store.file_records()
-    memory, daily, other = [], [], []
-    for path, rec in sorted(records.items()):
+DATED = re.compile(r"memory/(\d{4})-(\d{2})-(\d{2})(?:-(.+))?\.md")
+
+
+def _memory_files(mem: Memory) -> dict[str, Any]:
+    """What the index holds of memory, by kind: MEMORY.md; the daily logs and session summaries
+    (``memory/YYYY-MM-DD[-slug].md``) as a timeline, newest day first, a month a group; the
+    other notes under memory/; the files of memorySearch.extraPaths."""
+    long_term, other, extra = [], [], []
+    days: dict[str, list[dict[str, Any]]] = {}
+    for path, rec in sorted(mem.store.file_records().items()):
         if rec.source != "memory":
             continue
+        dated = DATED.fullmatch(path)
         if path in ("MEMORY.md", "memory.md"):
-            memory.append((path, rec.size))
-        elif path.startswith("memory/") and os.path.basename(path)[:4].isdigit():
-            daily.append((path, rec.size))
+            long_term.append({"path": path, "size": rec.size})
+        elif dated:
+            day = "-".join(dated.groups()[:3])
+            days.setdefault(day, []).append({"path": path, "size": rec.size,
+                                             "kind": "session summary" if dated.group(4) else "daily log",
+                                             "slug": dated.group(4) or ""})
+        elif path.startswith("memory/"):
+            other.append({"path": path, "size": rec.size})
         else:
-            other.append((path, rec.size))
-    daily.sort(reverse=True)
-    return [(name, items) for name, items in (("Long-term", memory), ("Daily logs", daily), ("Other notes", other))
-            if items]
+            extra.append({"path": path, "size": rec.size})
+    months: list[tuple[str, list[tuple[str, str, list[dict[str, Any]]]]]] = []
+    for day in sorted(days, reverse=True):
+        try:
+            label = datetime.strptime(day, "%Y-%m-%d")
+        except ValueError:  # 2026-02-31: a name, not a date
+            other.extend(days[day])
+            continue
+        month = label.strftime("%B %Y")
+        if not months or months[-1][0] != month:
+            months.append((month, []))
+        entries = sorted(days[day], key=lambda e: (e["kind"] != "daily log", e["path"]))
+        months[-1][1].append((day, label.strftime("%a"), entries))
+    return {"long_term": long_term, "timeline": months, "other": other, "extra": extra,
+            "count": len(long_term) + sum(len(v) for v in days.values()) + len(other) + len(extra)}
 
 
 def _summary(st: dict[str, Any]) -> list[tuple[str, str, str]]:
