@@ -350,3 +350,24 @@ def test_an_openclaw_agent_is_served_read_only(mem, monkeypatch, workspace):
         assert status == 403 and "served read-only" in body
         assert 'action="/index"' not in server.get("/health")[1]
         assert server.get("/edit/MEMORY.md")[0] == 403 and "Edit</a>" not in server.get("/file/MEMORY.md")[1]
+
+
+def test_a_token_or_form_token_in_any_characters_is_refused_not_a_crash(mem, workspace):
+    with Server(create_app(mem, host="0.0.0.0", token="s3cret")) as server:
+        assert server.get("/files?token=" + urllib.parse.quote("пароль"))[0] == 401
+        assert server.get("/files", headers={"Authorization": "Bearer clé"})[0] == 401
+    with Server(create_app(mem)) as server:
+        cookie, _ = _form(server, "/files")
+        assert _post(server, "/append", {"csrf": "токен", "text": "x"}, cookie)[0] == 403
+
+
+def test_a_file_with_spaces_in_its_name_opens_from_its_link(workspace, make_memory):
+    write(workspace / "memory" / "team notes #1.md", "# Team\n\n- the walrus rota\n")
+    mem = make_memory(workspace)
+    mem.sync()
+    with Server(create_app(mem)) as server:
+        _, body, _ = server.get("/files")
+        link = re.search(r'href="(/file/memory/team[^"]+)"', body).group(1)
+        assert " " not in link and "#" not in link
+        status, page, _ = server.get(link)
+        assert status == 200 and "the walrus rota" in page
