@@ -526,9 +526,9 @@ class Memory:
 
     def opened(self, path: str) -> dict[str, Any]:
         """A memory file as an editor opens it: ``{"path", "text", "base"}``, ``base`` being what
-        ``edit`` checks the file against (the text of a file not written yet is empty)."""
+        ``edit`` checks the file against (a file not written yet holds the empty text)."""
         shown, text = self.read(path)
-        return {"path": shown, "text": text or "", "base": content_hash(text) if text else ""}
+        return {"path": shown, "text": text or "", "base": content_hash(text or "")}
 
     def edit(self, path: str, text: str, base: str) -> dict[str, Any]:
         """Replace MEMORY.md or a daily log with ``text`` if it still holds what ``opened`` gave

@@ -351,8 +351,8 @@ def content_hash(text: str) -> str:
 
 def replace_note(workspace: Path, rel: str, base: str, text: str) -> int:
     """Replace MEMORY.md or a daily log (``rel``) with ``text`` (secrets redacted), in one
-    rename, if it still holds what had hash ``base`` when it was opened (an empty ``base``: the
-    file is new); raise EditConflictError with what it holds otherwise. Returns the secrets
+    rename, if it still holds what had hash ``base`` when it was opened (a file not written yet
+    holds the empty text); raise EditConflictError with what it holds otherwise. Returns the secrets
     redacted."""
     if not EDITABLE.fullmatch(rel):
         raise PathDeniedError(f"{rel} cannot be edited here: only MEMORY.md and the daily logs "
@@ -365,7 +365,7 @@ def replace_note(workspace: Path, rel: str, base: str, text: str) -> int:
         current = _read_fd(fd)
     finally:
         os.close(fd)
-    if content_hash(current) != base and (base or current):
+    if content_hash(current) != base:
         raise EditConflictError(f"{rel} changed on disk since it was opened; nothing was written", current)
     body, redacted = redact_counted(text)
     if body and not body.endswith("\n"):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -297,9 +296,9 @@ class Searcher:
             # keyword side runs here (on SQLite, over the in-memory vectors once they are warm)
             detached = None if self.store.parallel_reads else self.store.detached_vector_search()
             if self.store.parallel_reads or detached is not None:
-                both = _side_pool().submit(self._vector_side, query, n_cand, sources, detached)
+                both = _SIDE.submit(self._vector_side, query, n_cand, sources, detached)
             else:
-                embedding = _side_pool().submit(self._embed_query, query)
+                embedding = _SIDE.submit(self._embed_query, query)
         if mode in ("hybrid", "keyword"):
             ranked, words = keyword.search_explained(self.store, keyword_query(query), n_cand, sources)
             text = dict(ranked)
@@ -445,14 +444,6 @@ class Searcher:
         return levels
 
 
-_SIDE: list[ThreadPoolExecutor] = []
-_SIDE_LOCK = threading.Lock()
-
-
-def _side_pool() -> ThreadPoolExecutor:
-    """The threads that run a search's vector side beside its keyword side (stores with
-    ``parallel_reads``), shared by the process's searchers."""
-    with _SIDE_LOCK:
-        if not _SIDE:
-            _SIDE.append(ThreadPoolExecutor(4, thread_name_prefix="mnemoclaw-search"))
-        return _SIDE[0]
+# runs a hybrid search's vector side beside its keyword side, for every searcher of the
+# process; its threads start on first use
+_SIDE = ThreadPoolExecutor(4, thread_name_prefix="mnemoclaw-search")

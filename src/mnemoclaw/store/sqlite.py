@@ -77,28 +77,20 @@ def _fts_top(conn: Connection, match: str, depth: int, sources: Sequence[str] | 
     return conn.execute(sql, [*params, depth])
 
 
-_FTS_POOL: list[ThreadPoolExecutor] = []
-_FTS_POOL_LOCK = threading.Lock()
-
-
-def _fts_pool() -> ThreadPoolExecutor:
-    """The threads that rank a split query's second range, shared by the process's stores."""
-    with _FTS_POOL_LOCK:
-        if not _FTS_POOL:
-            _FTS_POOL.append(ThreadPoolExecutor(2, thread_name_prefix="mnemoclaw-fts"))
-        return _FTS_POOL[0]
+# ranks a split query's second range; its threads start on first use
+_FTS_POOL = ThreadPoolExecutor(2, thread_name_prefix="mnemoclaw-fts")
 
 # sqlite-vec serves the first vector searches of a process; after that an in-memory
 # copy of the vectors does (store/dense.py). A one-shot CLI search never loads it.
 WARM_AFTER = 3
-# The fixed sample a query's cosines are compared with (vector_reference): enough for a
-# stable mean and spread, read by rowid in one query; below REFERENCE_MIN there is none.
 # FTS5 computes bm25() for every chunk a query matches, which at 100 000 chunks is most of
 # a search's time. Past this many chunks the matches are ranked in two rowid ranges at once,
 # the second on a reader connection on another thread (SQLite lets go of the GIL while it
 # works); the two best lists merged are the one list (measured, benchmarks/speed.py: 100 000
 # chunks 76 -> 48 ms a query, 10 000 chunks 8.5 -> 7.4 ms, so not below this).
 SPLIT_MIN_CHUNKS = 30_000
+# The fixed sample a query's cosines are compared with (vector_reference): enough for a
+# stable mean and spread, read by rowid in one query; below REFERENCE_MIN there is none.
 REFERENCE_SAMPLE = 256
 REFERENCE_MIN = 8
 
@@ -250,12 +242,15 @@ class SQLiteStore:
 
     def _close_reader(self) -> None:
         with self._reader_lock:
-            reader, self._reader = self._reader, None
-            if reader is not None:
-                try:
-                    reader[0].close()
-                except Exception:
-                    pass
+            self._drop_reader()
+
+    def _drop_reader(self) -> None:  # with _reader_lock held
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            try:
+                reader[0].close()
+            except Exception:
+                pass
 
     def _quarantine(self, why: str) -> None:
         """Move a damaged index aside (kept for inspection) and start a fresh one."""
@@ -682,7 +677,7 @@ class SQLiteStore:
                 if reader is not None:
                     top = self.conn.scalar("SELECT coalesce(max(rowid), 0) FROM chunks")
                     middle = top // 2 + 1
-                    other = _fts_pool().submit(_fts_top, reader, match, depth, sources, middle, top + 1)
+                    other = _FTS_POOL.submit(_fts_top, reader, match, depth, sources, middle, top + 1)
                     try:
                         rows = _fts_top(self.conn, match, depth, sources, 0, middle)
                     finally:
@@ -702,11 +697,7 @@ class SQLiteStore:
             return None
         here = (st.st_dev, st.st_ino)
         if self._reader is not None and self._reader[1] != here:  # not the file it opened
-            try:
-                self._reader[0].close()
-            except Exception:
-                pass
-            self._reader = None
+            self._drop_reader()
         if self._reader is None:
             try:  # never as immutable beside a writer: that copy would not see its writes
                 conn = (self._connect_read_only() if self.read_only else
@@ -797,12 +788,8 @@ class SQLiteStore:
     def detached_vector_search(self) -> VectorSearch | None:
         if self._vector_searches + 1 < WARM_AFTER and self.vec_loaded and self._dense.version is None:
             return None  # a cold process asks sqlite-vec, on the connection
-        dense = self._warm_dense()  # brought up to date here, on the connection's thread
         self._vector_searches += 1
-
-        def search(vector: np.ndarray, limit: int, sources: Sequence[str] | None = None) -> list[tuple[int, float]]:
-            return dense.search(np.asarray(vector, dtype=np.float32), limit, sources) if limit > 0 else []
-        return search
+        return self._warm_dense().search  # brought up to date here, on the connection's thread
 
     def vector_reference(self, vector: np.ndarray) -> VectorReference | None:
         """``vector``'s cosine with a fixed sample of the index's chunks (text that mostly does

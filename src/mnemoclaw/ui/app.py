@@ -317,8 +317,8 @@ def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: st
         try:
             done = await in_memory(lambda: mem.edit(path, text, fields.get("base", "")))
         except EditConflictError as exc:
-            return page("edit.html", 409, request, path=path, text=text, base=content_hash(exc.current) if
-                        exc.current else "", disk=exc.current, error=mem.public(str(exc)))
+            return page("edit.html", 409, request, path=path, text=text, base=content_hash(exc.current),
+                        disk=exc.current, error=mem.public(str(exc)))
         except (MnemoclawError, OSError, ValueError) as exc:
             return page("error.html", 403 if isinstance(exc, PathDeniedError | ReadOnlyError) else 400, request,
                         title="Not saved", message=mem.public(str(exc)))
