@@ -19,6 +19,9 @@ Sections:
   during-sync  searches while the background writer embeds the LoCoMo workspace from nothing
            (search p50 and the sync's chunks/s)
   cold     `mnemoclaw search` from the shell: interpreter start, model load, query (p50)
+  fts      the keyword candidates of the search section's workspaces (--scale): FTS5 counting a
+           question's matches, ranking them by bm25() in one query, and in two rowid ranges at once
+           (store/sqlite.py SPLIT_MIN_CHUNKS), with how many questions got the same candidates
 
 --busy runs every section beside a fixed competing load it starts itself: --busy-procs
 CPU-bound processes (2 by default), each ending by itself after --busy-max-s or when this
@@ -352,6 +355,46 @@ def section_during_sync(bench: Path, work: Path) -> dict:
     return out
 
 
+def section_fts(bench: Path, work: Path, scales: list[int]) -> dict:
+    import mnemoclaw.store.sqlite as sqlite_store
+    from mnemoclaw.store.sqlite_schema import fts_match
+    from mnemoclaw.text.tokenize import keyword_query
+
+    out: dict = {}
+    queries = _queries(bench, 600)[:200]
+    for scale in scales:
+        ws, state = work / f"ws-{scale}", work / f"ws-{scale}-state"
+        if not state.exists():
+            section_search(bench, work, scale)  # builds (and embeds) the workspace once
+        with open_memory(ws, state) as mem:
+            store = mem.store
+            kq = [keyword_query(q) for q in queries]
+            for q in kq[:20]:
+                store.keyword_candidates(q, 100)  # warm: pages, caches, the reader connection
+            t = time.perf_counter()
+            for q in kq:
+                store.conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (fts_match(q),))
+            count_ms = (time.perf_counter() - t) * 1000 / len(kq)
+            got, ms = {}, {}
+            saved = sqlite_store.SPLIT_MIN_CHUNKS
+            try:
+                for name, threshold in (("one", 1 << 62), ("split", 1), ("one_again", 1 << 62), ("split_again", 1)):
+                    sqlite_store.SPLIT_MIN_CHUNKS = threshold
+                    t = time.perf_counter()
+                    got[name] = [set(store.keyword_candidates(q, 100).lines) for q in kq]
+                    ms[name] = (time.perf_counter() - t) * 1000 / len(kq)
+            finally:
+                sqlite_store.SPLIT_MIN_CHUNKS = saved
+            same = sum(a == b for a, b in zip(got["one"], got["split"], strict=True))
+            out[str(scale)] = {"chunks": store.counts()["chunks"], "questions": len(kq),
+                               "count_matches_ms": round(count_ms, 1),
+                               "one_query_ms": round(min(ms["one"], ms["one_again"]), 1),
+                               "two_ranges_ms": round(min(ms["split"], ms["split_again"]), 1),
+                               "same_candidates": same}
+        log(f"keyword candidates at {scale}: {out[str(scale)]}")
+    return out
+
+
 def section_cold(bench: Path, work: Path) -> dict:
     ws = locomo_workspace(bench, work)
     state = work / "cold-state"
@@ -471,6 +514,10 @@ def run_main(args: argparse.Namespace) -> None:
                     subprocess.run([*cmd, "--pg-url", args.pg_url], check=True)
                 with open(args.out) as fh:
                     results.update(json.load(fh))
+            continue
+        if name == "fts":
+            results["fts"] = section_fts(bench, work, [int(x) for x in args.scale.split(",")])
+            save_results(results, args.out)
             continue
         if name == "search-one":
             scale = int(args.scale)
