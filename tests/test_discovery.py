@@ -1,6 +1,13 @@
 import os
+import time
+from datetime import date
 
+import pytest
+
+from mnemoclaw.backends.qmd import export_sessions
+from mnemoclaw.errors import PathDeniedError
 from mnemoclaw.index.discovery import discover
+from mnemoclaw.runtime.hygiene import propose
 
 from conftest import write
 
@@ -54,3 +61,19 @@ def test_extra_path_that_is_a_link_is_ignored(workspace, tmp_path):
     write(tmp_path / "real" / "r.md", "r")
     os.symlink(tmp_path / "real", tmp_path / "linked")
     assert paths(discover(workspace, [tmp_path / "linked"])) == []
+
+
+def test_every_reader_of_a_users_folders_skips_links(workspace, tmp_path):
+    """The indexer's rule holds for the other readers: qmd's transcript export and hygiene."""
+    outside = write(tmp_path / "elsewhere" / "x.jsonl", '{"type":"message","message":{"role":"user","content":"wombat"}}\n')
+    sessions = tmp_path / "sessions"
+    write(sessions / "real.jsonl", '{"type":"message","message":{"role":"user","content":"otter"}}\n')
+    (sessions / "linked.jsonl").symlink_to(outside)
+    dest = tmp_path / "export"
+    export_sessions(sessions, dest, retention_days=30, now=time.time())
+    assert sorted(p.name for p in dest.iterdir()) == ["real.md"]
+
+    (workspace / "MEMORY.md").symlink_to(write(tmp_path / "elsewhere" / "MEMORY.md", "- private\n"))
+    write(workspace / "memory" / "2026-03-01.md", "- a note\n")
+    with pytest.raises(PathDeniedError, match="MEMORY.md is a symbolic link"):
+        propose(workspace, chat=None, today=date(2026, 3, 1))

@@ -137,6 +137,61 @@ def test_claude_code_and_codex_memory_is_imported_as_it_is(workspace, make_memor
     assert mem.memory_search("pnpm")["results"][0]["path"] == "memory/imports/codex/MEMORY.md"
 
 
+def test_imports_follow_no_symbolic_link_and_name_each_one(workspace, make_memory, tmp_path):
+    outside = write(tmp_path / "elsewhere" / "passwd.md", "root:x:0:0:wombatsecret:/root:/bin/bash\n")
+    write(tmp_path / "elsewhere" / "ssh" / "config.md", "Host prod wombatssh IdentityFile ~/.ssh/id\n")
+    home = tmp_path / ".claude"
+    memory = home / "projects" / "-home-me-proj" / "memory"
+    write(memory / "real.md", "a real note about otters\n")
+    (memory / "passwd.md").symlink_to(outside)
+    (memory / "ssh").symlink_to(tmp_path / "elsewhere" / "ssh")
+    (home / "projects" / "-linked-proj").symlink_to(tmp_path / "elsewhere")
+    (home / "CLAUDE.md").symlink_to(outside)
+    codex = tmp_path / ".codex" / "memories"
+    write(codex / "MEMORY.md", "# Codex memory\n- prefers pnpm\n")
+    (codex / "etc.md").symlink_to(outside)
+    mem = make_memory(workspace)
+    planned, preview = mem.import_preview("claude-code", home)
+    assert [p.rel for p in planned] == ["memory/imports/claude-code/-home-me-proj/real.md"]
+    assert sorted(preview.links) == sorted(str(p) for p in (memory / "passwd.md", memory / "ssh",
+                                                            home / "projects" / "-linked-proj", home / "CLAUDE.md"))
+    report = mem.import_files(planned, preview)
+    assert report.links == preview.links and preview.as_dict()["skippedLinks"] == preview.links
+    planned, preview = mem.import_preview("codex", tmp_path / ".codex")
+    assert [p.rel for p in planned] == ["memory/imports/codex/MEMORY.md"] and preview.links == [str(codex / "etc.md")]
+    mem.import_files(planned, preview)
+    mem.sync()
+    for word in ("wombatsecret", "wombatssh"):
+        assert not any(word in r["snippet"] for r in mem.memory_search(word, min_score=0)["results"])
+    assert not any("wombat" in f.read_text() for f in (workspace / "memory").rglob("*.md"))
+    # a folder of nothing but links: refused, naming them
+    only = tmp_path / "only-links"
+    only.mkdir()
+    (only / "a.md").symlink_to(outside)
+    with pytest.raises(ImportFormatError, match="symbolic links are not followed"):
+        mem.import_preview("codex", only)
+    # an export's folder whose conversations.json is a link
+    export = tmp_path / "export-dir"
+    export.mkdir()
+    (export / "conversations.json").symlink_to(export_file(tmp_path, chatgpt_export(1)))
+    with pytest.raises(ImportFormatError, match="symbolic link"):
+        mem.import_preview("chatgpt", export)
+
+
+def test_the_cli_names_the_links_an_import_skipped(workspace, tmp_path):
+    outside = write(tmp_path / "elsewhere" / "passwd.md", "root:x:0:0:wombatsecret\n")
+    codex = tmp_path / "memories"
+    write(codex / "MEMORY.md", "- prefers pnpm\n")
+    (codex / "passwd.md").symlink_to(outside)
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "MNEMOCLAW_PROVIDER": "none"}
+    base = [sys.executable, "-m", "mnemoclaw.cli", "--workspace", str(workspace), "--state-dir", str(tmp_path / "st")]
+    done = subprocess.run([*base, "import", "codex", str(codex), "--yes"], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "skipped 1 symbolic link(s), never followed" in done.stderr and str(codex / "passwd.md") in done.stderr
+    assert not (workspace / "memory" / "imports" / "codex" / "passwd.md").exists()
+
+
 def test_the_cli_previews_then_imports(workspace, tmp_path):
     path = export_file(tmp_path, chatgpt_export(5))
     env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "MNEMOCLAW_PROVIDER": "none"}

@@ -629,7 +629,7 @@ class Memory:
         is kept). ``sync`` afterwards makes it searchable."""
         self.settings.check_writable("import")
         report = imports.ImportReport(preview.source, found=preview.found, empty=preview.empty,
-                                      redacted=preview.redacted)
+                                      redacted=preview.redacted, links=list(preview.links))
         return imports.write(self.settings.workspace, self.settings.state_dir, planned, report, progress)
 
     # -- status -----------------------------------------------------------------------------------

@@ -856,6 +856,12 @@ def cleanup(obj: _Ctx, older_than: str, below_importance: int | None, expired: b
         click.echo(f"Archived {len(done['archived'])} daily log(s) to memory/archive/.")
 
 
+def _skipped_links(links: list[str]) -> None:
+    if links:
+        click.echo(f"skipped {len(links)} symbolic link(s), never followed (copy the file itself in to import it): "
+                   + ", ".join(links[:5]) + (f" and {len(links) - 5} more" if len(links) > 5 else ""), err=True)
+
+
 @cli.command("import")
 @click.argument("source", type=click.Choice(["chatgpt", "claude", "claude-code", "codex"]))
 @click.argument("path", type=click.Path(path_type=str))
@@ -887,6 +893,7 @@ def import_(obj: _Ctx, source: str, path: str, yes: bool, no_index: bool, as_jso
                 click.echo(f"  {rel}")
             if len(preview.added) + len(preview.updated) > 8:
                 click.echo(f"  ... and {len(preview.added) + len(preview.updated) - 8} more")
+            _skipped_links(preview.links)
         todo = bool(preview.added or preview.updated)
         ask = todo and not yes and not as_json and sys.stdin.isatty()
         if not todo or not (yes or (ask and click.confirm("Import these?", default=True))):

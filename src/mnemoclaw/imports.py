@@ -23,6 +23,7 @@ from typing import Any
 
 from .atomic import atomic_file
 from .errors import MnemoclawError
+from .index.discovery import is_link, walk_markdown
 from .text.secrets import redact_counted
 
 SOURCES = ("chatgpt", "claude", "claude-code", "codex")
@@ -61,11 +62,12 @@ class ImportReport:
     kept_edits: list[str] = field(default_factory=list)  # imported files edited since: left alone
     empty: int = 0  # conversations with no text
     redacted: int = 0
+    links: list[str] = field(default_factory=list)  # symbolic links met in the source: skipped, never read
 
     def as_dict(self) -> dict[str, Any]:
         return {"source": self.source, "found": self.found, "added": len(self.added), "updated": len(self.updated),
                 "unchanged": self.unchanged, "keptEdits": self.kept_edits, "empty": self.empty,
-                "secretsRedacted": self.redacted, "files": self.added + self.updated}
+                "secretsRedacted": self.redacted, "skippedLinks": self.links, "files": self.added + self.updated}
 
 
 # -- reading the exports ------------------------------------------------------------------
@@ -73,6 +75,9 @@ def _load_json(path: Path, source: str) -> Any:
     """conversations.json from the file, the export's folder or its zip."""
     if path.is_dir():
         path = path / "conversations.json"
+        if is_link(path):
+            raise ImportFormatError(f"{path} is a symbolic link; links in an export's folder are not followed "
+                                    "(give the file it points to, or the zip)")
     try:
         if zipfile.is_zipfile(path):
             with zipfile.ZipFile(path) as z:
@@ -212,47 +217,70 @@ def plan_conversations(source: str, path: Path,
 
 
 # -- memory files, as they are ---------------------------------------------------------------
-def _markdown_under(root: Path) -> list[Path]:
-    out = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        out += [Path(dirpath) / f for f in sorted(filenames) if f.endswith(".md") and not f.startswith(".")]
-    return out
+def _markdown_under(root: Path, links: list[str]) -> list[Path]:
+    """The ``.md`` files below ``root`` by the index's rule (no link followed; each link met is
+    added to ``links``), hidden files and folders left out."""
+    if is_link(root):
+        links.append(str(root))
+        return []
+    return [Path(e.path) for e in walk_markdown(str(root), links.append)
+            if not any(part.startswith(".") for part in Path(e.path).relative_to(root).parts)]
 
 
-def memory_files(source: str, path: Path) -> list[tuple[Path, str]]:
-    """(file, destination under memory/imports/<source>/) for Claude Code or Codex memory."""
+def _folder(path: Path, links: list[str]) -> bool:
+    """``path`` is a real folder (a link to one is recorded in ``links`` and is not)."""
+    if is_link(path):
+        links.append(str(path))
+        return False
+    return path.is_dir()
+
+
+def memory_files(source: str, path: Path, links: list[str] | None = None) -> list[tuple[Path, str]]:
+    """(file, destination under memory/imports/<source>/) for Claude Code or Codex memory. The
+    folder given is the user's to name; below it no symbolic link is followed (each is added
+    to ``links``), as when indexing."""
+    links = [] if links is None else links
     if not path.is_dir():
         raise ImportFormatError(f"{path} is not a folder; expected "
                                 + ("Claude Code's ~/.claude (or its projects/ folder, or a project with CLAUDE.md)"
                                    if source == "claude-code" else "Codex's memories folder (~/.codex/memories)"))
     found: list[tuple[Path, str]] = []
     if source == "codex":
-        base = path / "memories" if (path / "memories").is_dir() and not (path / "MEMORY.md").exists() else path
-        found = [(f, f.relative_to(base).as_posix()) for f in _markdown_under(base)]
+        nested = path / "memories"
+        base = nested if nested.is_dir() and not (path / "MEMORY.md").exists() else path
+        found = [(f, f.relative_to(base).as_posix()) for f in _markdown_under(base, links)]
         what = "Codex memory: Markdown files in ~/.codex/memories"
     else:
-        projects = path / "projects" if (path / "projects").is_dir() else path
-        for project in sorted(p for p in projects.iterdir() if p.is_dir()) if projects.is_dir() else []:
+        projects = path / "projects" if _folder(path / "projects", links) else path
+        for project in sorted(projects.iterdir()) if projects.is_dir() else []:
+            if project.name.startswith(".") or not _folder(project, links):
+                continue
             memory = project / "memory"
-            if memory.is_dir():
-                found += [(f, f"{project.name}/{f.relative_to(memory).as_posix()}") for f in _markdown_under(memory)]
+            if _folder(memory, links):
+                found += [(f, f"{project.name}/{f.relative_to(memory).as_posix()}")
+                          for f in _markdown_under(memory, links)]
         if path.name == "memory" and not found:  # one project's memory folder
-            found = [(f, f"{path.parent.name}/{f.relative_to(path).as_posix()}") for f in _markdown_under(path)]
-        for name in ("CLAUDE.md", "CLAUDE.local.md"):
-            if (path / name).is_file():
-                found.append((path / name, name))
-            if (path / ".claude" / name).is_file():
-                found.append((path / ".claude" / name, name))
+            found = [(f, f"{path.parent.name}/{f.relative_to(path).as_posix()}") for f in _markdown_under(path, links)]
+        for folder in (path, path / ".claude"):
+            if folder != path and not _folder(folder, links):
+                continue
+            for name in ("CLAUDE.md", "CLAUDE.local.md"):
+                if is_link(folder / name):
+                    links.append(str(folder / name))
+                elif (folder / name).is_file():
+                    found.append((folder / name, name))
         what = "Claude Code memory: ~/.claude/projects/<project>/memory/*.md or CLAUDE.md files"
+    links[:] = list(dict.fromkeys(links))
     if not found:
-        raise ImportFormatError(f"{path} holds no {what}")
+        raise ImportFormatError(f"{path} holds no {what}"
+                                + (f" (symbolic links are not followed: {', '.join(links[:3])})" if links else ""))
     return found
 
 
 def plan_files(source: str, path: Path) -> tuple[list[Planned], ImportReport]:
-    files = memory_files(source, path)
-    report = ImportReport(source, found=len(files))
+    links: list[str] = []
+    files = memory_files(source, path, links)
+    report = ImportReport(source, found=len(files), links=links)
     out = []
     for f, dest in files:
         try:

@@ -35,7 +35,7 @@ from urllib.parse import unquote
 
 from ..embeddings.base import EmbeddingProvider
 from ..errors import ConfigError, MnemoclawError, PathDeniedError
-from ..index.discovery import display_path
+from ..index.discovery import discover_sessions, display_path
 from ..search.searcher import Searcher
 from ..store.base import Store
 from ..text.tokenize import CJK_RUN, STOP_WORDS, WORD, keyword_query
@@ -284,19 +284,20 @@ def export_sessions(transcripts: Path | None, dest: Path, retention_days: float,
     dest.mkdir(parents=True, exist_ok=True)
     keep: set[str] = set()
     changed = 0
-    for src in sorted(transcripts.glob("*.jsonl")) if transcripts and transcripts.is_dir() else []:
+    # the transcripts the builtin index would read (a linked one is not followed)
+    for found in discover_sessions(transcripts) if transcripts else []:
+        src = Path(found.abspath)
         try:
-            st = src.stat()
-            if now - st.st_mtime > retention_days * 86400:
+            if now - found.mtime_ns / 1e9 > retention_days * 86400:
                 continue
             name = src.stem + ".md"
             keep.add(name)
             out = dest / name
-            if out.is_file() and out.stat().st_mtime_ns >= st.st_mtime_ns:
+            if out.is_file() and out.stat().st_mtime_ns >= found.mtime_ns:
                 continue
             rendered = parse_transcript(src.read_text(encoding="utf-8", errors="replace"))
             write_atomic(out, f"# Session {src.stem}\n\n{rendered.text}\n")
-            os.utime(out, ns=(st.st_mtime_ns, st.st_mtime_ns))
+            os.utime(out, ns=(found.mtime_ns, found.mtime_ns))
             changed += 1
         except OSError as exc:
             log.warning("cannot export the transcript %s for qmd: %s", src, exc.strerror or exc)

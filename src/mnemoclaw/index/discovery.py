@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from ..types import SourceFile
@@ -29,7 +29,10 @@ def display_path(abspath: str, workspace: str) -> str:
     return abspath
 
 
-def _walk_markdown(root: str) -> Iterator[os.DirEntry[str]]:
+def walk_markdown(root: str, on_link: Callable[[str], None] | None = None) -> Iterator[os.DirEntry[str]]:
+    """The ``.md`` files below ``root``, by name, never through a symbolic link: a linked file or
+    folder is passed to ``on_link`` (a reader that reports what it skipped) and not entered.
+    Every reader of a user's folders walks them with this (the index, imports)."""
     stack = [root]
     while stack:
         top = stack.pop()
@@ -43,6 +46,8 @@ def _walk_markdown(root: str) -> Iterator[os.DirEntry[str]]:
         for entry in entries:
             try:
                 if entry.is_symlink():
+                    if on_link is not None and (entry.name.lower().endswith(".md") or _is_dir(entry.path)):
+                        on_link(entry.path)
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     if entry.name not in IGNORED_DIRS:
@@ -52,6 +57,23 @@ def _walk_markdown(root: str) -> Iterator[os.DirEntry[str]]:
             except OSError:
                 continue
         stack.extend(reversed(dirs))
+
+
+def _is_dir(path: str) -> bool:
+    """Whether a link points at a folder (a linked folder could hold memory; a linked socket
+    or image is no reader's business)."""
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def is_link(path: str | os.PathLike[str]) -> bool:
+    """``path`` is a symbolic link (an entry every reader of a user's folders skips)."""
+    try:
+        return stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def discover(workspace: Path, extra_paths: Iterable[Path] = ()) -> list[SourceFile]:
@@ -101,7 +123,7 @@ def discover(workspace: Path, extra_paths: Iterable[Path] = ()) -> list[SourceFi
             continue
         real_root = os.path.realpath(root)
         if stat.S_ISDIR(st.st_mode):
-            for entry in _walk_markdown(real_root):
+            for entry in walk_markdown(real_root):
                 try:
                     add(entry.path, entry.stat(follow_symlinks=False))
                 except OSError:

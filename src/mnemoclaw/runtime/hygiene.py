@@ -14,7 +14,8 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 
 from ..config import Settings
-from ..errors import ReadOnlyError
+from ..errors import PathDeniedError, ReadOnlyError
+from ..index.discovery import is_link
 from ..text.dates import note_date
 from ..text.secrets import redact
 from ..workspace import extend_file
@@ -54,6 +55,9 @@ def propose(workspace: Path, chat: ChatClient, days: int = 7, today: date | None
             max_chars: int = 60_000) -> Proposal:
     logs = recent_logs(workspace, days, today)
     memory_path = workspace / "MEMORY.md"
+    if is_link(memory_path):
+        raise PathDeniedError("MEMORY.md is a symbolic link; memory files are never read or changed through links "
+                              "(replace the link with the file itself)")
     current = memory_path.read_text("utf-8") if memory_path.is_file() else ""
     if not logs:
         return Proposal([], "", [], current, current)
