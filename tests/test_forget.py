@@ -46,8 +46,11 @@ def test_forget_shows_first_then_removes_the_lines_and_everything_indexed_from_t
     assert done["verified"] and done["chunksReplaced"] >= 2 and done["cachedVectorsDeleted"] >= 2
     assert (workspace / "MEMORY.md").read_text() == "# Memory\n\n- the team meets on Mondays\n- lunch is at noon\n"
     assert (workspace / "memory" / "2026-03-01.md").read_text() == "# 2026-03-01\n\n\n- bought coffee beans\n"
-    backup = Path(done["backup"])
-    assert SECRET in (backup / "MEMORY.md").read_text()  # kept, and the report says where
+    assert "undoCopy" not in done and "gitHistory" not in done  # no copy, no repository
+    state = Path(mem.settings.state_dir)
+    assert not (state / "forgotten").exists()
+    kept = [p for p in state.rglob("*") if p.is_file() and b"zanzibar" in p.read_bytes()]
+    assert kept == []  # no byte of it anywhere under the state directory
     for mode in ("keyword", "hybrid"):
         hits = mem.search("zanzibar 7741 locker code", mode=mode, min_score=0.0)
         assert not any("zanzibar" in h.text for h in hits)
@@ -60,20 +63,53 @@ def test_forget_shows_first_then_removes_the_lines_and_everything_indexed_from_t
     assert b"zanzibar" not in index_bytes(mem)
 
 
-def test_a_citation_forgets_exactly_those_lines_and_git_keeps_the_old_version(workspace, make_memory):
+def git(workspace, *args):
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=workspace,
+                          capture_output=True, text=True, check=True).stdout
+
+
+def test_in_git_forget_writes_no_new_copy_and_names_the_commits_that_still_hold_the_text(workspace, make_memory):
     notes(workspace)
-    subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
+    git(workspace, "init", "-q")
+    git(workspace, "add", "MEMORY.md")
+    git(workspace, "commit", "-qm", "notes")  # MEMORY.md is in history; the daily log never was
+    first = git(workspace, "rev-parse", "--short", "HEAD").strip()
     mem = make_memory(workspace)
     mem.sync()
     plan = mem.forget_plan("MEMORY.md#L6")
     assert [(r.start, r.end, r.lines) for r in plan.removals] == [(6, 6, ("- lunch is at noon",))]
     done = mem.forget(plan)
-    assert done["verified"] and "backup" not in done
-    old = subprocess.run(["git", "show", f"{done['gitCommit']}:MEMORY.md"], cwd=workspace, capture_output=True,
-                         text=True, check=True).stdout
-    assert "lunch is at noon" in old and "lunch is at noon" not in (workspace / "MEMORY.md").read_text()
-    status = subprocess.run(["git", "status", "--porcelain"], cwd=workspace, capture_output=True, text=True).stdout
-    assert "MEMORY.md" not in status  # the removal is committed too
+    assert done["verified"] and "undoCopy" not in done
+    assert done["gitHistory"] == [first]  # history still holds it, and the report says where
+    assert "lunch is at noon" not in (workspace / "MEMORY.md").read_text()
+    assert "MEMORY.md" not in git(workspace, "status", "--porcelain")  # the removal is committed
+
+    # text that was never committed is not written into history by the forget
+    plan = mem.forget_plan("zanzibar-7741")
+    done = mem.forget(plan)
+    assert done["gitHistory"] == [first]  # MEMORY.md's line was committed; the daily log's never was
+    assert git(workspace, "log", "--all", "-S", "once more.", "--format=%h") == ""
+    log = git(workspace, "log", "--all", "--format=%B")
+    assert "zanzibar" not in log and "lunch" not in log  # no commit message quotes what was forgotten
+    blobs = git(workspace, "rev-list", "--all", "--objects")
+    assert not any("zanzibar-7741 once more" in git(workspace, "cat-file", "-p", line.split()[0])
+                   for line in blobs.splitlines() if line.endswith("2026-03-01.md"))
+
+
+def test_an_undo_copy_only_when_asked_and_gone_after_its_time(workspace, make_memory):
+    notes(workspace)
+    now = [1_780_000_000.0]
+    mem = make_memory(workspace, clock=lambda: now[0])
+    mem.sync()
+    done = mem.forget(mem.forget_plan("coffee beans"), keep_copy=True)
+    copy = Path(done["undoCopy"])
+    assert "coffee beans" in (copy / "memory" / "2026-03-01.md").read_text() and done["undoUntil"]
+    now[0] += 6 * 86400
+    mem.sync()
+    assert copy.exists()  # still within its time
+    now[0] += 1 * 86400
+    mem.sync()
+    assert not copy.exists() and os.listdir(copy.parent) == []
 
 
 def test_a_forget_that_matches_nothing_says_so_and_a_changed_file_is_refused(workspace, make_memory):
@@ -103,6 +139,7 @@ def test_the_cli_previews_without_yes_and_removes_with_it(workspace, tmp_path):
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert "Removed 4 line(s) from 2 file(s)" in done.stdout and "no longer holds" in done.stdout
+    assert "copy" not in done.stdout + done.stderr and not (tmp_path / "st" / "forgotten").exists()
     none = subprocess.run([*base, "forget", "zanzibar"], capture_output=True, text=True, env=env, timeout=120)
     assert none.returncode != 0 and "nothing was removed" in none.stderr
     found = subprocess.run([*base, "search", "zanzibar", "--json"], capture_output=True, text=True, env=env,

@@ -195,3 +195,40 @@ def test_a_model_cache_write_that_fills_the_disk_leaves_nothing(tmp_path, monkey
         vec = provider.embed(["the walrus sings at dawn"])  # loads the model, then fails to cache it
         assert vec.shape == (1, 512)
         assert list((disk / "cache").iterdir()) == []  # no partial file, no temporary file
+
+
+def test_forget_on_a_full_disk_removes_all_or_nothing_and_leaves_no_partial_copy(tmp_path):
+    """A full state disk with an undo copy asked for, then a full workspace disk with room for
+    one file's rewrite and not the next: nothing removed, nothing half-written, one line."""
+    secret = "the vault code is kestrel-5521"
+    with small_disk(tmp_path / "disk", 1024) as disk:
+        ws, state = tmp_path / "ws", disk / "state"
+        write(ws / "MEMORY.md", f"- {secret}\n- lunch is at noon\n")
+        assert _cli(ws, state, "index").returncode == 0
+        _fill(disk, 0)
+        r = _cli(ws, state, "forget", "kestrel-5521", "--yes", "--keep-copy")
+        assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+        assert "could not keep an undo copy in" in r.stderr and str(state / "forgotten") in r.stderr
+        assert "nothing was removed" in r.stderr
+        assert secret in (ws / "MEMORY.md").read_text()
+        leftovers = [p for p in (state / "forgotten").rglob("*") if p.is_file()] if (state / "forgotten").exists() else []
+        assert leftovers == []
+
+    with small_disk(tmp_path / "wsdisk", 512) as wsdisk:
+        ws = wsdisk / "ws"
+        small = f"- {secret}\n- lunch is at noon\n"
+        big = f"- {secret}\n" + "".join(f"- filler line {i} about nothing much at all\n" for i in range(2000))
+        write(ws / "MEMORY.md", small)
+        write(ws / "memory" / "2026-03-01.md", big)
+        state = tmp_path / "state2"
+        assert _cli(ws, state, "index").returncode == 0
+        _fill(wsdisk, 8)  # room for the small file's new copy, not for the big one's
+        r = _cli(ws, state, "forget", "kestrel-5521", "--yes")
+        assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+        assert "could not rewrite the memory files" in r.stderr and "nothing was removed" in r.stderr
+        assert (ws / "MEMORY.md").read_text() == small and (ws / "memory" / "2026-03-01.md").read_text() == big
+        assert _temporary_files(ws) == []
+        (wsdisk / "filler").unlink()
+        r = _cli(ws, state, "forget", "kestrel-5521", "--yes")
+        assert r.returncode == 0, r.stderr
+        assert secret not in (ws / "MEMORY.md").read_text() + (ws / "memory" / "2026-03-01.md").read_text()

@@ -203,7 +203,9 @@ class Memory:
         """Index what changed. If the provider cannot be reached and a fallback is configured,
         switch to it and rebuild with it right away (``fallback_now``) or in the background;
         with no fallback, index for keyword search and add the vectors later
-        (``retry_vectors``: try the chunks waiting for vectors now)."""
+        (``retry_vectors``: try the chunks waiting for vectors now). Undo copies a forget kept
+        are deleted here once their time is up."""
+        forget.expire_copies(self.settings.state_dir, datetime.fromtimestamp(self.clock()))
         return self._sync_backend(self.backend, full=full, progress=progress, lock_timeout=lock_timeout,
                                   sources=sources, limit=limit, fallback_now=fallback_now,
                                   retry_vectors=retry_vectors)
@@ -555,17 +557,19 @@ class Memory:
 
         return forget.plan(target, files, resolve)
 
-    def forget(self, plan: ForgetPlan) -> dict[str, Any]:
+    def forget(self, plan: ForgetPlan, *, keep_copy: bool = False) -> dict[str, Any]:
         """Remove what ``plan`` showed from the files, then the chunks, vectors and cached vectors
         that held it, and vacuum the index, so that no search, ``memory_get`` or byte of the
-        index file finds it; says where the old files were kept and whether the check passed."""
+        index file finds it. No copy is kept unless ``keep_copy`` (an undo copy, deleted after
+        ``forget.UNDO_DAYS``); in a git workspace the report names the commits that still hold
+        the text. Says whether the check of the index passed."""
         self.settings.check_writable("forget")
         before = {}
         for path in plan.files():
             got = self.store.file_chunks(path)
             before[path] = {c.hash for c in got.chunks} if got else set()
         kept = forget.apply(plan, workspace=self.settings.workspace, state_dir=self.settings.state_dir,
-                            now=datetime.fromtimestamp(self.clock()).astimezone())
+                            now=datetime.fromtimestamp(self.clock()).astimezone(), keep_copy=keep_copy)
         report = self.sync(fallback_now=False)
         with self.store.write_lock(timeout=60):
             after = set()
@@ -595,13 +599,13 @@ class Memory:
         return cleanup.plan(files, self.settings.workspace, today, older_than_days=older_than_days,
                             below_importance=below_importance, expired=expired)
 
-    def cleanup(self, plan: CleanupPlan) -> dict[str, Any]:
+    def cleanup(self, plan: CleanupPlan, *, keep_copy: bool = False) -> dict[str, Any]:
         """Apply a clean-up plan: the removals as ``forget`` does them, then the archive moves
         (committed before and after when the workspace is a git repository), then a sync."""
         self.settings.check_writable("cleanup")
         out: dict[str, Any] = {}
         if plan.removals.removals:
-            out["forget"] = self.forget(plan.removals)
+            out["forget"] = self.forget(plan.removals, keep_copy=keep_copy)
         if plan.moves:
             ws = self.settings.workspace
             repo = (Path(ws) / ".git").exists()

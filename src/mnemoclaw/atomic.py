@@ -34,6 +34,32 @@ def atomic_file(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO]:
             pass
 
 
+def replace_all(contents: dict[str, str], modes: dict[str, int] | None = None) -> None:
+    """Replace several files, all or none: every new content is written and flushed to a
+    temporary file beside its file first, and only then are they renamed over the files. A full
+    disk (or any failure) while writing removes the temporary files and leaves every file as it
+    was; the renames themselves allocate nothing."""
+    tmps: dict[str, str] = {}
+    try:
+        for path, text in contents.items():
+            tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.tmp")
+            tmps[path] = tmp
+            with open(tmp, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            if modes and path in modes:
+                os.chmod(tmp, modes[path])
+        for path, tmp in tmps.items():
+            os.replace(tmp, path)
+    finally:
+        for tmp in tmps.values():
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+
+
 def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
     with atomic_file(path, "wb") as fh:
         fh.write(data.encode("utf-8") if isinstance(data, str) else data)

@@ -757,20 +757,39 @@ def hygiene(obj: _Ctx, days: int, apply_: bool, as_json: bool) -> None:
         click.echo("Not applied (run with --apply, or answer yes).", err=True)
 
 
+def _say_what_still_holds(done: dict) -> None:
+    """Where the removed text still is, outside the files and the index."""
+    if done.get("undoCopy"):
+        click.echo(f"An undo copy of the old files is in {done['undoCopy']} until {done['undoUntil']} (deleted "
+                   "then; delete it now to forget there too).")
+    if "gitCommit" in done:
+        click.echo(f"The removal is committed ({done['gitCommit']})." if done["gitCommit"]
+                   else "The removal is not committed: git refused (commit it yourself).")
+    held = done.get("gitHistory")
+    if held:
+        click.echo(f"Git history still holds the removed text (commit{'s' if len(held) > 1 else ''} "
+                   f"{', '.join(held[:5])}{' …' if len(held) > 5 else ''}): it is gone from the files and the "
+                   "index, not from the repository or its clones. To remove it there, rewrite history "
+                   "(e.g. `git filter-repo --replace-text`).", err=True)
+
+
 @cli.command()
 @click.argument("target")
 @click.option("--yes", is_flag=True, help="Remove without asking (after printing what is removed).")
+@click.option("--keep-copy", is_flag=True,
+              help="Keep an undo copy of the old files under the state directory for 7 days (none by default).")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan (and, with --yes, the result) as JSON.")
 @click.pass_obj
 @_run
-def forget(obj: _Ctx, target: str, yes: bool, as_json: bool) -> None:
+def forget(obj: _Ctx, target: str, yes: bool, keep_copy: bool, as_json: bool) -> None:
     """Remove from memory for good: the lines holding all of TARGET's words (each with its list
     item or paragraph, and transcript lines when sessions are indexed), or the lines TARGET
     cites (memory/2026-03-01.md#L3-L5). Shows them first; removes only on confirmation.
 
-    The old files are kept first (a git commit when the workspace is a repository, else a copy
-    under the state directory); then the chunks, vectors and cached vectors that held the lines
-    are purged and the index vacuumed, and the index file is checked for the text.
+    No copy of what is forgotten is kept (the preview is the safety net; --keep-copy keeps one
+    for 7 days). In a git workspace the removal is committed and the commits that still hold the
+    text are named. Then the chunks, vectors and cached vectors that held the lines are purged,
+    the index vacuumed, and the index file checked for the text.
     """
     with obj.memory() as mem:
         plan = mem.forget_plan(target)
@@ -789,13 +808,12 @@ def forget(obj: _Ctx, target: str, yes: bool, as_json: bool) -> None:
                 click.echo("Nothing removed (answer yes, or run with --yes).", err=True)
             return
         mem.settings.check_writable("forget")
-        done = mem.forget(plan)
+        done = mem.forget(plan, keep_copy=keep_copy)
     if as_json:
         _emit_json({"plan": plan.as_dict(), "applied": True, **done})
         return
-    kept = (f"the old files are in git commit {done['gitCommit']}" if "gitCommit" in done
-            else f"the old files were copied to {done['backup']} (delete it to forget there too)")
-    click.echo(f"Removed {plan.line_count} line(s) from {len(plan.files())} file(s); {kept}.")
+    click.echo(f"Removed {plan.line_count} line(s) from {len(plan.files())} file(s).")
+    _say_what_still_holds(done)
     click.echo(f"Index: {done['chunksReplaced']} chunk(s) replaced, {done['cachedVectorsDeleted']} cached "
                "vector(s) deleted, vacuumed.")
     if done["verified"]:
@@ -819,7 +837,7 @@ def forget(obj: _Ctx, target: str, yes: bool, as_json: bool) -> None:
 def cleanup(obj: _Ctx, older_than: str, below_importance: int | None, expired: bool, apply_: bool,
             as_json: bool) -> None:
     """Propose, then with --apply perform, a clean-up of memory: expired entries and entries
-    below an importance removed (as `forget` removes them: old files kept, index purged), daily
+    below an importance removed (as `forget` removes them: no copy kept, index purged), daily
     logs older than a cut-off moved to memory/archive/ (still searched, ranked below live notes;
     query.archive false leaves them out)."""
     from .cleanup import parse_age
@@ -852,6 +870,7 @@ def cleanup(obj: _Ctx, older_than: str, below_importance: int | None, expired: b
     if forgot:
         state = "no longer holds them." if forgot["verified"] else "still holds some: run `mnemoclaw index --full`."
         click.echo(f"Removed {plan.removals.line_count} line(s); the index {state}")
+        _say_what_still_holds(forgot)
     if done.get("archived"):
         click.echo(f"Archived {len(done['archived'])} daily log(s) to memory/archive/.")
 

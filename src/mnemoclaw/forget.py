@@ -4,9 +4,11 @@ index made from them.
 A plan comes first and removes nothing: the lines a query's words all appear in (each with the
 entry it belongs to: the list item, the paragraph; a heading only its own line), or the lines a
 citation names (``memory/2026-03-01.md#L3-L5``). Applying a plan checks that every file still
-holds exactly what the plan showed, keeps the old files (a git commit when the workspace is a
-repository, else a copy under the state directory), rewrites the files atomically, and leaves
-the purge of chunks, vectors, cached vectors and deleted pages to ``Memory.forget``.
+holds exactly what the plan showed and rewrites the files, all or none, and leaves the purge of
+chunks, vectors, cached vectors and deleted pages to ``Memory.forget``. What is forgotten is not
+kept: the preview is the safety net. An undo copy is made only when asked and deleted after
+``UNDO_DAYS``; in a git repository the removal is committed and the report names the commits
+that still hold the text (history is the user's to rewrite).
 """
 
 from __future__ import annotations
@@ -20,11 +22,11 @@ import stat
 import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from .atomic import atomic_file
+from .atomic import replace_all
 from .errors import MnemoclawError, PathDeniedError
 from .markdown.annotations import Entries
 from .text.tokenize import analyze, keyword_query
@@ -162,9 +164,73 @@ def _git_commit(workspace: Path, paths: list[str], message: str) -> str | None:
         return None
 
 
-def apply(p: ForgetPlan, *, workspace: Path, state_dir: Path, now: datetime) -> dict[str, Any]:
-    """Remove the plan's lines from the files (after checking each still holds them and
-    keeping the old files); what was removed and where the old files are."""
+HISTORY_LINES = 20  # removed lines looked up in git history (each is one pickaxe search)
+
+
+def commits_holding(workspace: Path, lines: Sequence[str]) -> list[str]:
+    """The commits of the repository at ``workspace`` that added or removed any of ``lines``
+    (git's pickaxe, every branch): if there is one, history still holds the text."""
+    found: dict[str, None] = {}
+    wanted = [t for t in dict.fromkeys(line.strip() for line in lines) if len(t) >= 4][:HISTORY_LINES]
+    for text in wanted:
+        try:
+            out = subprocess.run(["git", "log", "--all", "--format=%h", "-F", f"-S{text}"], cwd=workspace,
+                                 capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        found.update(dict.fromkeys(out.stdout.split()))
+    return list(found)
+
+
+UNDO_DAYS = 7  # an undo copy (forget --keep-copy) is deleted this long after the forget
+_STAMP = "%Y%m%d-%H%M%S-%f"
+
+
+def _keep_copy(paths: dict[str, str], state_dir: Path, now: datetime) -> Path:
+    """Copy the files about to change to ``STATE_DIR/forgotten/<time>/``: built in a hidden
+    folder and renamed into place, so a full disk leaves no partial copy behind."""
+    root = state_dir / BACKUP_DIR
+    folder = root / now.strftime(_STAMP)
+    partial = root / f".partial-{folder.name}"
+    try:
+        for abspath, rel in paths.items():
+            dest = partial / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(abspath, dest)
+        os.rename(partial, folder)
+    except OSError as exc:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise MnemoclawError(f"could not keep an undo copy in {root} ({exc.strerror or exc}); nothing was removed "
+                             "(free space there, or forget without --keep-copy)") from None
+    return folder
+
+
+def expire_copies(state_dir: Path, now: datetime) -> list[str]:
+    """Delete undo copies older than ``UNDO_DAYS`` (and partial ones a failed copy left); the
+    folders deleted."""
+    root = state_dir / BACKUP_DIR
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return []
+    gone = []
+    for name in names:
+        try:
+            made = datetime.strptime(name.removeprefix(".partial-"), _STAMP)
+        except ValueError:
+            continue
+        if name.startswith(".partial-") or (now.replace(tzinfo=None) - made).days >= UNDO_DAYS:
+            shutil.rmtree(root / name, ignore_errors=True)
+            gone.append(name)
+    return gone
+
+
+def apply(p: ForgetPlan, *, workspace: Path, state_dir: Path, now: datetime,
+          keep_copy: bool = False) -> dict[str, Any]:
+    """Remove the plan's lines from the files, all files or none, after checking each still
+    holds them. No copy of what was forgotten is kept unless ``keep_copy`` (for ``UNDO_DAYS``);
+    in a git repository the removal is committed (the message does not quote the text) and the
+    commits that still hold it are named. What was done, for the report."""
     by_file: dict[str, list[Removal]] = {}
     for r in p.removals:
         by_file.setdefault(r.abspath, []).append(r)
@@ -182,36 +248,32 @@ def apply(p: ForgetPlan, *, workspace: Path, state_dir: Path, now: datetime) -> 
     ws = Path(os.path.realpath(workspace))
     inside = {a: os.path.relpath(a, ws) for a in by_file
               if os.path.realpath(a).startswith(str(ws) + os.sep)}
-    kept: dict[str, Any] = {}
-    repo = (ws / ".git").exists()
-    if repo and inside:
-        commit = _git_commit(ws, sorted(inside.values()), f"mnemoclaw: before forgetting {p.target!r}")
-        if commit is None:
-            raise PathDeniedError("the workspace is a git repository but the files could not be committed before "
-                                  "the forget; nothing was removed (commit them yourself, then run forget again)")
-        kept["gitCommit"] = commit
-    copies = [a for a in by_file if not (repo and a in inside)]
-    if copies:
-        folder = state_dir / BACKUP_DIR / now.strftime("%Y%m%d-%H%M%S-%f")
-        for abspath in copies:
-            rel = inside.get(abspath) or os.path.join("_outside", abspath.lstrip(os.sep))
-            dest = folder / rel
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(abspath, dest)
-        kept["backup"] = str(folder)
+    done: dict[str, Any] = {}
+    repo = (ws / ".git").exists() and bool(inside)
+    if repo:  # asked before the removal is committed (that commit removes the text: git would name it too)
+        done["gitHistory"] = commits_holding(ws, [line for r in p.removals for line in r.lines])
+    if keep_copy:
+        folder = _keep_copy({a: inside.get(a) or os.path.join("_outside", a.lstrip(os.sep)) for a in by_file},
+                            state_dir, now)
+        done["undoCopy"] = str(folder)
+        done["undoUntil"] = (now + timedelta(days=UNDO_DAYS)).strftime("%Y-%m-%d")
 
+    new: dict[str, str] = {}
     for abspath, removals in by_file.items():
         drop = {i for r in removals for i in range(r.start, r.end + 1)}
-        lines = [line for i, line in enumerate(contents[abspath], 1) if i not in drop]
-        mode = stat.S_IMODE(os.stat(abspath).st_mode)
-        with atomic_file(abspath, "w") as fh:
-            fh.write("\n".join(lines))
-        os.chmod(abspath, mode)
-    if repo and inside:
-        done = _git_commit(ws, sorted(inside.values()), f"mnemoclaw: forget {p.target!r}")
-        if done:
-            kept["gitCommitAfter"] = done
-    return kept
+        new[abspath] = "\n".join(line for i, line in enumerate(contents[abspath], 1) if i not in drop)
+    try:
+        replace_all(new, {a: stat.S_IMODE(os.stat(a).st_mode) for a in new})
+    except OSError as exc:
+        if keep_copy:
+            shutil.rmtree(done["undoCopy"], ignore_errors=True)
+        raise MnemoclawError(f"could not rewrite the memory files ({exc.strerror or exc}); nothing was removed, "
+                             "every file is as it was (free some space, then forget again)") from None
+    if repo:
+        files = len(inside)
+        done["gitCommit"] = _git_commit(ws, sorted(inside.values()),
+                                        f"mnemoclaw: forget {p.line_count} line(s) in {files} file(s)")
+    return done
 
 
 def still_in(paths: Sequence[str], texts: Sequence[str]) -> list[str]:
