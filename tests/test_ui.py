@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -214,6 +216,47 @@ def test_the_command_serves_the_app(workspace, tmp_path):
     finally:
         proc.terminate()
         proc.wait(20)
+
+
+def test_an_address_that_cannot_be_served_is_one_line_with_the_fix(workspace, tmp_path):
+    """Out of range, held by another program, held by mnemoclaw itself (ui and mcp --http)."""
+    write(workspace / "MEMORY.md", "- a note\n")
+    base = [sys.executable, "-m", "mnemoclaw.cli", "--workspace", str(workspace), "--state-dir", str(tmp_path / "st")]
+    env = {**os.environ, "MNEMOCLAW_PROVIDER": "none"}
+
+    def run(*args):
+        r = subprocess.run([*base, *args], capture_output=True, text=True, env=env, timeout=120)
+        assert r.returncode != 0 and "Traceback" not in r.stderr, r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+        return r.stderr
+
+    assert "port 99999 does not exist" in run("ui", "--port", "99999") and "--port" in run("ui", "--port", "99999")
+    other = socket.socket()
+    other.bind(("127.0.0.1", 0))
+    other.listen()
+    port = other.getsockname()[1]
+    try:
+        said = run("ui", "--port", str(port))
+        assert f"port {port} on 127.0.0.1 is in use by another program (pid {os.getpid()}" in said and "--port" in said
+        said = run("mcp", "--http", f"127.0.0.1:{port}")
+        assert f"port {port} on 127.0.0.1 is in use" in said and "--http HOST:PORT" in said
+    finally:
+        other.close()
+    ours = subprocess.Popen([*base, "ui", "--port", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, env=env)
+    try:
+        m = None
+        while m is None:
+            line = ours.stderr.readline()
+            assert line, "the first ui ended before serving"
+            m = re.search(r"at http://127\.0\.0\.1:(\d+)/", line)
+        port = int(m.group(1))
+        for args in (("ui", "--port", str(port)), ("mcp", "--http", f"127.0.0.1:{port}")):
+            said = run(*args)
+            assert f"in use by mnemoclaw (pid {ours.pid}: mnemoclaw " in said and f"kill {ours.pid}" in said, said
+    finally:
+        ours.terminate()
+        ours.wait(20)
 
 
 def _post(server, path: str, fields: dict, cookie: str, headers: dict | None = None):

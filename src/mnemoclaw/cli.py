@@ -578,8 +578,10 @@ def mcp(obj: _Ctx, http_bind, token, no_watch: bool) -> None:
 def ui(obj: _Ctx, host: str, port: int, token, open_browser: bool) -> None:
     """Serve a web app for looking inside this agent's memory: search with why each result
     ranked, the memory files with their lines, and the index's health."""
+    from .serving import listen
     from .ui.app import serve
 
+    sock = listen(host, port, option="--port")  # before the first sync: a busy port is said at once
     with obj.memory(background=True) as mem:
         mem.sync()
         if mem.settings.openclaw_dir is None:
@@ -593,7 +595,7 @@ def ui(obj: _Ctx, host: str, port: int, token, open_browser: bool) -> None:
 
                 webbrowser.open(url + (f"?token={token}" if token else ""))
 
-        serve(mem, host, port, token, on_ready=ready)
+        serve(mem, host, sock, token, on_ready=ready)
 
 
 # -- chat / hygiene -------------------------------------------------------------------------

@@ -61,6 +61,10 @@ class LockTimeoutError(StoreError):
     """Another process holds the index's write lock for too long."""
 
 
+class AddressError(MnemoclawError):
+    """An address to serve on cannot be used: a port in use or out of range, a host not on this machine."""
+
+
 class EvalDataError(MnemoclawError):
     """A benchmark directory does not have the expected BEIR layout."""
 

@@ -202,15 +202,16 @@ def http_app(service: MemoryService, host: str, token: str | None, *, read_only:
 
 def run_http(service: MemoryService, host: str, port: int, token: str | None, *, read_only: bool = False,
              on_ready: Callable[[str], None] | None = None) -> None:
-    from .serving import serve
+    from .serving import listen, serve
 
     app = http_app(service, host, token, read_only=read_only)
+    sock = listen(host, port, option="--http HOST:PORT")  # before the model loads: a busy port is said at once
 
     def bound(shown: str, at: int) -> None:
         if on_ready:
             on_ready(f"http://{shown}:{at}/mcp")
 
     try:
-        serve(app, host, port, on_bound=bound, before=service.warm, lifespan="on")
+        serve(app, sock, on_bound=bound, before=service.warm, lifespan="on")
     finally:
         service.close()

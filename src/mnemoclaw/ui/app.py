@@ -16,6 +16,7 @@ import hashlib
 import hmac
 import re
 import secrets
+import socket
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -487,16 +488,15 @@ def _status_rows(status: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def serve(mem: Memory, host: str, port: int, token: str | None, *,
+def serve(mem: Memory, host: str, sock: socket.socket, token: str | None, *,
           on_ready: Callable[[str], None] | None = None) -> None:
-    """Run the app until interrupted."""
+    """Run the app on ``sock``, bound to ``host`` (``serving.listen``), until interrupted."""
     from ..serving import serve as run
 
-    app = create_app(mem, host=host, port=port, token=token)
+    app = create_app(mem, host=host, port=sock.getsockname()[1], token=token)
 
     def bound(shown: str, at: int) -> None:
-        app.port = at  # the Host check wants the port actually bound (port 0 picks one)
         if on_ready:
             on_ready(f"http://{shown}:{at}/")
 
-    run(app, host, port, on_bound=bound, lifespan="off")
+    run(app, sock, on_bound=bound, lifespan="off")
