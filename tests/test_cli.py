@@ -206,3 +206,40 @@ def test_init_with_another_workspace_says_which_one_plain_commands_use_and_fixes
     assert run("--state-dir", str(state), "index").exit_code == 0
     out = json.loads(run("--state-dir", str(state), "search", "pelican", "--json").output)
     assert out["results"][0]["path"] == "memory/2026-01-01.md"
+
+
+def test_a_first_search_on_a_big_new_workspace_says_how_far_indexing_got_and_what_to_run(dirs):
+    flags, ws, _ = dirs
+    for i in range(100):  # more than one search indexes inline
+        write(ws / "memory" / f"n{i:03d}.md", f"- note {i} about the harbour\n")
+    r = CliRunner().invoke(cli, [*flags, "search", "lighthouse keeper"],
+                                           env={"MNEMOCLAW_PROVIDER": "none"}, catch_exceptions=False)
+    assert r.exit_code == 0
+    assert re.fullmatch(r"Nothing found in what is indexed so far \(\d+ of 100 changed files\)\.\n", r.stdout), r.stdout
+    assert "run `mnemoclaw index` to index the rest" in r.stderr and "search again shortly" not in r.stderr
+    assert "Nothing in memory matches" not in r.stdout
+
+
+def test_the_cli_shows_real_paths_where_an_agent_sees_scrubbed_ones(tmp_path):
+    missing = tmp_path / "no-such-workspace"
+    r = CliRunner().invoke(cli, ["--workspace", str(missing), "--state-dir", str(tmp_path / "st"),
+                                                 "search", "hello"], env={"MNEMOCLAW_PROVIDER": "none"})
+    assert r.exit_code == 1
+    assert f"workspace {missing} does not exist; create it with `mnemoclaw init --workspace {missing}`" in r.stderr
+    assert "the workspace does not exist" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_a_reader_that_stops_reading_is_not_an_error_message(dirs):
+    flags, ws, state = dirs
+    for i in range(40):
+        write(ws / "memory" / f"n{i:02d}.md", "".join(f"- harbour note {i} {j}\n\n" for j in range(40)))
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "MNEMOCLAW_PROVIDER": "none"}
+    cmd = [sys.executable, "-m", "mnemoclaw.cli", *flags]
+    subprocess.run([*cmd, "index"], check=True, capture_output=True, env=env, timeout=120)
+    proc = subprocess.Popen([*cmd, "search", "harbour note", "-n", "20"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env)
+    proc.stdout.read(10)
+    proc.stdout.close()  # as `| head -1` does
+    err = proc.stderr.read().decode()
+    proc.wait(60)
+    assert "Broken pipe" not in err and "Traceback" not in err and err == "", err

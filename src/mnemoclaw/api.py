@@ -89,11 +89,16 @@ class Memory:
         provider: EmbeddingProvider | None | object = AUTO,
         clock: Callable[[], float] = time.time,
         background: bool = True,
+        reader: str = "agent",
     ):
         """``background=False`` (a short-lived process): work a search leaves over is not
-        started in a thread but done by the next sync."""
+        started in a thread but done by the next sync. ``reader="person"`` when the answers
+        are read by the person at this machine (the CLI), not an agent: messages name the real
+        workspace and state directory instead of "the workspace" and STATE_DIR, and say which
+        command to run where an agent is told what to tell its user."""
         self.settings = settings
         self.clock = clock
+        self.reader = reader
         self.providers = ProviderChoice(settings, provider)
         self.backend: Backend = self._open_backend(store)
         self.freshness = Freshness(
@@ -416,6 +421,10 @@ class Memory:
             if state["kind"] == "rebuild":
                 answer.warnings.append(f"the index is being rebuilt ({done} of {total} files); until that is done "
                                        "the results come from the previous index")
+            elif self.reader == "person":
+                answer.warnings.append(f"memory is only partly indexed ({done} of {total} changed files so far; a "
+                                       "search indexes the newest first): run `mnemoclaw index` to index the rest "
+                                       "now (or keep `mnemoclaw watch` running), then search again")
             else:
                 answer.warnings.append(f"memory is still being indexed ({done} of {total} changed files so far), "
                                        "so these results may be incomplete: if nothing relevant is found, say that "
@@ -469,7 +478,9 @@ class Memory:
 
     def public(self, message: str) -> str:
         """An error as an agent sees it: paths relative to the workspace (the state directory
-        as STATE_DIR), never where either is on this machine."""
+        as STATE_DIR), never where either is on this machine (a person at this machine sees them as they are)."""
+        if self.reader == "person":
+            return message
         roots = []
         for root, inside, itself in ((self.settings.workspace, "", "the workspace"),
                                      (self.settings.state_dir, "STATE_DIR/", "STATE_DIR")):

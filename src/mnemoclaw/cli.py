@@ -85,8 +85,9 @@ class _Ctx:
     def memory(self, *, background: bool = False, **overrides: Any):
         from .api import Memory
 
-        # a command's process ends with the command: no background writer unless it lives on
-        return Memory(self.settings(**overrides), background=background)
+        # a command's process ends with the command: no background writer unless it lives on;
+        # its messages are read by the person at this machine: real paths, not the agent's scrubbed ones
+        return Memory(self.settings(**overrides), background=background, reader="person")
 
 
 def _os_error(exc: OSError) -> str:
@@ -114,6 +115,9 @@ def _run(fn):
             obj.openclaw = openclaw_ or obj.openclaw
         try:
             return fn(*args, **kwargs)
+        except BrokenPipeError:  # `mnemoclaw search … | head`: the reader stopped reading; nothing is wrong
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(1)
         except MnemoclawError as exc:
             raise click.ClickException(str(exc)) from None
         except OSError as exc:  # the machine said no (a path, a full disk, permissions): one line, no traceback
@@ -364,15 +368,21 @@ def _stop_on_signals():
 # -- search / get -------------------------------------------------------------------------
 def _print_results(result: dict[str, Any], floor: float | None = None) -> None:
     if result.get("disabled"):
-        click.echo(f"Search unavailable: {result['error']}\n  {result['action']}", err=True)
+        # the action is for an agent; a message that already names the command to run needs none
+        action = "" if "`mnemoclaw " in result["error"] else f"\n  {result['action']}"
+        click.echo(f"Search unavailable: {result['error']}{action}", err=True)
         return
     if result.get("error"):
         click.echo(f"Not searched: {result['error']}; {result.get('action', '')}", err=True)
         return
     if result.get("warning"):
         click.echo(f"Note: {result['warning']}", err=True)
+    indexing = result.get("indexing")
     if not result["results"]:
-        if result.get("note"):  # searched, and nothing was about the query
+        if indexing and indexing.get("kind") == "sync":
+            click.echo(f"Nothing found in what is indexed so far ({indexing['filesDone']} of "
+                       f"{indexing['filesTotal']} changed files).")
+        elif result.get("note"):  # searched, and nothing was about the query
             scored = f"{floor:g}" if floor is not None else "minScore"
             click.echo(f"Nothing in memory matches this: no result scored {scored} or more "
                        "(--min-score 0 lists the nearest chunks anyway).")
