@@ -243,3 +243,17 @@ def test_a_reader_that_stops_reading_is_not_an_error_message(dirs):
     err = proc.stderr.read().decode()
     proc.wait(60)
     assert "Broken pipe" not in err and "Traceback" not in err and err == "", err
+
+
+def test_input_nested_past_any_parsers_depth_is_one_line(dirs, tmp_path):
+    """A config 60 levels deep, an export 100 000 deep, a transcript line as deep: one line each."""
+    flags, ws, _ = dirs
+    write(ws / "MEMORY.md", "- a note\n")
+    deep_config = write(tmp_path / "deep.json5", "{a:" * 60 + "1" + "}" * 60)
+    r = CliRunner().invoke(cli, [*flags, "--config", str(deep_config), "status"], env={"MNEMOCLAW_PROVIDER": "none"})
+    assert r.exit_code == 1 and r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    assert f"config file {deep_config} is not valid JSON5: nested too deeply" in r.stderr
+    export = write(tmp_path / "conversations.json", "[" * 100_000 + "]" * 100_000)
+    r = CliRunner().invoke(cli, [*flags, "import", "chatgpt", str(export)], env={"MNEMOCLAW_PROVIDER": "none"})
+    assert r.exit_code == 1 and isinstance(r.exception, SystemExit), r.exception
+    assert "is not JSON (nested too deeply" in r.stderr and len(r.stderr.strip().splitlines()) == 1

@@ -93,6 +93,11 @@ def test_a_zip_or_folder_export_works_and_a_wrong_format_is_refused(workspace, m
         with zipfile.ZipFile(tmp_path / "empty.zip", "w") as z:
             z.writestr("readme.txt", "x")
         mem.import_preview("chatgpt", tmp_path / "empty.zip")
+    cut = tmp_path / "cut-short.zip"  # a download that stopped half-way
+    cut.write_bytes(zipped.read_bytes()[: zipped.stat().st_size // 2])
+    with pytest.raises(ImportFormatError, match="cut-short.zip is a damaged or incomplete zip .*download the "
+                                                "Claude.ai export again"):
+        mem.import_preview("claude", cut)
 
 
 def test_a_claude_export_keeps_attachments_and_order(workspace, make_memory, tmp_path):

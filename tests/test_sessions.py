@@ -181,3 +181,15 @@ def test_forget_takes_the_lines_out_of_transcripts_too(workspace, sessions_memor
     assert not any("otter" in r["snippet"] for r in mem.memory_search("sea-otter-5 boat", min_score=0)["results"])
     texts = " ".join(r[0] for r in mem.store.conn.execute("SELECT text FROM chunks"))
     assert "otter" not in texts and "Noted the boat" in texts
+
+
+def test_a_transcript_line_nested_past_the_parsers_depth_is_skipped(workspace, sessions_memory):
+    write(workspace / "MEMORY.md", "- a note")
+    mem = sessions_memory()
+    path = mem.settings.sessions_dir / "deep.jsonl"
+    _transcript(path, [("user", "the heron nests by the weir")])
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write("[" * 100_000 + "]" * 100_000 + "\n")
+    report = mem.sync()
+    assert not report.failed
+    assert mem.memory_search("heron weir")["results"][0]["path"] == "sessions/deep.jsonl"

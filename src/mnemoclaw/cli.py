@@ -969,6 +969,7 @@ def migrate_from_qmd(obj: _Ctx, write: bool) -> None:
 
     from .atomic import write_atomic
     from .backends.qmd import QmdConfig, as_extra_paths
+    from .text import parse
 
     settings = obj.settings()
     qmd = QmdConfig.parse(settings.qmd_config)
@@ -989,7 +990,10 @@ def migrate_from_qmd(obj: _Ctx, write: bool) -> None:
                                    "into your config yourself)")
     path = Path(settings.config_path)
     raw = path.read_text(encoding="utf-8")
-    doc = json5.loads(raw)
+    try:
+        doc = parse.loads(raw, json5.loads)
+    except ValueError as exc:
+        raise click.ClickException(f"config file {path} is not valid JSON5: {exc}") from None
     memory = doc.setdefault("memory", {})
     memory["backend"] = "builtin"
     memory.pop("qmd", None)

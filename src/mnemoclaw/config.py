@@ -27,6 +27,7 @@ from .search.relevance import DEFAULT_MIN_SCORE
 from .search.searcher import QueryOptions
 from .store import DRIVERS as STORE_DRIVERS
 from .store.base import StoreOptions
+from .text import parse
 
 log = logging.getLogger(__name__)
 
@@ -270,7 +271,7 @@ def load_file(path: str) -> dict[str, Any]:
     import json5  # imported here: only needed when a config file exists
 
     try:
-        data = json5.loads(text)
+        data = parse.loads(text, json5.loads)
     except ValueError as exc:
         raise ConfigError(f"config file {path} is not valid JSON5: {exc}") from None
     if not isinstance(data, dict):

@@ -24,6 +24,7 @@ from typing import Any
 from .atomic import atomic_file
 from .errors import MnemoclawError
 from .index.discovery import is_link, walk_markdown
+from .text import parse
 from .text.secrets import redact_counted
 
 SOURCES = ("chatgpt", "claude", "claude-code", "codex")
@@ -79,18 +80,23 @@ def _load_json(path: Path, source: str) -> Any:
             raise ImportFormatError(f"{path} is a symbolic link; links in an export's folder are not followed "
                                     "(give the file it points to, or the zip)")
     try:
-        if zipfile.is_zipfile(path):
+        with open(path, "rb") as fh:
+            zipped = fh.read(4) == b"PK\x03\x04"
+        if zipped:
             with zipfile.ZipFile(path) as z:
                 names = [n for n in z.namelist() if n.rsplit("/", 1)[-1] == "conversations.json"]
                 if not names:
                     raise ImportFormatError(f"{path} holds no conversations.json; expected the {_label(source)} "
                                             "data export (the zip, its folder, or conversations.json)")
-                return json.loads(z.read(names[0]).decode("utf-8"))
+                return parse.loads(z.read(names[0]).decode("utf-8"))
         with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
+            return parse.loads(fh.read())
     except FileNotFoundError:
         raise ImportFormatError(f"{path} does not exist") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (zipfile.BadZipFile, EOFError) as exc:  # a download cut short: the zip's directory is missing
+        raise ImportFormatError(f"{path} is a damaged or incomplete zip ({exc}); download the {_label(source)} "
+                                "export again (or give its unpacked folder)") from None
+    except ValueError as exc:  # not UTF-8, not JSON, or nested too deeply to read
         raise ImportFormatError(f"{path} is not JSON ({exc}); expected the {_label(source)} data export's "
                                 "conversations.json") from None
 

@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..errors import ProviderError
+from ..text import parse
 from .http import HttpClient
 from .remote import BatchSettings, EmbeddingDataError, vectors_from_data
 
@@ -81,7 +82,7 @@ def _job(client, texts, label, settings, line, create, per_line, sleep) -> list[
         if not text_line.strip():
             continue
         try:
-            item = json.loads(text_line)
+            item = parse.loads(text_line)
         except ValueError:
             raise EmbeddingDataError(f"{label} batch {batch_id}: an output line is not JSON") from None
         resp = item.get("response") or {}

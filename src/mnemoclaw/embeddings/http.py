@@ -29,6 +29,7 @@ from ..errors import (  # noqa: F401 - the provider errors are part of this modu
     ProviderResponseError,
     ProviderUnavailableError,
 )
+from ..text import parse
 from ..text.secrets import redact
 
 log = logging.getLogger(__name__)
@@ -174,7 +175,7 @@ class HttpClient:
 
     def _json(self, raw: bytes, path: str) -> Any:
         try:
-            return json.loads(raw)
+            return parse.loads(raw)
         except ValueError:
             snippet = self.scrub(raw[:120].decode("utf-8", "replace"))
             raise ProviderResponseError(
@@ -194,7 +195,7 @@ def _error_message(body: bytes) -> str:
     if not body:
         return ""
     try:
-        data = json.loads(body)
+        data = parse.loads(body)
     except ValueError:
         return body[:300].decode("utf-8", "replace").strip()
     if isinstance(data, dict):

@@ -10,12 +10,12 @@ paraphrase away and exactly what a later task needs verbatim.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from typing import Any
 
 from ..sessions.transcript import message_text
+from ..text import parse
 from ..text.tokenize import estimate_tokens
 
 HEADINGS = ("## Decisions", "## Open TODOs", "## Constraints/Rules", "## Pending user asks", "## Exact identifiers")
@@ -152,7 +152,7 @@ def json_args(call: dict[str, Any]) -> dict[str, Any]:
     if isinstance(raw, dict):
         return raw
     try:
-        value = json.loads(raw)
+        value = parse.loads(raw)
         return value if isinstance(value, dict) else {}
     except ValueError:
         return {}

@@ -22,6 +22,7 @@ from typing import Any
 from ..atomic import write_atomic
 from ..errors import ReadOnlyError
 from ..locks import file_lock
+from ..text import parse
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +61,7 @@ class SessionStore:
     def all_meta(self) -> dict[str, dict[str, Any]]:
         try:
             with open(self.meta_path, encoding="utf-8") as fh:
-                data = json.load(fh)
+                data = parse.loads(fh.read())
             return data if isinstance(data, dict) else {}
         except FileNotFoundError:
             return {}
@@ -141,7 +142,7 @@ class SessionStore:
             cut = data.rfind(b"\n") + 1
             tail = data[cut:]
             try:
-                json.loads(tail)
+                parse.loads(tail)
                 data = data + b"\n"  # a whole entry without its newline: complete it
                 with open(path, "ab") as fh:
                     fh.write(b"\n")
@@ -157,7 +158,7 @@ class SessionStore:
             if not raw.strip():
                 continue
             try:
-                out.append((n, json.loads(raw)))
+                out.append((n, parse.loads(raw)))
             except ValueError:
                 log.warning("transcript %s line %d is not JSON; skipped", path.name, n)
         self._lines[session_id] = data.count(b"\n")

@@ -9,10 +9,10 @@ rendered text map back to the JSONL lines they came from.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
+from ..text import parse
 from ..text.secrets import REDACTED, redact
 
 __all__ = ["REDACTED", "Transcript", "message_text", "parse_transcript", "redact"]
@@ -66,7 +66,7 @@ def parse_transcript(data: str) -> Transcript:
         if not line:
             continue
         try:
-            entry = json.loads(line)
+            entry = parse.loads(line)
         except ValueError:
             continue
         found = _entry_message(entry)
