@@ -232,3 +232,34 @@ def test_forget_on_a_full_disk_removes_all_or_nothing_and_leaves_no_partial_copy
         r = _cli(ws, state, "forget", "kestrel-5521", "--yes")
         assert r.returncode == 0, r.stderr
         assert secret not in (ws / "MEMORY.md").read_text() + (ws / "memory" / "2026-03-01.md").read_text()
+
+
+def test_a_full_disk_is_said_as_one_when_the_vector_table_needs_its_next_block(tmp_path):
+    """sqlite-vec allocates room for 1 024 vectors at once and reports a failed allocation in
+    its own words; on a full disk that is the disk-full message, every time."""
+    from mnemoclaw.api import Memory
+    from mnemoclaw.config import load_settings
+    from mnemoclaw.errors import DiskFullError
+
+    from conftest import HashEmbedder
+
+    ws = tmp_path / "ws"
+    for i in range(1000):
+        write(ws / "memory" / f"n{i:04d}.md", f"- note {i} about the harbour\n")
+    with small_disk(tmp_path / "disk", 65536) as disk:
+        settings = load_settings(workspace=ws, state_dir=disk / "state", config={}, env={})
+        with Memory(settings, provider=HashEmbedder(1024)) as mem:
+            mem.sync()
+            if not mem.store.vec_loaded:
+                pytest.skip("sqlite-vec does not load with this SQLite driver")
+        _fill(disk, 2500)  # room for rows, not for the next block of 1 024 vectors (4 MB at 1 024 dims)
+        for i in range(1000, 1100):
+            write(ws / "memory" / f"n{i:04d}.md", f"- fresh note {i} about the lighthouse\n")
+        for _ in range(2):
+            with Memory(settings, provider=HashEmbedder(1024)) as mem:
+                with pytest.raises(DiskFullError, match="disk full: nothing was indexed; the index is unchanged"):
+                    mem.sync()
+                assert mem.memory_search("harbour note 5")["results"]
+        (disk / "filler").unlink()
+        with Memory(settings, provider=HashEmbedder(1024)) as mem:
+            assert mem.sync().added == 100

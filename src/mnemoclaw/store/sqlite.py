@@ -89,6 +89,9 @@ WARM_AFTER = 3
 # works); the two best lists merged are the one list (measured, benchmarks/speed.py: 100 000
 # chunks 76 -> 48 ms a query, 10 000 chunks 8.5 -> 7.4 ms, so not below this).
 SPLIT_MIN_CHUNKS = 30_000
+# what sqlite-vec allocates at once for the next 1 024 vectors, at the widest vectors a provider
+# gives (4 096 float32), and a margin: less room than this when it fails is a full disk
+VEC_CHUNK_BYTES = 1024 * 4096 * 4 + (1 << 20)
 # The fixed sample a query's cosines are compared with (vector_reference): enough for a
 # stable mean and spread, read by rowid in one query; below REFERENCE_MIN there is none.
 REFERENCE_SAMPLE = 256
@@ -493,10 +496,24 @@ class SQLiteStore:
                 [(r.path, r.source, r.hash, r.mtime_ns, r.size, now) for r in records],
             )
 
+    def _out_of_room(self, exc: BaseException) -> bool:
+        """The write failed for want of space. SQLite says so itself, but an I/O error, or
+        sqlite-vec's "Could not insert a new vector chunk" (it replaces SQLite's SQLITE_FULL with
+        its own message), count too when the disk has less room than that write needed: a vector
+        chunk holds 1 024 vectors, allocated at once."""
+        if self.driver.is_full(exc):
+            return True
+        directory = os.path.dirname(self.path)
+        if self.driver.is_io(exc):
+            return disk_full(directory)
+        if "vector chunk" in str(exc).lower():
+            return disk_full(directory, room=VEC_CHUNK_BYTES)
+        return False
+
     def _translate(self, exc: BaseException, doing: str = "use") -> StoreError:
         if self.driver.is_corrupt(exc):
             return IndexCorruptError(f"index file {self.path} is damaged ({exc}); run `mnemoclaw index --full`")
-        if self.driver.is_full(exc) or (self.driver.is_io(exc) and disk_full(os.path.dirname(self.path))):
+        if self._out_of_room(exc):
             return DiskFullError(f"disk full: could not {doing} index {self.path}")
         if self.driver.is_busy(exc):
             return StoreError(f"index {self.path} is locked by another process ({exc}); try again")
