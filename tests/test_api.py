@@ -99,7 +99,7 @@ def test_max_results_and_min_score(mem):
     assert mem.memory_search("filler gardening", min_score=1.0)["results"] == []
 
 
-@pytest.mark.parametrize("query", ['"', "AND", "OR NOT", "NEAR(a b)", "*", "^", "???", "'''", "(", "title:x", "   "])
+@pytest.mark.parametrize("query", ['"', "AND", "OR NOT", "NEAR(a b)", "*", "^", "???", "'''", "(", "title:x"])
 def test_queries_of_syntax_or_punctuation_never_fail(mem, query):
     out = mem.memory_search(query)
     assert "disabled" not in out and isinstance(out["results"], list)
@@ -111,6 +111,22 @@ def test_memory_get_whole_file_and_ranges(mem):
     assert mem.get("MEMORY.md", from_line=999)["text"] == ""
     assert mem.get("memory/2099-01-01.md") == {"path": "memory/2099-01-01.md", "text": ""}
     assert mem.memory_get("MEMORY.md", from_line=3, lines=1)["text"] == "- Alex prefers PostgreSQL."
+
+
+def test_a_citation_as_search_gives_it_reads_those_lines(mem):
+    hit = mem.memory_search("Alex prefers PostgreSQL")["results"][0]
+    got = mem.memory_get(hit["citation"])
+    assert got["path"] == hit["path"] and got["text"] == mem.get(hit["path"], hit["startLine"],
+                                                                  hit["endLine"] - hit["startLine"] + 1)["text"]
+    assert mem.get("MEMORY.md#L3") == {"path": "MEMORY.md", "text": "- Alex prefers PostgreSQL."}
+    assert mem.get("MEMORY.md#L1-L3", lines=1)["text"] == "# Memory"  # what is given explicitly wins
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\n\t"])
+def test_an_empty_query_asks_for_one_rather_than_saying_memory_has_nothing(mem, query):
+    out = mem.memory_search(query)
+    assert out["results"] == [] and out["error"] == "the query is empty" and "words" in out["action"]
+    assert "disabled" not in out and "memory has nothing" not in str(out)
 
 
 @pytest.mark.parametrize("path,why", [

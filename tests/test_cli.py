@@ -257,3 +257,15 @@ def test_input_nested_past_any_parsers_depth_is_one_line(dirs, tmp_path):
     r = CliRunner().invoke(cli, [*flags, "import", "chatgpt", str(export)], env={"MNEMOCLAW_PROVIDER": "none"})
     assert r.exit_code == 1 and isinstance(r.exception, SystemExit), r.exception
     assert "is not JSON (nested too deeply" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_get_takes_the_citation_search_prints_and_an_empty_search_asks_for_words(dirs):
+    flags, ws, _ = dirs
+    write(ws / "MEMORY.md", "# Memory\n\n- the otter sleeps in the reeds\n- lunch at noon\n")
+    r = run(*flags, "search", "otter reeds")
+    cited = re.search(r"(MEMORY\.md#L\d+-L\d+)", r.output)[1]
+    got = run(*flags, "get", cited)
+    assert got.exit_code == 0 and "the otter sleeps in the reeds" in got.output
+    assert run(*flags, "get", "MEMORY.md#L4").output == "- lunch at noon\n"
+    empty = run(*flags, "search", "  ")
+    assert empty.exit_code == 2 and "the query is empty" in empty.output and "Nothing in memory" not in empty.output

@@ -7,6 +7,7 @@ import glob
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -211,11 +212,17 @@ def test_a_second_writer_waits_or_skips_with_a_message(workspace, tmp_path):
     skip = subprocess.run(cli + ["index", "--no-wait"], capture_output=True, text=True, env=env, timeout=60)
     assert skip.returncode == 0, skip.stderr
     assert f"Skipped: process {writer.pid} is updating the index" in skip.stderr
+    began = time.monotonic()
     wait = subprocess.run(cli + ["index"], capture_output=True, text=True, env=env, timeout=120)
+    wall = time.monotonic() - began
     assert f"Waiting for process {writer.pid}" in wait.stderr
     assert writer.wait(60) == 0
     # the waiting writer ran after the first one: with another provider it rebuilt the index
     assert wait.returncode == 0 and "Rebuilt" in wait.stdout, wait.stdout + wait.stderr
+    # its time is its own work; the wait is said apart
+    took = re.search(r"in (\d+\.\d+)s \(after waiting (\d+\.\d+)s for another process's sync\)", wait.stdout)
+    assert took, wait.stdout
+    assert float(took[1]) + float(took[2]) <= wall
 
 
 def test_a_full_disk_is_reported_and_the_last_good_index_serves(workspace, make_memory, monkeypatch):

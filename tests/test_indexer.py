@@ -234,3 +234,55 @@ def test_a_rebuild_keeps_what_it_cannot_read(workspace, make_memory):
     assert r.full_rebuild and [p for p, _ in r.failed] == ["MEMORY.md"]
     hits = rebuilt.search("spare key flowerpot", sync=False)
     assert hits and hits[0].path == "MEMORY.md"
+
+
+@pytest.mark.parametrize("when", ["mid-sync", "between syncs"])
+def test_an_index_file_deleted_under_a_sync_is_filled_again_not_reported_as_done(workspace, make_memory, when):
+    import sqlite3
+
+    for i in range(300):
+        write(workspace / "memory" / f"n{i:03d}.md", f"- note {i} about the heron\n")
+    mem = make_memory(workspace)
+    path = mem.store.path
+
+    def gone() -> None:
+        for suffix in ("", "-wal", "-shm"):
+            try:
+                os.unlink(path + suffix)
+            except FileNotFoundError:
+                pass
+
+    if when == "between syncs":
+        mem.sync()
+        gone()
+        write(workspace / "memory" / "late.md", "- a late note about the egret\n")
+        report = mem.sync()
+    else:
+        deleted = []
+
+        def progress(done, total):
+            if not deleted and done:
+                gone()
+                deleted.append(done)
+
+        report = mem.sync(progress=progress)
+        assert deleted
+    assert os.path.exists(path)
+    con = sqlite3.connect(path)
+    try:
+        on_disk = con.execute("SELECT count(*) FROM files").fetchone()[0]
+    finally:
+        con.close()
+    assert on_disk == report.chunks_total == (301 if when == "between syncs" else 300)
+    assert mem.memory_search("note 7 heron")["results"]
+
+
+def test_a_file_name_with_a_line_break_is_refused_by_name_and_its_citation_never_split(workspace, make_memory):
+    write(workspace / "memory" / "a\nb.md", "- the kestrel hunts at noon\n")
+    write(workspace / "memory" / "会议\u3000记录.md", "- the kestrel roosts in the barn\n")  # an ideographic space is fine
+    mem = make_memory(workspace)
+    report = mem.sync()
+    assert [p for p, _ in report.failed] == ["memory/a\nb.md"] and "line break" in report.failed[0][1]
+    out = mem.memory_search("kestrel", min_score=0)
+    assert [r["path"] for r in out["results"]] == ["memory/会议\u3000记录.md"]
+    assert all("\n" not in r["citation"] for r in out["results"])

@@ -189,6 +189,32 @@ def test_read_only_workspace_never_flushes(ws, tmp_path):
     assert after == before
 
 
+def test_status_says_when_memory_was_last_flushed_in_words(ws, tmp_path):
+    with ChatServer(assistant_brain) as srv:
+        agent = _session(ws, tmp_path, srv)
+        status = agent.send("/status").text
+        assert "no memory flush yet" in status and "None" not in status and "never" not in status
+        agent.send(f"{RULE}.")
+        for i in range(1, 80):
+            if agent.meta.get("memoryFlushAt"):
+                break
+            agent.send(f"Now do step {i}: read the next data file.")
+        assert agent.meta.get("memoryFlushAt")
+        status = agent.send("/status").text
+        assert re.search(r"last memory flush \d{4}-\d\d-\d\d \d\d:\d\d \(before compaction 1\)", status), status
+
+
+def test_a_window_smaller_than_the_reserve_is_named_not_flushed_every_turn_silently(ws, tmp_path, caplog):
+    with ChatServer(assistant_brain) as srv:
+        agent = _session(ws, tmp_path, srv, context=8_000, floor=8_000, soft=1_000)
+        said = [n for n in agent.notes if "contextTokens (8000) is not above compaction.reserveTokensFloor (8000)" in n]
+        assert said and "every request would flush memory and compact" in said[0]
+        assert said[0] in agent.send("/status").text
+        assert any("contextTokens (8000)" in r.getMessage() for r in caplog.records)
+        fine = _session(ws, tmp_path / "other", srv)
+        assert not any("contextTokens" in n for n in fine.notes)
+
+
 def test_new_writes_the_session_memory_file(ws, tmp_path):
     with ChatServer(assistant_brain) as srv:
         agent = _session(ws, tmp_path, srv)

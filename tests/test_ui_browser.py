@@ -32,7 +32,7 @@ def mem(workspace, make_memory):
     write(workspace / "MEMORY.md", "# Memory\n\n## Preferences\n- Alex prefers PostgreSQL for anything with more "
           "than one writer.\n- 用户喜欢喝乌龙茶，不加糖。\n")
     write(workspace / "memory" / "2026-11-30.md", "# 2026-11-30\n\n- Migrated the staging database to Hangzhou.\n"
-          "- 服务器迁移到杭州机房，旧服务器下线。\n- A note with <script>alert('x')</script> and "
+          "- 服务器迁移到杭州机房，旧服务器下线。\n- Risk: the island bridge is closed.\n- A note with <script>alert('x')</script> and "
           "<img src=x onerror=alert(1)> in it.\n")
     m = make_memory(workspace)
     m.sync()
@@ -68,6 +68,11 @@ def test_search_follow_append_edit_and_conflict_in_a_browser(browser_page, works
     page.wait_for_selector(".result")
     assert "memory/2026-11-30.md#L" in page.inner_text(".result .cite")
     assert page.inner_text(".result mark") == "杭州机房"
+    # whole words only: "is" marks the word, never the letters inside "Risk" or "island"
+    page.goto(server.base + "/search?q=is+risk&mode=keyword")
+    page.wait_for_selector(".result mark")
+    marks = page.eval_on_selector_all(".result .snippet mark", "ms => ms.map(m => m.textContent)")
+    assert sorted(set(marks)) == ["Risk", "is"], marks
     page.screenshot(path=str(shots / "search-zh.png"), full_page=True)
     # and in English, keyword mode, from the URL
     page.goto(server.base + "/search?q=PostgreSQL+writer&mode=keyword")

@@ -60,7 +60,7 @@ from .tools import (
     search_failed,
 )
 from .types import Hit, IndexReport
-from .workspace import append_note, content_hash, read_lines, replace_note, resolve_memory_path
+from .workspace import append_note, content_hash, read_lines, replace_note, resolve_memory_path, split_citation
 
 log = logging.getLogger(__name__)
 
@@ -368,6 +368,9 @@ class Memory:
                         f"{MAX_QUERY_CHARS}", "action": "search for the key words or one sentence of what you "
                         "are looking for"}
             return search_failed(exc, self.public)
+        if not args["query"].strip():  # asked for nothing: not "memory has nothing on this"
+            return {"results": [], "error": "the query is empty",
+                    "action": "call memory_search again with the words of what you are looking for"}
         denied = self.backend.scope_denied() if isinstance(self.backend, QmdBackend) else None
         if denied:
             say_once(f"memory_search refused: {denied} (chatType direct, agent {self.settings.agent_id})")
@@ -496,7 +499,14 @@ class Memory:
         return {"path": shown, "text": text or ""}
 
     def read(self, path: str, from_line: int | None = None, lines: int | None = None) -> tuple[str, str | None]:
-        """(the path as results show it, the text or ``None`` if the file does not exist)."""
+        """(the path as results show it, the text or ``None`` if the file does not exist). A
+        citation as results give it (``memory/2026-03-01.md#L3-L5``) reads those lines, unless
+        ``from_line`` / ``lines`` say otherwise."""
+        cited = split_citation(path) if isinstance(path, str) else None
+        if cited is not None:
+            path = cited[0]
+            from_line = cited[1] if from_line is None else from_line
+            lines = cited[2] - cited[1] + 1 if lines is None and cited[2] >= cited[1] else lines
         if from_line is not None and from_line < 1:
             raise PathDeniedError(f"from must be 1 or more (lines are numbered from 1), got {from_line}")
         if lines is not None and lines < 0:

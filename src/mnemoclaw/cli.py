@@ -214,15 +214,19 @@ def init(obj: _Ctx, set_default: bool) -> None:
 
 # -- index --------------------------------------------------------------------------------
 def _print_report(report, workspace: Path) -> None:
+    from .index.indexer import CONTROL_CHARS
+
     r = report
     head = "Rebuilt" if r.full_rebuild else "Indexed"
-    click.echo(f"{head} {workspace} in {r.seconds:.2f}s" + (f" ({r.reason})" if r.reason else ""))
+    waited = f" (after waiting {r.waited:.1f}s for another process's sync)" if r.waited >= 0.1 else ""
+    click.echo(f"{head} {workspace} in {r.seconds:.2f}s{waited}" + (f" ({r.reason})" if r.reason else ""))
     click.echo(f"  files:  {r.added} added, {r.changed} changed, {r.unchanged} unchanged, "
                f"{r.removed} removed, {len(r.failed)} failed")
     click.echo(f"  chunks: {r.chunks_total} in index, {r.chunks_embedded} embedded, "
                f"{r.chunks_reused} reused from cache")
     for path, why in r.failed:
-        click.echo(f"  failed: {path}: {why}")
+        shown = path.encode("unicode_escape").decode("ascii") if CONTROL_CHARS.search(path) else path
+        click.echo(f"  failed: {shown}: {why}")
     if r.vectors_pending:
         click.echo(f"  vectors: {r.vectors_pending} chunks are searchable by keyword only: the embedding provider "
                    f"failed ({r.vectors_error or 'see above'}). `mnemoclaw index` adds their vectors once it works.")
@@ -409,6 +413,8 @@ def _print_results(result: dict[str, Any], floor: float | None = None) -> None:
 @_run
 def search(obj: _Ctx, query: str, max_results, min_score, mode, kind, history, as_json) -> None:
     """Search memory (memory_search semantics): ranked chunks with path#Lx-Ly citations."""
+    if not query.strip():
+        raise click.UsageError("the query is empty: give the words of what you are looking for")
     with obj.memory() as mem:
         result = mem.memory_search(query, max_results, min_score, mode=mode, kind=kind, history=history or None)
         floor = mem.settings.query_options().min_score if min_score is None else min_score

@@ -57,6 +57,10 @@ class DiskFullError(StoreError):
     """The disk filled up while writing the index; the message says what the index holds."""
 
 
+class IndexGoneError(StoreError):
+    """The index file was deleted or replaced while a sync wrote to it; a new one is open in its place."""
+
+
 class LockTimeoutError(StoreError):
     """Another process holds the index's write lock for too long."""
 

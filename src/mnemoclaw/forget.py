@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 import stat
 import subprocess
@@ -31,8 +30,8 @@ from .errors import MnemoclawError, PathDeniedError
 from .markdown.annotations import Entries
 from .text.tokenize import analyze, keyword_query
 from .types import SourceFile
+from .workspace import split_citation
 
-CITATION = re.compile(r"^(?P<path>.+?)#L(?P<start>\d+)(?:-L?(?P<end>\d+))?$")
 BACKUP_DIR = "forgotten"  # under the state directory
 
 
@@ -99,11 +98,10 @@ def plan(target: str, files: Sequence[SourceFile], resolve: Callable[[str], tupl
     target = target.strip()
     if not target:
         raise NothingToForget("nothing to forget: give a query or a citation such as memory/2026-03-01.md#L3-L5")
-    cited = CITATION.match(target)
+    cited = split_citation(target)
     if cited:
-        shown, abspath = resolve(cited["path"])
-        start = int(cited["start"])
-        end = int(cited["end"] or start)
+        path, start, end = cited
+        shown, abspath = resolve(path)
         try:
             lines = read_split(abspath)
         except FileNotFoundError:

@@ -104,7 +104,8 @@ class IndexReport:
     chunks_reused: int = 0
     full_rebuild: bool = False
     reason: str = ""
-    seconds: float = 0.0
+    seconds: float = 0.0  # the sync's own work, from the moment it held the write lock
+    waited: float = 0.0  # seconds spent waiting for another writer first
     deferred: int = 0  # changed files left for a later (background) sync
     # chunks indexed for keyword search only because the embedding provider failed
     # (``vectors_error`` says how); a later sync adds their vectors
@@ -130,6 +131,7 @@ class IndexReport:
             "fullRebuild": self.full_rebuild,
             "reason": self.reason,
             "seconds": round(self.seconds, 3),
+            "waitedSeconds": round(self.waited, 3),
             "deferred": self.deferred,
             "vectorsPending": self.vectors_pending,
             "vectorsError": self.vectors_error or None,

@@ -148,6 +148,18 @@ def resolve_workspace_file(raw: str, workspace: Path) -> Path:
     return normal
 
 
+CITATION = re.compile(r"^(?P<path>.+?)#L(?P<start>\d+)(?:-L?(?P<end>\d+))?$")
+
+
+def split_citation(cited: str) -> tuple[str, int, int] | None:
+    """``memory/2026-03-01.md#L3-L5`` (what results cite) as (path, 3, 5); None for a plain path."""
+    m = CITATION.match(cited.strip())
+    if not m:
+        return None
+    start = int(m["start"])
+    return m["path"], start, int(m["end"] or start)
+
+
 def read_lines(path: Path, from_line: int | None, lines: int | None, shown: str | None = None) -> str | None:
     """Lines ``from_line`` (1-based) .. ``from_line + lines - 1``; empty text past the end,
     ``None`` if the file does not exist.

@@ -16,6 +16,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from ..embeddings.base import EmbeddingProvider
 from ..errors import (
     DiskFullError,
     IndexCorruptError,
+    IndexGoneError,
     LockTimeoutError,
     ProviderError,
     ProviderResponseError,
@@ -100,6 +102,10 @@ class _Prepared:
 
 def chunk_id(source: str, path: str, start: int, end: int, chash: str, model: str) -> str:
     return hashlib.sha256(f"{source}:{path}:{start}:{end}:{chash}:{model}".encode()).hexdigest()
+
+
+# in a file name: what would break a citation across lines (or hide in a terminal)
+CONTROL_CHARS = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
 
 
 def read_markdown(path: str, size: int) -> str:
@@ -213,8 +219,13 @@ class Indexer:
         """
         self._no_vectors = without_vectors
         try:
-            return self._sync(full=full, progress=progress, lock_timeout=lock_timeout, sources=sources, limit=limit,
-                              retry_vectors=retry_vectors)
+            try:
+                return self._sync(full=full, progress=progress, lock_timeout=lock_timeout, sources=sources,
+                                  limit=limit, retry_vectors=retry_vectors)
+            except IndexGoneError as exc:  # the file was deleted mid-sync: fill the new one, once
+                log.warning("%s; indexing again into the new file", exc)
+                return self._sync(full=full, progress=progress, lock_timeout=lock_timeout, sources=sources,
+                                  limit=limit, retry_vectors=retry_vectors)
         finally:
             self._no_vectors = None
 
@@ -225,6 +236,7 @@ class Indexer:
         if not ws.is_dir():
             raise WorkspaceError(f"workspace {ws} does not exist; create it with `mnemoclaw init --workspace {ws}`")
         with self.store.write_lock(lock_timeout):
+            waited, started = time.monotonic() - started, time.monotonic()
             self.store.remove_stale_builds()
             try:
                 report = self._sync_locked(full=full, progress=progress, sources=sources, limit=limit)
@@ -237,6 +249,7 @@ class Indexer:
             if self.spec.cache_enabled and self.spec.cache_max_entries:
                 self.store.cache_prune(self.spec.cache_max_entries)
         report.seconds = time.monotonic() - started
+        report.waited = waited
         return report
 
     def _sync_locked(self, *, full: bool, progress: Progress | None, sources: Sequence[str] | None,
@@ -466,6 +479,9 @@ class Indexer:
         limit = self.provider.max_input_tokens if self.provider else None
         for f in files:
             try:
+                if CONTROL_CHARS.search(f.path):  # a citation must be one line: `path#Lx-Ly`
+                    raise ValueError("its name holds a line break or another control character, which would "
+                                     "split its citations; rename it")
                 text = read_markdown(f.abspath, f.size)
             except (ValueError, OSError) as exc:
                 reason = str(exc) if isinstance(exc, ValueError) else (exc.strerror or str(exc))

@@ -87,6 +87,9 @@ class AgentSession:
         self._open(sid)
         if self.rs.read_only:
             self.notes.append("workspace is read-only (sandbox.workspaceAccess): no memory flush, no memory writes")
+        for warning in self.rs.warnings:
+            log.warning("%s", warning)
+            self.notes.append(warning)
         memory.start_session()
 
     # -- session state --------------------------------------------------------------

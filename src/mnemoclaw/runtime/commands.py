@@ -118,8 +118,10 @@ def status_report(agent: AgentSession) -> str:
         f"Session {agent.session_id}  model {agent.chat.model} at {agent.chat.base_url}",
         f"Tokens ~{agent.session_tokens()} / {agent.rs.context_tokens}; API usage in {m.get('inputTokens', 0)} "
         f"out {m.get('outputTokens', 0)}",
-        f"Compactions {m.get('compactionCount', 0)}; memory flush in cycle "
-        f"{m.get('memoryFlushCompactionCount')} at {_fmt_time(m.get('memoryFlushAt'))}",
+        f"Compactions {m.get('compactionCount', 0)}; "
+        + (f"last memory flush {_fmt_time(m['memoryFlushAt'])} (before compaction "
+           f"{int(m.get('memoryFlushCompactionCount') or 0) + 1})" if m.get("memoryFlushAt")
+           else "no memory flush yet (one runs before the first compaction)"),
         f"Memory: {st['files']} files, {st['chunks']} chunks, {st['provider']}/{st['model'] or '-'}",
         f"Workspace {agent.workspace}" + ("  [read-only]" if agent.rs.read_only else ""),
     ]

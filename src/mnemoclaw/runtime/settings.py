@@ -97,6 +97,7 @@ class RuntimeSettings:
     llm_timeout_s: float = 120.0
     git_autocommit: bool = False
     max_tool_rounds: int = 12
+    warnings: list[str] = field(default_factory=list)  # settings that work against each other
 
     @property
     def flush_threshold(self) -> int:
@@ -137,6 +138,12 @@ def runtime_settings(settings: Settings) -> RuntimeSettings:
     r.soft_threshold_tokens = int(_num(flush.get("softThresholdTokens"),
                                        "agents.defaults.compaction.memoryFlush.softThresholdTokens", 0, None,
                                        r.soft_threshold_tokens))
+    if r.context_tokens <= r.reserve_tokens_floor + r.soft_threshold_tokens:
+        r.warnings.append(
+            f"agents.defaults.contextTokens ({r.context_tokens}) is not above compaction.reserveTokensFloor "
+            f"({r.reserve_tokens_floor}) + memoryFlush.softThresholdTokens ({r.soft_threshold_tokens}): every "
+            "request would flush memory and compact the session. Set contextTokens to the model's context window, "
+            "or lower reserveTokensFloor")
     r.flush_prompt = str(flush.get("prompt") or r.flush_prompt)
     r.flush_system_prompt = str(flush.get("systemPrompt") or r.flush_system_prompt)
     pruning = pick("contextPruning") or {}

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..atomic import write_atomic
-from ..errors import DiskFullError, IndexCorruptError, ReadOnlyError, StoreError
+from ..errors import DiskFullError, IndexCorruptError, IndexGoneError, ReadOnlyError, StoreError
 from ..locks import file_lock, lock_busy, lock_holder
 from ..markdown.annotations import searchable
 from ..markdown.chunker import text_hash
@@ -136,6 +136,7 @@ class SQLiteStore:
         self._own_writes = 0
         self._reader: tuple[Connection, tuple[int, int]] | None = None  # the split's second connection
         self._reader_lock = threading.Lock()
+        self._file_id: tuple[int, int] | None = None  # (device, inode) of the file opened, for _same_file
         parent = os.path.dirname(os.path.abspath(path))
         self.read_only = read_only_path(path)  # a mounted backup, a locked-down machine: serve, never write
         self.read_only_why = "read-only: its directory or file cannot be written"
@@ -221,6 +222,8 @@ class SQLiteStore:
                 self.conn.execute("PRAGMA synchronous=OFF")
             self.conn.execute("PRAGMA temp_store=MEMORY")
             self.conn.execute("SELECT count(*) FROM sqlite_master")
+            st = os.stat(self.path)
+            self._file_id = (st.st_dev, st.st_ino)
             if self.read_only:
                 self._check_schema_read_only()
             else:
@@ -264,6 +267,7 @@ class SQLiteStore:
                 os.replace(self.path + suffix, aside + suffix)
         log.warning("%s; moved to %s, rebuilding from the Markdown files", why, aside)
         self.recovered = aside
+        self._file_id = None  # moved on purpose: the next open starts a new file
 
     def _check_schema_read_only(self) -> None:
         try:
@@ -321,7 +325,31 @@ class SQLiteStore:
             raise ReadOnlyError(f"index {self.path} cannot be written ({self.read_only_why}): it is served as it "
                                 "is, without syncing")
         with file_lock(self.lock_path, timeout, what=f"index {self.path}"):
+            if not self._same_file():  # deleted or replaced since it was opened: write to what is there now
+                self._reopen()
             yield
+            if not self._same_file():
+                self._reopen()
+                raise IndexGoneError(f"the index file {self.path} was deleted or replaced while a sync wrote to it; "
+                                     "what that sync wrote went with it, and a new index file is open in its place")
+
+    def _same_file(self) -> bool:
+        """The index's path still names the file this store has open."""
+        if self._file_id is None:
+            return True
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return False
+        return (st.st_dev, st.st_ino) == self._file_id
+
+    def _reopen(self) -> None:
+        log.warning("index %s was deleted or replaced under this process: opening the file there now", self.path)
+        self._close_quietly()
+        self._stats_cache = self._files_cache = self._meta_cache = self._notes_cache = None
+        self._dense = DenseVectors()
+        self._df_cache = {}
+        self._open(self._durable)
 
     def lock_holder(self) -> int | None:
         return lock_holder(self.lock_path)

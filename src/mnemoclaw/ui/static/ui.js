@@ -18,13 +18,21 @@ function showTab(name) {
   source.hidden = name === "rendered";
   rendered.hidden = name !== "rendered";
 }
+// a letter of an alphabet that spaces its words (a Chinese character next to a word is a boundary)
+const WORDCHAR = "[\\p{Script=Latin}\\p{Script=Greek}\\p{Script=Cyrillic}\\p{N}_]";
 function markWords() {
   const list = document.querySelector(".results");
   if (!list) return;
   const words = (list.dataset.query || "").split(/\s+/).filter((w) => w.length > 1 || /[\u3400-\u9fff]/.test(w));
   if (!words.length) return;
-  const escaped = words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
-  const re = new RegExp("(" + escaped.join("|") + ")", "gi");
+  // Chinese, Japanese, Korean: any occurrence (no spaces between words). Other words: whole words
+  // only ("is" never marks "Risk"), longer ones with their plural and -ed/-ing endings.
+  const parts = words.map((w) => {
+    const e = w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    if (/[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/.test(w)) return e;
+    return "(?<!" + WORDCHAR + ")" + e + (w.length >= 4 ? "(?:s|es|ed|ing|'s)?" : "") + "(?!" + WORDCHAR + ")";
+  });
+  const re = new RegExp("(" + parts.join("|") + ")", "giu");
   list.querySelectorAll(".snippet").forEach((pre) => {
     const text = pre.textContent;
     pre.textContent = "";
