@@ -73,6 +73,7 @@ def test_search_follow_append_edit_and_conflict_in_a_browser(browser_page, works
     page.wait_for_selector(".result mark")
     marks = page.eval_on_selector_all(".result .snippet mark", "ms => ms.map(m => m.textContent)")
     assert sorted(set(marks)) == ["Risk", "is"], marks
+    page.screenshot(path=str(shots / "search-marks.png"), full_page=True)
     page.screenshot(path=str(shots / "search-zh.png"), full_page=True)
     # and in English, keyword mode, from the URL
     page.goto(server.base + "/search?q=PostgreSQL+writer&mode=keyword")
