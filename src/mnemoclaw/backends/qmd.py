@@ -56,9 +56,10 @@ SEARCH_MODES = ("search", "vsearch", "query")
 OUTPUT_CAP = 200_000  # characters of qmd output read before the call is refused
 MAX_CALLS = 3  # qmd searches one question may cost (each starts a process)
 # probe: `qmd --version`, asked before anything else in a process. A warm qmd 2.8.3 answers in
-# 0.16 s (0.9 s at most beside two busy processes on 2 cores: docs/qmd.md), so one silent for 5 s
-# is taken for broken; the first start after installing took 20 s here, which an
-# explicit `mnemoclaw index` allows: it probes with the collection timeout
+# 0.3-1.0 s on a shared 2-core machine, 4.4 s at worst beside two more busy processes
+# (benchmarks/qmd.py --hanging, docs/qmd.md), so one silent for 5 s is taken for broken; the
+# first start after installing took 20 s, which an explicit `mnemoclaw index` allows: it probes
+# with the collection timeout
 TIMEOUTS = {"probe": 5.0, "collection": 30.0, "update": 120.0, "embed": 600.0, "search": 4.0}
 DEFAULT_COLLECTIONS = ("memory-root", "memory-alt", "memory-dir")
 SHOWN = "qmd/"  # a file of a configured qmd path, as results show it: qmd/<collection>/<path>
