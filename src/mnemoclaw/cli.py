@@ -511,8 +511,11 @@ def _qmd_rows(q: dict[str, Any]) -> list[tuple[str, str]]:
     for c in q.get("collections") or []:
         rows.append(("qmd collection", f"{c['name']}: {_n(c['files'])} files in {c['path']} ({c['pattern']})"))
     if q.get("fallback"):
-        rows.append(("QMD FALLBACK", f"the builtin index answers because qmd failed: {q['fallback']['reason']} "
-                                     "(qmd is tried again every few minutes and by `mnemoclaw index`)"))
+        fb = q["fallback"]
+        since, retry = (time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(fb[k])) for k in ("since", "retryAt"))
+        rows.append(("QMD FALLBACK", f"the builtin index answers because qmd failed: {fb['reason']} (since {since}; "
+                                     f"every process of this agent until qmd is tried again at {retry}, or now by "
+                                     "`mnemoclaw index`)"))
     return rows
 
 

@@ -12,8 +12,12 @@ back), then ranks the chunks of those files, merged with the builtin keyword can
 (``mergeBuiltin``, measured in docs/qmd.md), with the builtin ranking, so a score means what
 it means everywhere and a result is a chunk's lines, not a whole file. When qmd is missing,
 too old, times out or answers garbage, the builtin index serves the search, the answer says
-so (``backendFallback``), ``status`` says so, one log line says so, and qmd is tried again
-after ``RETRY_SECONDS``. Nothing in the user's folders is written by this backend.
+so (``backendFallback``), ``status`` says so, one log line says so, and every process of the
+agent answers from the builtin index without starting qmd until qmd is tried again
+five minutes later (the record they share: ``qmd_state.py``). Whether qmd runs at all is
+asked with a short timeout of its own (``--version``, ``TIMEOUTS["probe"]``), so a qmd that
+hangs costs the first search seconds, not the collection commands' half minute. Nothing in the
+user's folders is written by this backend.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from ..text.tokenize import CJK_RUN, STOP_WORDS, WORD, keyword_query
 from ..types import IndexReport, KeywordCandidates, SearchOutcome
 from .base import Progress
 from .builtin import BuiltinBackend
+from .qmd_state import SharedFallback
 
 log = logging.getLogger(__name__)
 
@@ -49,9 +54,13 @@ INDEX = "mnemoclaw"  # qmd's --index: its config file and database are named aft
 MIN_VERSION = (2, 0, 0)
 SEARCH_MODES = ("search", "vsearch", "query")
 OUTPUT_CAP = 200_000  # characters of qmd output read before the call is refused
-RETRY_SECONDS = 300.0  # after a failure, qmd is tried again this long later
 MAX_CALLS = 3  # qmd searches one question may cost (each starts a process)
-TIMEOUTS = {"collection": 30.0, "update": 120.0, "embed": 600.0, "search": 4.0}
+# probe: `qmd --version`, asked before anything else in a process. A warm qmd 2.8.3 answers in
+# 0.3-1.0 s on a shared 2-core machine, 4.4 s at worst beside two more busy processes
+# (benchmarks/qmd.py --hanging, docs/qmd.md), so one silent for 5 s is taken for broken; the
+# first start after installing took 20 s, which an explicit `mnemoclaw index` allows: it probes
+# with the collection timeout
+TIMEOUTS = {"probe": 5.0, "collection": 30.0, "update": 120.0, "embed": 600.0, "search": 4.0}
 DEFAULT_COLLECTIONS = ("memory-root", "memory-alt", "memory-dir")
 SHOWN = "qmd/"  # a file of a configured qmd path, as results show it: qmd/<collection>/<path>
 INSTALL_HINT = "install it (npm install -g @tobilu/qmd, needs Node >= 22) or set memory.qmd.command to its path"
@@ -334,6 +343,16 @@ class QmdClient:
             raise QmdError(f"qmd was not found (memory.qmd.command {self.command!r}): {INSTALL_HINT}")
         return found
 
+    def identity(self) -> str:
+        """Which qmd this is: the executable's real path, size and time (installing or updating
+        it changes them), or the command and "missing"."""
+        try:
+            exe = os.path.realpath(self.executable())
+            st = os.stat(exe)
+        except (QmdError, OSError):
+            return f"{self.command} missing"
+        return f"{exe} {st.st_size} {st.st_mtime_ns}"
+
     def _env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in ("INDEX_PATH", "QMD_CONFIG_DIR")}
         env.update(XDG_CONFIG_HOME=str(self.home / "xdg-config"), XDG_CACHE_HOME=str(self.home / "xdg-cache"),
@@ -343,8 +362,11 @@ class QmdClient:
     def run(self, *args: str, timeout: float | None = None, what: str = "search") -> str:
         """qmd's stdout; a QmdError naming what went wrong otherwise."""
         exe = self.executable()
-        for d in ("xdg-config", "xdg-cache", "config"):
-            (self.home / d).mkdir(parents=True, exist_ok=True)
+        try:
+            for d in ("xdg-config", "xdg-cache", "config"):
+                (self.home / d).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a read-only state dir that never held qmd's folders
+            raise QmdError(f"cannot make qmd's folders in {self.home}: {exc.strerror or exc}") from None
         limit = timeout if timeout is not None else self.timeouts.get(what, self.timeout)
         # the working directory is the isolated home: a .qmd/ folder above the caller's one
         # would otherwise take over qmd's config and index
@@ -386,8 +408,9 @@ class QmdClient:
             raise QmdError(f"qmd {args[0]} failed (exit {proc.returncode}): {_first_line(err or out)}")
         return out
 
-    def check_version(self) -> tuple[int, ...]:
-        self.version = _version(self.run("--version", what="collection"))
+    def check_version(self, timeout: float | None = None) -> tuple[int, ...]:
+        """qmd runs and is new enough (``timeout``: the probe's unless given)."""
+        self.version = _version(self.run("--version", timeout=timeout, what="probe"))
         if self.version < MIN_VERSION:
             have = ".".join(map(str, self.version))
             need = ".".join(map(str, MIN_VERSION))
@@ -440,6 +463,10 @@ class QmdClient:
         for name in collections:
             args += ["-c", name]
         return parse_hits(self.run(*args, timeout=self.timeout, what="search"))
+
+
+def _clock_time(when: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(when))
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
@@ -540,8 +567,8 @@ class QmdBackend:
         self.workspace = Path(workspace).absolute()
         self.client = QmdClient(config.command, home, config.timeout, dict(config.timeouts))
         self.clock = clock
-        self.fallback: dict[str, str] | None = None
-        self._retry_at = 0.0
+        self.fallback: dict[str, Any] | None = None  # the failure this process last met or read: from, reason, ...
+        self.state = SharedFallback(home, self.client.identity, clock)
         self._ready = False
         self._last_update = 0.0
         self._pending = False  # files changed since the last `qmd update`
@@ -624,21 +651,43 @@ class QmdBackend:
 
     # -- qmd itself ---------------------------------------------------------------------
     def _fail(self, why: str) -> None:
-        if self.fallback is None or self.fallback.get("reason") != why:
-            log.warning("qmd cannot serve memory search (%s): the builtin index answers instead; qmd is tried "
-                        "again in %d minutes", why, RETRY_SECONDS // 60)
-        self.fallback = {"from": "qmd", "reason": why}
-        self._retry_at = time.monotonic() + RETRY_SECONDS
+        """qmd failed here and now: recorded for every process of the agent."""
         self._ready = False
+        self._announce(self.state.record(why))
+
+    def _announce(self, record: dict[str, Any]) -> None:
+        shown = SharedFallback.public(record)
+        if self.fallback is None or self.fallback.get("reason") != shown["reason"]:
+            log.warning("qmd cannot serve memory search (%s): the builtin index answers instead; qmd is tried "
+                        "again at %s", shown["reason"], _clock_time(shown["retryAt"]))
+        self.fallback = shown
+
+    def _served(self) -> None:
+        """qmd answered: every process may use it again."""
+        if self.fallback is not None:
+            log.warning("qmd serves memory search again")
+        self.fallback = None
+        self.state.clear()
 
     def _usable(self) -> bool:
-        return self.fallback is None or time.monotonic() >= self._retry_at
+        """qmd may be run now: no failure of it is on record (from any process), or its retry
+        time came. The process that retries moves that time on first, so the others keep
+        answering from the builtin index while it finds out."""
+        record = self.state.get()
+        if record is None:
+            return True
+        if self.state.due(record):
+            self.state.record(record["reason"])
+            return True
+        self._ready = False
+        self._announce(record)
+        return False
 
-    def _ensure(self) -> None:
+    def _ensure(self, probe_timeout: float | None = None) -> None:
         """qmd present and new enough, its collections as the config says, updated once."""
         if self._ready:
             return
-        self.client.check_version()
+        self.client.check_version(probe_timeout)
         self._export()
         self._done = self.client.reconcile(self._wanted())
         if self.config.on_boot or not self.client.database.is_file():
@@ -658,12 +707,14 @@ class QmdBackend:
         except OSError:
             pass
 
-    def start(self) -> dict[str, str] | None:
-        """Bring qmd up now (what ``sync`` does first); the fallback state if it could not."""
+    def start(self) -> dict[str, Any] | None:
+        """Bring qmd up now, whatever is on record (what ``mnemoclaw index`` does first); the
+        fallback state if it could not."""
         with self._lock:
             try:
-                self._ensure()
-                self.fallback = None
+                self._ready = False
+                self._ensure(self.client.timeouts["collection"])
+                self._served()
             except QmdError as exc:
                 self._fail(str(exc))
             return self.fallback
@@ -672,17 +723,18 @@ class QmdBackend:
              sources: Sequence[str] | None = None, limit: int | None = None, without_vectors: str | None = None,
              retry_vectors: bool = False) -> IndexReport:
         """The builtin index first (it is what answers when qmd cannot), then ``qmd update``
-        when files changed or the update interval passed."""
-        try:
-            self._export()  # before the builtin index reads the export folder
-        except OSError as exc:
-            log.warning("cannot export transcripts for qmd: %s", exc)
+        when files changed or the update interval passed. ``retry_vectors`` (an explicit
+        ``mnemoclaw index``, which retries what was put off) tries a failed qmd now too."""
+        self._export()  # before the builtin index reads the export folder
         report = self.builtin.sync(full=full, progress=progress, lock_timeout=lock_timeout, sources=sources,
                                    limit=limit, without_vectors=without_vectors, retry_vectors=retry_vectors)
         if report.added or report.changed or report.removed or full:
             self._pending = True
         with self._lock:
-            if not self._usable():
+            if retry_vectors and (not self._ready or self.state.get() is not None):
+                if self.start() is not None:
+                    return report
+            elif not self._usable():
                 return report
             try:
                 since = time.monotonic() - self._last_update
@@ -694,7 +746,7 @@ class QmdBackend:
                     self._export()
                     self.client.reconcile(self._wanted())
                     self._update()
-                self.fallback = None
+                self._served()
             except QmdError as exc:
                 self._fail(str(exc))
         return report
@@ -705,8 +757,12 @@ class QmdBackend:
 
     def _export(self) -> None:
         sessions = self.config.session_collection(self.client.home)
-        if sessions is not None:
+        if sessions is None:
+            return
+        try:
             export_sessions(self.transcripts, sessions.path, self.config.retention_days, time.time())
+        except OSError as exc:  # a read-only state dir: qmd searches the last export
+            log.warning("cannot export transcripts for qmd: %s", exc)
 
     def _collection_names(self) -> list[str]:
         return [c.name for c in self._wanted()]
@@ -761,14 +817,12 @@ class QmdBackend:
                mode: str | None = None, sources: Sequence[str] | None = None, kind: str | None = None,
                history: bool = False) -> SearchOutcome:
         files: list[str] | None = None
-        if self._usable():
-            with self._lock:
+        with self._lock:
+            if self._usable():
                 try:
                     self._ensure()
                     files = self.qmd_files(query, max(10, 2 * (max_results or self.builtin.options.max_results)))
-                    if self.fallback is not None:
-                        log.warning("qmd serves memory search again")
-                    self.fallback = None
+                    self._served()
                 except QmdError as exc:
                     self._fail(str(exc))
         mode = mode or self.default_mode()
@@ -833,17 +887,24 @@ class QmdBackend:
         return out
 
     def qmd_status(self) -> dict[str, Any]:
+        """qmd's version, collections and fallback record; qmd is not started while a failure
+        is on record (the record says why, since when and when it is tried again)."""
         info: dict[str, Any] = {"command": self.client.command, "searchMode": self.config.search_mode,
                                 "vectors": self.config.search_mode != "search", "home": str(self.client.home),
-                                "mergeBuiltin": self.config.merge_builtin, "fallback": self.fallback}
-        try:
-            with self._lock:
-                version = self.client.version or self.client.check_version()
-            info["version"] = ".".join(map(str, version))
-            info["collections"] = self._counts()
-        except QmdError as exc:
-            info["version"] = None
-            info["fallback"] = self.fallback or {"from": "qmd", "reason": str(exc)}
+                                "mergeBuiltin": self.config.merge_builtin, "version": None, "fallback": None}
+        with self._lock:
+            record = self.state.get()
+            try:
+                version = self.client.version
+                if version is None and (record is None or self.state.due(record)):
+                    version = self.client.check_version()
+                if version is not None:
+                    info["version"] = ".".join(map(str, version))
+                    info["collections"] = self._counts()
+                info["fallback"] = SharedFallback.public(record) if record is not None else None
+            except QmdError as exc:
+                self._fail(str(exc))
+                info["fallback"] = self.fallback
         try:
             info["lastUpdate"] = float((self.client.home / "last-update").read_text(encoding="utf-8"))
         except (OSError, ValueError):
