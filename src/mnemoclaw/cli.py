@@ -175,6 +175,8 @@ def cli(ctx: click.Context, workspace, state_dir, config_path, agent, openclaw_d
     """
     level = logging.WARNING - 10 * verbose
     logging.basicConfig(level=max(logging.DEBUG, level), stream=sys.stderr, format="mnemoclaw: %(message)s")
+    if not verbose:  # psycopg and its pool log each connection a lost server breaks; the store's error says it once
+        logging.getLogger("psycopg").setLevel(logging.ERROR)
     ctx.obj = _Ctx(workspace, state_dir, config_path, agent, openclaw_dir)
 
 

@@ -61,6 +61,13 @@ class LockTimeoutError(StoreError):
     """Another process holds the index's write lock for too long."""
 
 
+class StoreUnavailableError(StoreError):
+    """The index's server cannot be reached or went away (stopped, restarting, the network).
+    Nothing committed is lost; ``report`` is what a sync it cut short had written (or None)."""
+
+    report: object = None
+
+
 class EvalDataError(MnemoclawError):
     """A benchmark directory does not have the expected BEIR layout."""
 

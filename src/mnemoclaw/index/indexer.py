@@ -31,6 +31,7 @@ from ..errors import (
     ProviderError,
     ProviderResponseError,
     StoreError,
+    StoreUnavailableError,
     WorkspaceError,
 )
 from ..markdown.annotations import Span, annotate, encode
@@ -286,7 +287,7 @@ class Indexer:
             self._keep_unreadable(build, report)
             self.store.commit_rebuild(build, repair=True)
         except BaseException:
-            self.store.discard_rebuild(build)
+            self._discard(build)
             raise
         finally:
             self._salvaging = False
@@ -340,16 +341,28 @@ class Indexer:
             self._keep_unreadable(build, report)
             self.store.commit_rebuild(build)
         except BaseException as exc:
-            self.store.discard_rebuild(build)
+            self._discard(build)
             if isinstance(exc, DiskFullError):
                 raise DiskFullError(
                     f"disk full: the rebuild ({reason}) was abandoned and its temporary database removed; "
                     "the previous index is unchanged and answers searches. Free some space and run "
                     "`mnemoclaw index` again") from exc
+            if isinstance(exc, StoreUnavailableError):
+                raise StoreUnavailableError(f"{exc}. The rebuild ({reason}) was abandoned and the previous index "
+                                            "is unchanged; once the server is back, `mnemoclaw index` starts it "
+                                            "again") from None
             raise
         report.full_rebuild = True
         report.reason = reason
         return report
+
+    def _discard(self, build: Store) -> None:
+        """Remove a build that failed; if that fails too (the server is gone), the next sync
+        removes it (``remove_stale_builds``), and what made the build fail is what is reported."""
+        try:
+            self.store.discard_rebuild(build)
+        except StoreError as exc:
+            log.debug("could not remove the abandoned build now: %s", exc)
 
     def _keep_unreadable(self, build: Store, report: IndexReport) -> None:
         """A file that cannot be read now keeps what the old index had for it.
@@ -368,6 +381,7 @@ class Indexer:
     def _sync_into(self, target: Store, cache_source: Store, *, full: bool, progress: Progress | None,
                    sources: Sequence[str] | None = None, limit: int | None = None) -> IndexReport:
         counted = [0, 0]  # files committed, files to do: what a full disk leaves in the index
+        report = IndexReport()  # what is committed so far, batch by batch
 
         def count(done: int, total: int) -> None:
             counted[:] = [done, total]
@@ -375,7 +389,18 @@ class Indexer:
                 progress(done, total)
 
         try:
-            return self._sync_batches(target, cache_source, full=full, progress=count, sources=sources, limit=limit)
+            return self._sync_batches(target, cache_source, report, full=full, progress=count, sources=sources,
+                                      limit=limit)
+        except StoreUnavailableError as exc:
+            if target is not self.store:
+                raise  # a rebuild: _rebuild says what that means
+            written = report.added + report.changed
+            lost = StoreUnavailableError(
+                f"{exc}. The sync had indexed {written} of the {counted[1]} files it had to ({report.added} added, "
+                f"{report.changed} changed) and removed {report.removed} before it was cut off; once the server is "
+                "back, `mnemoclaw index` indexes the rest")
+            lost.report = report
+            raise lost from None
         except DiskFullError as exc:
             if target is not self.store:
                 raise  # a rebuild: _rebuild says what that means
@@ -391,15 +416,13 @@ class Indexer:
             raise DiskFullError(f"disk full: {what}. Free some space and run `mnemoclaw index` "
                                 f"(index {self.store.path})") from exc
 
-    def _sync_batches(self, target: Store, cache_source: Store, *, full: bool, progress: Progress,
-                      sources: Sequence[str] | None, limit: int | None) -> IndexReport:
-        report = IndexReport()
+    def _sync_batches(self, target: Store, cache_source: Store, report: IndexReport, *, full: bool,
+                      progress: Progress, sources: Sequence[str] | None, limit: int | None) -> IndexReport:
         # the fingerprint goes in before the first batch: if this sync is cut short and
         # the settings change before the next one, that one must rebuild, not mix
         target.set_meta({"fingerprint": self.fingerprint, "fingerprint_text": self.fingerprint_text})
         plan, indexed = self.plan(target.file_records(), sources, full=full)
         report.unchanged = len(plan.unchanged)
-        report.removed = len(plan.removed)
         todo = plan.new + plan.suspect
         if limit is not None and len(todo) > limit:
             todo.sort(key=lambda f: f.mtime_ns, reverse=True)  # what was written last is wanted first
@@ -412,15 +435,23 @@ class Indexer:
         per_call = embed_batch_size(self.provider)
         max_files = max(WRITE_BATCH_FILES, per_call if per_call > EMBED_BATCH else 0)
         touches: list[FileRecord] = []
+        touched = 0  # touches of files to do
         batch: list[_Prepared] = []
         pending_texts = 0
         removes: list[str] = list(plan.removed)
 
         def flush() -> None:
-            nonlocal batch, pending_texts, removes, touches, done
+            nonlocal batch, pending_texts, removes, touches, touched, done
             self._write(target, cache_source, batch, removes, touches, report)
-            done += len(batch) + len(touches)
-            batch, removes, touches, pending_texts = [], [], [], 0
+            # counted once committed, so a sync cut short reports what it wrote
+            for p in batch:
+                if p.file.path in indexed:
+                    report.changed += 1
+                else:
+                    report.added += 1
+            report.removed += len(removes)
+            done += len(batch) + touched
+            batch, removes, touches, pending_texts, touched = [], [], [], 0, 0
             progress(min(done, total), total)
 
         # every batch is one transaction: a failure leaves the batches before it whole and searchable
@@ -429,12 +460,9 @@ class Indexer:
                 old = indexed.get(f.path)
                 if old is not None:
                     touches.append(FileRecord(f.path, f.source, old.hash, f.mtime_ns, f.size))
+                    touched += 1
                     report.unchanged += 1
                 continue
-            if f.path in indexed:
-                report.changed += 1
-            else:
-                report.added += 1
             batch.append(prepared)
             pending_texts += len(prepared.rows)
             if pending_texts >= per_call or len(batch) >= max_files:

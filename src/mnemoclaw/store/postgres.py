@@ -23,6 +23,7 @@ import math
 import os
 import re
 import socket
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -32,7 +33,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
-from ..errors import ConfigError, LockTimeoutError, ReadOnlyError, StoreError
+from ..errors import ConfigError, LockTimeoutError, ReadOnlyError, StoreError, StoreUnavailableError
 from ..markdown.annotations import searchable
 from ..markdown.chunker import text_hash
 from ..search.relevance import pair_spread, unit_rows
@@ -140,6 +141,8 @@ POSTINGS_INDEX = ("CREATE UNIQUE INDEX IF NOT EXISTS mc_postings_key ON mc_posti
                   "INCLUDE (tf, dl)")
 _TABLES = ("mc_chunks", "mc_files", "mc_meta", "mc_df", "mc_postings")  # what a namespace holds
 _RETRYABLE = {"40001", "40P01", "55P03"}  # serialization failure, deadlock, lock not available
+_GONE = {"57P01", "57P02", "57P03"}  # the server shut down, crashed, or is starting: no statement's fault
+PROBE_EVERY = 2.0  # seconds: after the server was lost, how often a call may try to reach it again
 
 
 def fts_idf(n_docs: int, df: int) -> float:
@@ -186,6 +189,7 @@ class PostgresStore:
         except ImportError:
             raise ConfigError('store.driver "postgres" needs psycopg: pip install "mnemoclaw[postgres]"') from None
         self._psycopg = psycopg
+        self._pool_class = ConnectionPool
         self.url = url
         self.path = redact_url(url) + f"#{namespace.split(BUILD)[0]}"
         self.ns = namespace
@@ -199,13 +203,11 @@ class PostgresStore:
         self._lock_conn: Any = None
         self._deferring = False  # in bulk_load(): vector indexes wait for the end
         self._deferred: set[int] = set()
+        # set while the server is lost: (why, when a call last tried to reach it); see _pool_now
+        self._down: tuple[str, float] | None = None
+        self._pool_lock = threading.Lock()
         try:
-            # one plain connection first: its error says why (refused, password, no database);
-            # a pool would only say it gave up
-            psycopg.connect(url, connect_timeout=10).close()
-            self.pool = ConnectionPool(url, min_size=1, max_size=4, open=True, timeout=15,
-                                       kwargs={"autocommit": True}, configure=self._configure)
-            self.pool.wait(timeout=15)
+            self.pool = self._open_pool()
         except Exception as exc:  # noqa: BLE001 - psycopg's and the pool's errors alike
             raise StoreError(f"cannot reach the Postgres index at {redact_url(url)}: "
                              f"{self._clean(exc)}; check memorySearch.store.url (or MNEMOCLAW_PG_URL), that the "
@@ -214,12 +216,7 @@ class PostgresStore:
         # every write notifies; a process looks at its generations again only when told
         self._generations: tuple | None = None
         self._listen: Any = None
-        try:
-            self._listen = psycopg.connect(url, autocommit=True)
-            self._listen.execute(f"LISTEN {CHANNEL}")
-        except psycopg.Error as exc:
-            log.info("no LISTEN connection to %s (%s): every read checks the generations", self.path, self._clean(exc))
-            self._listen = None
+        self._start_listening()
         try:
             with self.pool.connection() as c:
                 c.execute("INSERT INTO mc_ns (ns) VALUES (%s) ON CONFLICT DO NOTHING", (self.ns,))
@@ -230,6 +227,82 @@ class PostgresStore:
             self.read_only_why = f"the role may not write ({self._clean(exc)})"
 
     # -- plumbing -------------------------------------------------------------------------
+    def _open_pool(self) -> Any:
+        # one plain connection first: its error says why (refused, password, no database); a
+        # pool would only say it gave up
+        self._psycopg.connect(self.url, connect_timeout=10).close()
+        pool = self._pool_class(self.url, min_size=1, max_size=4, open=True, timeout=15,
+                                kwargs={"autocommit": True}, configure=self._configure)
+        pool.wait(timeout=15)
+        return pool
+
+    def _start_listening(self) -> None:
+        try:
+            self._listen = self._psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+            self._listen.execute(f"LISTEN {CHANNEL}")
+        except self._psycopg.Error as exc:
+            log.info("no LISTEN connection to %s (%s): every read checks the generations", self.path, self._clean(exc))
+            self._listen = None
+
+    def _is_gone(self, exc: BaseException) -> bool:
+        """The server went away or cannot be reached, as opposed to refusing a statement (a
+        connection failure, a closed or timed-out pool, a server shutting down)."""
+        if not isinstance(exc, self._psycopg.OperationalError):
+            return False
+        state = getattr(exc, "sqlstate", None)
+        return state is None or state.startswith("08") or state in _GONE
+
+    def _unreachable(self, why: str) -> StoreUnavailableError:
+        return StoreUnavailableError(f"the Postgres index at {self.path} cannot be reached ({why}): start the "
+                                     "server, or check memorySearch.store.url (or MNEMOCLAW_PG_URL) and the "
+                                     "network; nothing it holds is lost")
+
+    def _failed(self, exc: BaseException, pool: Any = None, what: str = "") -> StoreError:
+        """``exc`` as this store's error. A lost server is remembered: the pool is closed (its
+        reconnecting in the background would wait out every call and fill the log) and the next
+        call tries the server once before it waits on anything (_pool_now)."""
+        if not self._is_gone(exc):
+            return StoreError(f"{what or f'the Postgres index at {self.path} failed'}: {self._clean(exc)}")
+        why = self._clean(exc)
+        with self._pool_lock:
+            if self._down is None and (pool is None or pool is self.pool):
+                self._down = (why, time.monotonic())
+                lost = self.pool
+                try:
+                    lost.close(timeout=1.0)
+                except Exception as close_exc:  # noqa: BLE001 - closing a pool whose server is gone
+                    log.debug("closing the pool of %s: %s", self.path, close_exc)
+            elif self._down is not None:
+                why = self._down[0]
+        return self._unreachable(why)
+
+    def _pool_now(self) -> Any:
+        """The pool; after the server was lost, a new one once the server answers again (tried
+        at most every PROBE_EVERY seconds, so a caller's clean-up after a loss fails at once)."""
+        if self._down is None:
+            return self.pool
+        with self._pool_lock:
+            if self._down is None:
+                return self.pool
+            why, tried = self._down
+            if time.monotonic() - tried < PROBE_EVERY:
+                raise self._unreachable(why)
+            try:
+                pool = self._open_pool()
+            except Exception as exc:  # noqa: BLE001 - psycopg's and the pool's errors alike
+                self._down = (self._clean(exc), time.monotonic())
+                raise self._unreachable(self._down[0]) from None
+            self.pool, self._down = pool, None
+            self._generations = None  # what was written meanwhile was not notified here
+        if self._listen is not None:
+            try:
+                self._listen.close()
+            except self._psycopg.Error:
+                pass
+        self._start_listening()
+        log.info("the Postgres index at %s answers again", self.path)
+        return pool
+
     def _clean(self, exc: BaseException) -> str:
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         parts = urlsplit(self.url) if "://" in self.url else None
@@ -245,24 +318,28 @@ class PostgresStore:
 
     @contextmanager
     def _conn(self) -> Iterator[Any]:
+        pool = self._pool_now()
         try:
-            with self.pool.connection() as conn:
+            with pool.connection() as conn:
                 yield conn
         except self._psycopg.Error as exc:
-            raise StoreError(f"the Postgres index at {self.path} failed: {self._clean(exc)}") from None
+            raise self._failed(exc, pool) from None
 
     @contextmanager
     def _tx(self) -> Iterator[Any]:
         """One transaction that bumps this namespace's generation (what other hosts' caches and
         dirty checks compare)."""
+        pool = self._pool_now()
         try:
-            with self.pool.connection() as conn, conn.transaction():
+            with pool.connection() as conn, conn.transaction():
                 yield conn
                 conn.execute("UPDATE mc_ns SET generation = generation + 1 WHERE ns = %s", (self.ns,))
                 conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, self.ns))  # delivered at commit
             self._generations = None  # this process's own write: seen at once, not when notified
         except self._psycopg.Error as exc:
-            raise StoreError(f"could not write the Postgres index at {self.path}: {self._clean(exc)}") from exc
+            err = self._failed(exc, pool, f"could not write the Postgres index at {self.path}")
+            # a write's own failure keeps its cause: _retrying reads the SQLSTATE
+            raise err from (None if isinstance(err, StoreUnavailableError) else exc)
 
     def _retrying(self, write: Any) -> None:
         """``write(conn)`` in a transaction, again after a serialization failure or a deadlock."""
@@ -768,26 +845,37 @@ class PostgresStore:
         if self.read_only:
             raise ReadOnlyError(f"the Postgres index at {self.path} cannot be written: {self.read_only_why}; "
                                 "it is searched as others index it")
-        conn = self._psycopg.connect(self.url, autocommit=True)
+        pool = self._pool_now()  # a server lost a moment ago: say so at once
+        try:
+            conn = self._psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+        except self._psycopg.Error as exc:
+            raise self._failed(exc, pool) from None
         try:
             deadline = None if timeout is None else time.monotonic() + timeout
             key = _lock_key(self.ns.split(BUILD)[0])
-            while not self._try_lock(conn, key):
-                if deadline is not None and time.monotonic() >= deadline:
-                    who = self._holder_text()
-                    raise LockTimeoutError(f"another mnemoclaw is writing namespace {self.ns!r} of {self.path}"
-                                           f"{who}; waited {timeout:.0f}s. Try again when it finishes.")
-                time.sleep(0.05)
-            conn.execute("INSERT INTO mc_locks VALUES (%s, %s, %s, %s) ON CONFLICT (ns) DO UPDATE SET "
-                         "host = excluded.host, pid = excluded.pid, since = excluded.since",
-                         (self.ns, socket.gethostname(), os.getpid(), time.time()))
+            try:
+                while not self._try_lock(conn, key):
+                    if deadline is not None and time.monotonic() >= deadline:
+                        who = self._holder_text()
+                        raise LockTimeoutError(f"another mnemoclaw is writing namespace {self.ns!r} of {self.path}"
+                                               f"{who}; waited {timeout:.0f}s. Try again when it finishes.")
+                    time.sleep(0.05)
+                conn.execute("INSERT INTO mc_locks VALUES (%s, %s, %s, %s) ON CONFLICT (ns) DO UPDATE SET "
+                             "host = excluded.host, pid = excluded.pid, since = excluded.since",
+                             (self.ns, socket.gethostname(), os.getpid(), time.time()))
+            except self._psycopg.Error as exc:
+                raise self._failed(exc, pool) from None
             self._lock_conn = conn
             try:
                 yield
             finally:
                 self._lock_conn = None
-                # released now (a closed session releases it too, but only once its backend exits)
-                conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
+                try:
+                    # released now (a closed session releases it too, but only once its backend exits)
+                    conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
+                except self._psycopg.Error as exc:
+                    # the session is gone and its lock with it; what ended the sync is what to report
+                    log.debug("unlocking %s: %s", self.path, self._clean(exc))
         finally:
             conn.close()
 
