@@ -221,6 +221,8 @@ def _print_report(report, workspace: Path) -> None:
                f"{r.chunks_reused} reused from cache")
     for path, why in r.failed:
         click.echo(f"  failed: {path}: {why}")
+    for note in r.notes:  # another host writes this namespace too
+        click.echo(f"  note: {note}")
     if r.vectors_pending:
         click.echo(f"  vectors: {r.vectors_pending} chunks are searchable by keyword only: the embedding provider "
                    f"failed ({r.vectors_error or 'see above'}). `mnemoclaw index` adds their vectors once it works.")

@@ -135,6 +135,14 @@ MIGRATIONS: list[tuple[str, str]] = [
         DROP INDEX mc_chunks_tsv;
         ALTER TABLE mc_chunks DROP COLUMN tsv;
     """),
+    ("0005_file_hosts", """
+        -- the hosts ("host:workspace") that have had each file, the one whose copy is indexed
+        -- first: a sync removes a file missing from its workspace only if its host has had it
+        ALTER TABLE mc_files ADD COLUMN hosts text[] NOT NULL DEFAULT '{}';
+        -- the host that wrote a namespace last had each of its files when it did (that sync removed
+        -- the others); a namespace no lock names keeps '{}', which any host that lacks a file removes
+        UPDATE mc_files f SET hosts = ARRAY[l.host] FROM mc_locks l WHERE l.ns = f.ns;
+    """),
 ]
 # as migration 0004 made it; bulk_load() drops it while it loads an empty database
 POSTINGS_INDEX = ("CREATE UNIQUE INDEX IF NOT EXISTS mc_postings_key ON mc_postings (ns, term, imp DESC, id) "
@@ -182,7 +190,8 @@ class PostgresStore:
 
     parallel_reads = True  # every read takes a connection from the pool
 
-    def __init__(self, url: str, namespace: str = "main", shared: Sequence[str] = (), *, _build_of: str = ""):
+    def __init__(self, url: str, namespace: str = "main", shared: Sequence[str] = (), *, host: str | None = None,
+                 workspace: str = "", _build_of: str = ""):
         try:
             import psycopg
             from psycopg_pool import ConnectionPool
@@ -191,6 +200,11 @@ class PostgresStore:
         self._psycopg = psycopg
         self._pool_class = ConnectionPool
         self.url = url
+        self.host = host or socket.gethostname()
+        self.workspace = workspace
+        # what each file's row names (store/base.py HostedFiles); a store opened without a
+        # workspace (tools, benchmarks) is the host alone
+        self.origin = f"{self.host}:{workspace}" if workspace else self.host
         self.path = redact_url(url) + f"#{namespace.split(BUILD)[0]}"
         self.ns = namespace
         self.shared = tuple(s for s in shared if s != namespace)
@@ -440,8 +454,9 @@ class PostgresStore:
 
     # -- files and chunks -------------------------------------------------------------------
     def file_records(self) -> dict[str, FileRecord]:
-        return self._cached("files", lambda: {r[0]: FileRecord(*r) for r in self._rows(
-            "SELECT path, source, hash, mtime_ns, size FROM mc_files WHERE ns = %s", (self.ns,))})
+        return self._cached("files", lambda: {p: FileRecord(p, source, h, mtime, size, tuple(hosts))
+                                              for p, source, h, mtime, size, hosts in self._rows(
+            "SELECT path, source, hash, mtime_ns, size, hosts FROM mc_files WHERE ns = %s", (self.ns,))})
 
     def apply(self, writes: Sequence[FileWrite], removes: Iterable[str] = (),
               touches: Iterable[FileRecord] = ()) -> None:
@@ -452,7 +467,6 @@ class PostgresStore:
         chunks = [(row, vec) for w in writes for row, vec in zip(w.chunks, w.vectors, strict=False)]
         docs = [fts_document(searchable(row.text, row.meta)) for row, _ in chunks]
         gone = [w.record.path for w in writes] + removes
-        records = [w.record for w in writes] + touches
 
         def write(c: Any) -> None:
             if gone:  # the old chunks' postings, and their document frequencies with them
@@ -505,13 +519,22 @@ class PostgresStore:
                     c.execute("INSERT INTO mc_df (ns, term, df) SELECT %s, t, n FROM unnest(%s::text[], %s::int[]) "
                               "u(t, n) ON CONFLICT (ns, term) DO UPDATE SET df = mc_df.df + excluded.df",
                               (self.ns, list(df), list(df.values())))
-            if records:
-                c.cursor().executemany(
-                    "INSERT INTO mc_files (ns, path, source, hash, mtime_ns, size, indexed_at) VALUES "
-                    "(%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (ns, path) DO UPDATE SET source = excluded.source, "
-                    "hash = excluded.hash, mtime_ns = excluded.mtime_ns, size = excluded.size, "
-                    "indexed_at = excluded.indexed_at",
-                    [(self.ns, r.path, r.source, r.hash, r.mtime_ns, r.size, now) for r in records])
+            # the hosts that have had a file: this one's copy is indexed now (first), and a
+            # touch adds it where missing; the others stay named (they had the file too)
+            hosts = {"write": "array_prepend(%(me)s::text, array_remove(mc_files.hosts, %(me)s::text))",
+                     "touch": "CASE WHEN %(me)s::text = ANY(mc_files.hosts) THEN mc_files.hosts "
+                              "ELSE array_append(mc_files.hosts, %(me)s::text) END"}
+            for kind, records in (("write", [w.record for w in writes]), ("touch", touches)):
+                if records:
+                    c.cursor().executemany(
+                        "INSERT INTO mc_files (ns, path, source, hash, mtime_ns, size, indexed_at, hosts) VALUES "
+                        "(%(ns)s, %(path)s, %(source)s, %(hash)s, %(mtime)s, %(size)s, %(now)s, %(hosts)s::text[]) "
+                        "ON CONFLICT (ns, path) DO UPDATE SET source = excluded.source, hash = excluded.hash, "
+                        "mtime_ns = excluded.mtime_ns, size = excluded.size, indexed_at = excluded.indexed_at, "
+                        f"hosts = {hosts[kind]}",
+                        [{"ns": self.ns, "path": r.path, "source": r.source, "hash": r.hash, "mtime": r.mtime_ns,
+                          "size": r.size, "now": now, "me": self.origin,
+                          "hosts": list(dict.fromkeys([self.origin, *r.hosts]))} for r in records])
 
         self._retrying(write)
         dims = {len(v) for w in writes for v in w.vectors if v is not None}
@@ -862,7 +885,7 @@ class PostgresStore:
                     time.sleep(0.05)
                 conn.execute("INSERT INTO mc_locks VALUES (%s, %s, %s, %s) ON CONFLICT (ns) DO UPDATE SET "
                              "host = excluded.host, pid = excluded.pid, since = excluded.since",
-                             (self.ns, socket.gethostname(), os.getpid(), time.time()))
+                             (self.ns, self.host, os.getpid(), time.time()))
             except self._psycopg.Error as exc:
                 raise self._failed(exc, pool) from None
             self._lock_conn = conn
@@ -914,7 +937,7 @@ class PostgresStore:
     def begin_rebuild(self) -> Store:
         self._builds += 1
         build = f"{self.ns}{BUILD}{os.getpid()}-{self._builds}"
-        store = PostgresStore(self.url, build, _build_of=self.ns)
+        store = PostgresStore(self.url, build, host=self.host, workspace=self.workspace, _build_of=self.ns)
         store._wipe()
         return store
 
