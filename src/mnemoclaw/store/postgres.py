@@ -239,6 +239,8 @@ class PostgresStore:
             # a role that may only read: serve searches from what others indexed
             self.read_only = True
             self.read_only_why = f"the role may not write ({self._clean(exc)})"
+        except psycopg.Error as exc:  # the server went away a moment after it answered
+            raise self._failed(exc) from None
 
     # -- plumbing -------------------------------------------------------------------------
     def _open_pool(self) -> Any:
