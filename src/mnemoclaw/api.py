@@ -665,6 +665,7 @@ class Memory:
         any process, is always reported."""
         index = self.backend.status(check_dirty=check_dirty, check_integrity=check_integrity, deep=deep)
         meta = index.pop("meta")
+        host_notes = index.pop("hostNotes", [])  # another host writes this namespace too
         provider = self.provider
         options = self.settings.query_options()
         asked = self.settings.memory["backend"]
@@ -688,7 +689,7 @@ class Memory:
             "ignoredSettings": self.settings.ignored(),
             "extraPaths": [str(p) for p in self.settings.extra_paths()],
             "vectorsError": self.vectors_error,
-            "warnings": list(self.settings.warnings),
+            "warnings": [*self.settings.warnings, *host_notes],
             "background": self.freshness.status(),
         }
         out["indexing"] = self.indexing() if index.get("indexing") is None else index["indexing"]

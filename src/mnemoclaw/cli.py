@@ -179,6 +179,8 @@ def cli(ctx: click.Context, workspace, state_dir, config_path, agent, openclaw_d
     """
     level = logging.WARNING - 10 * verbose
     logging.basicConfig(level=max(logging.DEBUG, level), stream=sys.stderr, format="mnemoclaw: %(message)s")
+    if not verbose:  # psycopg and its pool log each connection a lost server breaks; the store's error says it once
+        logging.getLogger("psycopg").setLevel(logging.ERROR)
     ctx.obj = _Ctx(workspace, state_dir, config_path, agent, openclaw_dir)
 
 
@@ -227,6 +229,8 @@ def _print_report(report, workspace: Path) -> None:
     for path, why in r.failed:
         shown = path.encode("unicode_escape").decode("ascii") if CONTROL_CHARS.search(path) else path
         click.echo(f"  failed: {shown}: {why}")
+    for note in r.notes:  # another host writes this namespace too
+        click.echo(f"  note: {note}")
     if r.vectors_pending:
         click.echo(f"  vectors: {r.vectors_pending} chunks are searchable by keyword only: the embedding provider "
                    f"failed ({r.vectors_error or 'see above'}). `mnemoclaw index` adds their vectors once it works.")

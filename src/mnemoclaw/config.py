@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 
 ENV_STATE_DIR = "MNEMOCLAW_STATE_DIR"
 ENV_PG_URL = "MNEMOCLAW_PG_URL"
+ENV_HOST = "MNEMOCLAW_HOST"  # this host's name in a shared Postgres namespace (default: the hostname)
 ENV_CONFIG = "MNEMOCLAW_CONFIG"
 ENV_WORKSPACE = "MNEMOCLAW_WORKSPACE"
 ENV_AGENT = "MNEMOCLAW_AGENT"
@@ -293,6 +294,7 @@ class Settings:
     warnings: list[str] = field(default_factory=list)
     transcripts_dir: Path | None = None  # where session transcripts live, if not under state_dir
     env_pg_url: str | None = None  # MNEMOCLAW_PG_URL: the Postgres store's server when the config names none
+    host: str | None = None  # MNEMOCLAW_HOST: this host's name in a Postgres namespace's rows (None: the hostname)
     # Set when the agent is OpenClaw's: its workspace and transcripts are OpenClaw's files,
     # read and never written; mnemoclaw's index and state stay under ``state_dir``.
     openclaw_dir: Path | None = None
@@ -327,7 +329,7 @@ class Settings:
         return StoreOptions(driver=store["driver"], path=str(self.index_path), state_dir=str(self.index_state_dir),
                             vector_enabled=store["vector"]["enabled"], extension_path=store["vector"]["extensionPath"],
                             url=url, namespace=str(store["namespace"]).replace("{agentId}", self.agent_id),
-                            shared=tuple(store.get("shared") or ()))
+                            shared=tuple(store.get("shared") or ()), host=self.host, workspace=str(self.workspace))
 
     def index_spec(self) -> IndexSpec:
         """Everything that decides what the index holds (a change means a full rebuild)."""
@@ -535,6 +537,8 @@ def load_settings(
         ws = _expand(ws_raw)
     else:
         ws = default_workspace(chosen_id) if default_workspace else state / "workspace"
+    if ":" in env.get(ENV_HOST, ""):  # a row names "host:workspace"
+        raise ConfigError(f"{ENV_HOST} must not contain ':' (got {env[ENV_HOST]!r})")
     return Settings(
         agent_id=chosen_id,
         workspace=ws,
@@ -545,6 +549,7 @@ def load_settings(
         raw=raw,
         warnings=warnings,
         env_pg_url=env.get(ENV_PG_URL) or None,
+        host=env.get(ENV_HOST) or None,
     )
 
 

@@ -69,6 +69,13 @@ class AddressError(MnemoclawError):
     """An address to serve on cannot be used: a port in use or out of range, a host not on this machine."""
 
 
+class StoreUnavailableError(StoreError):
+    """The index's server cannot be reached or went away (stopped, restarting, the network).
+    Nothing committed is lost; ``report`` is what a sync it cut short had written (or None)."""
+
+    report: object = None
+
+
 class EvalDataError(MnemoclawError):
     """A benchmark directory does not have the expected BEIR layout."""
 

@@ -36,6 +36,9 @@ class FileRecord:
     hash: str
     mtime_ns: int
     size: int
+    # the hosts ("host:workspace") that have had this file, the one whose copy is indexed first;
+    # () where the store does not record them (SQLite: one host) or did not yet
+    hosts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +116,14 @@ class IndexReport:
     vectors_error: str = ""
     # annotations refused (a bad value): (path, "line N: why"); the file is indexed without them
     warnings: list[tuple[str, str]] = field(default_factory=list)
+    # a namespace several hosts write (Postgres), each (path, "host:workspace"): files this
+    # workspace does not have, kept because another host has had them; files re-indexed from
+    # here that another host had indexed with other content; files of other hosts a rebuild
+    # from this workspace left out (they come back with that host's next sync)
+    kept: list[tuple[str, str]] = field(default_factory=list)
+    replaced: list[tuple[str, str]] = field(default_factory=list)
+    dropped: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what those mean and what to do, one line each
 
     @property
     def degraded(self) -> bool:
@@ -136,6 +147,10 @@ class IndexReport:
             "vectorsPending": self.vectors_pending,
             "vectorsError": self.vectors_error or None,
             "warnings": [{"path": p, "message": m} for p, m in self.warnings],
+            **{name: [{"path": p, "host": h.partition(":")[0], "workspace": h.partition(":")[2] or None}
+                      for p, h in pairs]
+               for name, pairs in (("kept", self.kept), ("replaced", self.replaced), ("dropped", self.dropped))},
+            "notes": list(self.notes),
         }
 
 

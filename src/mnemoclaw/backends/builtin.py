@@ -11,6 +11,7 @@ from typing import Any
 from ..embeddings.base import EmbeddingProvider
 from ..errors import IndexCorruptError
 from ..index.indexer import Indexer, IndexSpec
+from ..index.planning import host_notes
 from ..search.searcher import QueryOptions, Searcher
 from ..store.base import Store, damage_reason
 from ..text.tokenize import TOKENIZER_ID
@@ -170,6 +171,10 @@ class BuiltinBackend:
         if check_dirty and os.path.isdir(self.spec.workspace):
             rebuild = readable(lambda: self.indexer.needs_rebuild(meta), "")
             out["dirty"] = readable(self.indexer.is_dirty, True)
+            kept = readable(self.indexer.kept_files, [])
+            if kept:  # a namespace another host writes too: what of it this workspace lacks, and why
+                out["keptForOtherHosts"] = IndexReport(kept=kept).as_dict()["kept"]
+                out["hostNotes"] = host_notes(kept, [], [])
             if rebuild:
                 out["rebuildReason"] = rebuild
         out["damaged"] = store.damaged()  # the reads above may have found more

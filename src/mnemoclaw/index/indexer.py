@@ -33,16 +33,17 @@ from ..errors import (
     ProviderError,
     ProviderResponseError,
     StoreError,
+    StoreUnavailableError,
     WorkspaceError,
 )
 from ..markdown.annotations import Span, annotate, encode
 from ..markdown.chunker import chunk_markdown, chunk_spans, text_hash
 from ..sessions.transcript import parse_transcript
-from ..store.base import CacheKey, FileWrite, Store, damage_reason
+from ..store.base import CacheKey, FileWrite, HostedFiles, Store, damage_reason
 from ..text.tokenize import TOKENIZER_ID, estimate_tokens
 from ..types import Chunk, ChunkRow, FileRecord, IndexReport, SourceFile
 from .discovery import discover, discover_sessions
-from .planning import SyncPlan, plan_sync
+from .planning import SyncPlan, had_it, host_notes, indexed_elsewhere, plan_sync
 
 log = logging.getLogger(__name__)
 
@@ -134,6 +135,8 @@ class Indexer:
         self._no_vectors: str | None = None  # during a sync: why the provider is not asked
         self._salvaging = False  # during a repair: vectors read from the damaged index are checked
         self._vectors_retry_at = 0.0  # monotonic time after which pending vectors are tried again
+        # this host and workspace, where several hosts write one namespace (None: one host does)
+        self.origin = store.origin if isinstance(store, HostedFiles) else None
 
     # -- inspection ---------------------------------------------------------------
     def discover(self, sources: Sequence[str] | None = None) -> list[SourceFile]:
@@ -161,7 +164,7 @@ class Indexer:
         """What a sync of ``sources`` would do, against the records of those sources only."""
         sources = tuple(self.spec.sources if sources is None else sources)
         mine = {p: r for p, r in indexed.items() if r.source in sources}
-        plan = plan_sync(self.discover(sources), mine, full=full)
+        plan = plan_sync(self.discover(sources), mine, full=full, origin=self.origin)
         if not full and "sessions" in sources:
             waiting = [f for f in plan.suspect if self._transcript_waits(f, mine.get(f.path))]
             if waiting:
@@ -197,8 +200,16 @@ class Indexer:
             return set(sources)
         plan, indexed = self.plan(self.store.file_records(), sources)
         dirty = {f.source for f in plan.new + plan.suspect if self.failed.get(f.path) != (f.mtime_ns, f.size)}
-        dirty.update(indexed[p].source for p in plan.removed)
+        dirty.update(indexed[p].source for p in plan.removed + plan.claimed)
         return dirty
+
+    def kept_files(self) -> list[tuple[str, str]]:
+        """Files in the index that this workspace does not have and only other hosts have had:
+        (path, "host:workspace" of the copy indexed); [] where one host writes the index."""
+        if self.origin is None:
+            return []
+        plan, indexed = self.plan(self.store.file_records())
+        return _named(plan.kept, indexed)
 
     def is_dirty(self, sources: Sequence[str] | None = None) -> bool:
         return bool(self.dirty_sources(sources))
@@ -299,7 +310,7 @@ class Indexer:
             self._keep_unreadable(build, report)
             self.store.commit_rebuild(build, repair=True)
         except BaseException:
-            self.store.discard_rebuild(build)
+            self._discard(build)
             raise
         finally:
             self._salvaging = False
@@ -347,22 +358,42 @@ class Indexer:
             log.debug("could not clear indexing progress: %s", exc)
 
     def _rebuild(self, progress: Progress | None, reason: str) -> IndexReport:
+        before = self.store.file_records()
         build = self.store.begin_rebuild()
         try:
             report = self._sync_into(build, self.store, full=True, progress=progress)
             self._keep_unreadable(build, report)
             self.store.commit_rebuild(build)
         except BaseException as exc:
-            self.store.discard_rebuild(build)
+            self._discard(build)
             if isinstance(exc, DiskFullError):
                 raise DiskFullError(
                     f"disk full: the rebuild ({reason}) was abandoned and its temporary database removed; "
                     "the previous index is unchanged and answers searches. Free some space and run "
                     "`mnemoclaw index` again") from exc
+            if isinstance(exc, StoreUnavailableError):
+                raise StoreUnavailableError(f"{exc}. The rebuild ({reason}) was abandoned and the previous index "
+                                            "is unchanged; once the server is back, `mnemoclaw index` starts it "
+                                            "again") from None
             raise
         report.full_rebuild = True
         report.reason = reason
+        if self.origin is not None:
+            # a rebuild is this workspace's files: another host's that it lacks are left out,
+            # and come back with that host's next sync (its files are new to the index then)
+            now = self.store.file_records()
+            report.dropped = [(p, r.hosts[0]) for p, r in sorted(before.items())
+                              if p not in now and not had_it(r, self.origin)]
+            report.notes = host_notes(report.kept, report.replaced, report.dropped)
         return report
+
+    def _discard(self, build: Store) -> None:
+        """Remove a build that failed; if that fails too (the server is gone), the next sync
+        removes it (``remove_stale_builds``), and what made the build fail is what is reported."""
+        try:
+            self.store.discard_rebuild(build)
+        except StoreError as exc:
+            log.debug("could not remove the abandoned build now: %s", exc)
 
     def _keep_unreadable(self, build: Store, report: IndexReport) -> None:
         """A file that cannot be read now keeps what the old index had for it.
@@ -381,6 +412,7 @@ class Indexer:
     def _sync_into(self, target: Store, cache_source: Store, *, full: bool, progress: Progress | None,
                    sources: Sequence[str] | None = None, limit: int | None = None) -> IndexReport:
         counted = [0, 0]  # files committed, files to do: what a full disk leaves in the index
+        report = IndexReport()  # what is committed so far, batch by batch
 
         def count(done: int, total: int) -> None:
             counted[:] = [done, total]
@@ -388,7 +420,18 @@ class Indexer:
                 progress(done, total)
 
         try:
-            return self._sync_batches(target, cache_source, full=full, progress=count, sources=sources, limit=limit)
+            return self._sync_batches(target, cache_source, report, full=full, progress=count, sources=sources,
+                                      limit=limit)
+        except StoreUnavailableError as exc:
+            if target is not self.store:
+                raise  # a rebuild: _rebuild says what that means
+            written = report.added + report.changed
+            lost = StoreUnavailableError(
+                f"{exc}. The sync had indexed {written} of the {counted[1]} files it had to ({report.added} added, "
+                f"{report.changed} changed) and removed {report.removed} before it was cut off; once the server is "
+                "back, `mnemoclaw index` indexes the rest")
+            lost.report = report
+            raise lost from None
         except DiskFullError as exc:
             if target is not self.store:
                 raise  # a rebuild: _rebuild says what that means
@@ -404,15 +447,15 @@ class Indexer:
             raise DiskFullError(f"disk full: {what}. Free some space and run `mnemoclaw index` "
                                 f"(index {self.store.path})") from exc
 
-    def _sync_batches(self, target: Store, cache_source: Store, *, full: bool, progress: Progress,
-                      sources: Sequence[str] | None, limit: int | None) -> IndexReport:
-        report = IndexReport()
+    def _sync_batches(self, target: Store, cache_source: Store, report: IndexReport, *, full: bool,
+                      progress: Progress, sources: Sequence[str] | None, limit: int | None) -> IndexReport:
         # the fingerprint goes in before the first batch: if this sync is cut short and
         # the settings change before the next one, that one must rebuild, not mix
         target.set_meta({"fingerprint": self.fingerprint, "fingerprint_text": self.fingerprint_text})
         plan, indexed = self.plan(target.file_records(), sources, full=full)
         report.unchanged = len(plan.unchanged)
-        report.removed = len(plan.removed)
+        # files only other hosts have had: theirs, not deletions here
+        report.kept = _named(plan.kept, indexed)
         todo = plan.new + plan.suspect
         if limit is not None and len(todo) > limit:
             todo.sort(key=lambda f: f.mtime_ns, reverse=True)  # what was written last is wanted first
@@ -424,16 +467,25 @@ class Indexer:
 
         per_call = embed_batch_size(self.provider)
         max_files = max(WRITE_BATCH_FILES, per_call if per_call > EMBED_BATCH else 0)
-        touches: list[FileRecord] = []
+        # unchanged files whose record does not name this host yet: a deletion here must find it
+        touches: list[FileRecord] = [indexed[p] for p in plan.claimed]
+        touched = 0  # touches of files to do (the claims are not)
         batch: list[_Prepared] = []
         pending_texts = 0
         removes: list[str] = list(plan.removed)
 
         def flush() -> None:
-            nonlocal batch, pending_texts, removes, touches, done
+            nonlocal batch, pending_texts, removes, touches, touched, done
             self._write(target, cache_source, batch, removes, touches, report)
-            done += len(batch) + len(touches)
-            batch, removes, touches, pending_texts = [], [], [], 0
+            # counted once committed, so a sync cut short reports what it wrote
+            for p in batch:
+                if p.file.path in indexed:
+                    report.changed += 1
+                else:
+                    report.added += 1
+            report.removed += len(removes)
+            done += len(batch) + touched
+            batch, removes, touches, pending_texts, touched = [], [], [], 0, 0
             progress(min(done, total), total)
 
         # every batch is one transaction: a failure leaves the batches before it whole and searchable
@@ -442,12 +494,13 @@ class Indexer:
                 old = indexed.get(f.path)
                 if old is not None:
                     touches.append(FileRecord(f.path, f.source, old.hash, f.mtime_ns, f.size))
+                    touched += 1
                     report.unchanged += 1
                 continue
-            if f.path in indexed:
-                report.changed += 1
-            else:
-                report.added += 1
+            old = indexed.get(f.path)
+            other = indexed_elsewhere(old, self.origin) if old is not None and self.origin is not None else None
+            if other is not None:
+                report.replaced.append((f.path, other))
             batch.append(prepared)
             pending_texts += len(prepared.rows)
             if pending_texts >= per_call or len(batch) >= max_files:
@@ -470,6 +523,7 @@ class Indexer:
         if self.provider is not None and (report.vectors_pending or "vectors_pending" in before):
             self._record_pending(target)
         report.chunks_total = target.counts()["chunks"]
+        report.notes = host_notes(report.kept, report.replaced, report.dropped)
         if not indexed and not plan.new:
             log.info("workspace %s has no memory files yet", self.spec.workspace)
         return report
@@ -645,6 +699,12 @@ class Indexer:
             report.chunks_embedded += len(fresh)
             report.chunks_reused += len(rows) - len(fresh)
         report.vectors_pending = self._record_pending(self.store)
+
+
+def _named(kept: list[str], indexed: dict[str, FileRecord]) -> list[tuple[str, str]]:
+    """The kept memory files with the host whose copy is indexed. Transcripts are left out: each
+    host's are its own (they live in its state dir), so another host's are no surprise."""
+    return [(p, indexed[p].hosts[0]) for p in kept if indexed[p].source != "sessions"]
 
 
 def _sound(vec: np.ndarray, target: Store) -> bool:

@@ -22,7 +22,8 @@ def open_store(options: StoreOptions) -> Store:
         if not options.url:
             raise ConfigError('store.driver "postgres" needs store.url (or env MNEMOCLAW_PG_URL), e.g. '
                               '"postgresql://mem@db.internal/mnemoclaw"')
-        return PostgresStore(options.url, options.namespace, options.shared)
+        return PostgresStore(options.url, options.namespace, options.shared, host=options.host,
+                             workspace=options.workspace)
     raise ConfigError(f"Unknown store driver {options.driver!r}. Available: {', '.join(DRIVERS)}")
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -67,6 +67,8 @@ class StoreOptions:
     url: str | None = None  # postgres: the server
     namespace: str = "main"  # postgres: the namespace this agent writes
     shared: tuple[str, ...] = ()  # postgres: namespaces it also reads
+    host: str | None = None  # postgres: this host's name in rows and messages (MNEMOCLAW_HOST; None: the hostname)
+    workspace: str = ""  # postgres: the workspace this host indexes, named with the host in each file's row
 
 
 class Store(Protocol):
@@ -174,3 +176,14 @@ class Store(Protocol):
     def describe(self) -> dict[str, str]:
         """path, driver, vector (how vectors are searched), ftsTokenizer: for ``status``."""
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class HostedFiles(Protocol):
+    """A store several hosts write (Postgres). Each file's record names the hosts that have had
+    it (``FileRecord.hosts``, the one whose copy is indexed first); every write and touch adds
+    ``origin``, this host and workspace ("host:workspace"). The indexer removes a file missing
+    here only if this host has had it (index/planning.py)."""
+
+    origin: str
+

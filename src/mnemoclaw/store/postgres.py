@@ -23,6 +23,7 @@ import math
 import os
 import re
 import socket
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -32,7 +33,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
-from ..errors import ConfigError, LockTimeoutError, ReadOnlyError, StoreError
+from ..errors import ConfigError, LockTimeoutError, ReadOnlyError, StoreError, StoreUnavailableError
 from ..markdown.annotations import searchable
 from ..markdown.chunker import text_hash
 from ..search.relevance import pair_spread, unit_rows
@@ -134,12 +135,22 @@ MIGRATIONS: list[tuple[str, str]] = [
         DROP INDEX mc_chunks_tsv;
         ALTER TABLE mc_chunks DROP COLUMN tsv;
     """),
+    ("0005_file_hosts", """
+        -- the hosts ("host:workspace") that have had each file, the one whose copy is indexed
+        -- first: a sync removes a file missing from its workspace only if its host has had it
+        ALTER TABLE mc_files ADD COLUMN hosts text[] NOT NULL DEFAULT '{}';
+        -- the host that wrote a namespace last had each of its files when it did (that sync removed
+        -- the others); a namespace no lock names keeps '{}', which any host that lacks a file removes
+        UPDATE mc_files f SET hosts = ARRAY[l.host] FROM mc_locks l WHERE l.ns = f.ns;
+    """),
 ]
 # as migration 0004 made it; bulk_load() drops it while it loads an empty database
 POSTINGS_INDEX = ("CREATE UNIQUE INDEX IF NOT EXISTS mc_postings_key ON mc_postings (ns, term, imp DESC, id) "
                   "INCLUDE (tf, dl)")
 _TABLES = ("mc_chunks", "mc_files", "mc_meta", "mc_df", "mc_postings")  # what a namespace holds
 _RETRYABLE = {"40001", "40P01", "55P03"}  # serialization failure, deadlock, lock not available
+_GONE = {"57P01", "57P02", "57P03"}  # the server shut down, crashed, or is starting: no statement's fault
+PROBE_EVERY = 2.0  # seconds: after the server was lost, how often a call may try to reach it again
 
 
 def fts_idf(n_docs: int, df: int) -> float:
@@ -179,14 +190,21 @@ class PostgresStore:
 
     parallel_reads = True  # every read takes a connection from the pool
 
-    def __init__(self, url: str, namespace: str = "main", shared: Sequence[str] = (), *, _build_of: str = ""):
+    def __init__(self, url: str, namespace: str = "main", shared: Sequence[str] = (), *, host: str | None = None,
+                 workspace: str = "", _build_of: str = ""):
         try:
             import psycopg
             from psycopg_pool import ConnectionPool
         except ImportError:
             raise ConfigError('store.driver "postgres" needs psycopg: pip install "mnemoclaw[postgres]"') from None
         self._psycopg = psycopg
+        self._pool_class = ConnectionPool
         self.url = url
+        self.host = host or socket.gethostname()
+        self.workspace = workspace
+        # what each file's row names (store/base.py HostedFiles); a store opened without a
+        # workspace (tools, benchmarks) is the host alone
+        self.origin = f"{self.host}:{workspace}" if workspace else self.host
         self.path = redact_url(url) + f"#{namespace.split(BUILD)[0]}"
         self.ns = namespace
         self.shared = tuple(s for s in shared if s != namespace)
@@ -199,13 +217,11 @@ class PostgresStore:
         self._lock_conn: Any = None
         self._deferring = False  # in bulk_load(): vector indexes wait for the end
         self._deferred: set[int] = set()
+        # set while the server is lost: (why, when a call last tried to reach it); see _pool_now
+        self._down: tuple[str, float] | None = None
+        self._pool_lock = threading.Lock()
         try:
-            # one plain connection first: its error says why (refused, password, no database);
-            # a pool would only say it gave up
-            psycopg.connect(url, connect_timeout=10).close()
-            self.pool = ConnectionPool(url, min_size=1, max_size=4, open=True, timeout=15,
-                                       kwargs={"autocommit": True}, configure=self._configure)
-            self.pool.wait(timeout=15)
+            self.pool = self._open_pool()
         except Exception as exc:  # noqa: BLE001 - psycopg's and the pool's errors alike
             raise StoreError(f"cannot reach the Postgres index at {redact_url(url)}: "
                              f"{self._clean(exc)}; check memorySearch.store.url (or MNEMOCLAW_PG_URL), that the "
@@ -214,12 +230,7 @@ class PostgresStore:
         # every write notifies; a process looks at its generations again only when told
         self._generations: tuple | None = None
         self._listen: Any = None
-        try:
-            self._listen = psycopg.connect(url, autocommit=True)
-            self._listen.execute(f"LISTEN {CHANNEL}")
-        except psycopg.Error as exc:
-            log.info("no LISTEN connection to %s (%s): every read checks the generations", self.path, self._clean(exc))
-            self._listen = None
+        self._start_listening()
         try:
             with self.pool.connection() as c:
                 c.execute("INSERT INTO mc_ns (ns) VALUES (%s) ON CONFLICT DO NOTHING", (self.ns,))
@@ -228,8 +239,86 @@ class PostgresStore:
             # a role that may only read: serve searches from what others indexed
             self.read_only = True
             self.read_only_why = f"the role may not write ({self._clean(exc)})"
+        except psycopg.Error as exc:  # the server went away a moment after it answered
+            raise self._failed(exc) from None
 
     # -- plumbing -------------------------------------------------------------------------
+    def _open_pool(self) -> Any:
+        # one plain connection first: its error says why (refused, password, no database); a
+        # pool would only say it gave up
+        self._psycopg.connect(self.url, connect_timeout=10).close()
+        pool = self._pool_class(self.url, min_size=1, max_size=4, open=True, timeout=15,
+                                kwargs={"autocommit": True}, configure=self._configure)
+        pool.wait(timeout=15)
+        return pool
+
+    def _start_listening(self) -> None:
+        try:
+            self._listen = self._psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+            self._listen.execute(f"LISTEN {CHANNEL}")
+        except self._psycopg.Error as exc:
+            log.info("no LISTEN connection to %s (%s): every read checks the generations", self.path, self._clean(exc))
+            self._listen = None
+
+    def _is_gone(self, exc: BaseException) -> bool:
+        """The server went away or cannot be reached, as opposed to refusing a statement (a
+        connection failure, a closed or timed-out pool, a server shutting down)."""
+        if not isinstance(exc, self._psycopg.OperationalError):
+            return False
+        state = getattr(exc, "sqlstate", None)
+        return state is None or state.startswith("08") or state in _GONE
+
+    def _unreachable(self, why: str) -> StoreUnavailableError:
+        return StoreUnavailableError(f"the Postgres index at {self.path} cannot be reached ({why}): start the "
+                                     "server, or check memorySearch.store.url (or MNEMOCLAW_PG_URL) and the "
+                                     "network; nothing it holds is lost")
+
+    def _failed(self, exc: BaseException, pool: Any = None, what: str = "") -> StoreError:
+        """``exc`` as this store's error. A lost server is remembered: the pool is closed (its
+        reconnecting in the background would wait out every call and fill the log) and the next
+        call tries the server once before it waits on anything (_pool_now)."""
+        if not self._is_gone(exc):
+            return StoreError(f"{what or f'the Postgres index at {self.path} failed'}: {self._clean(exc)}")
+        why = self._clean(exc)
+        with self._pool_lock:
+            if self._down is None and (pool is None or pool is self.pool):
+                self._down = (why, time.monotonic())
+                lost = self.pool
+                try:
+                    lost.close(timeout=1.0)
+                except Exception as close_exc:  # noqa: BLE001 - closing a pool whose server is gone
+                    log.debug("closing the pool of %s: %s", self.path, close_exc)
+            elif self._down is not None:
+                why = self._down[0]
+        return self._unreachable(why)
+
+    def _pool_now(self) -> Any:
+        """The pool; after the server was lost, a new one once the server answers again (tried
+        at most every PROBE_EVERY seconds, so a caller's clean-up after a loss fails at once)."""
+        if self._down is None:
+            return self.pool
+        with self._pool_lock:
+            if self._down is None:
+                return self.pool
+            why, tried = self._down
+            if time.monotonic() - tried < PROBE_EVERY:
+                raise self._unreachable(why)
+            try:
+                pool = self._open_pool()
+            except Exception as exc:  # noqa: BLE001 - psycopg's and the pool's errors alike
+                self._down = (self._clean(exc), time.monotonic())
+                raise self._unreachable(self._down[0]) from None
+            self.pool, self._down = pool, None
+            self._generations = None  # what was written meanwhile was not notified here
+        if self._listen is not None:
+            try:
+                self._listen.close()
+            except self._psycopg.Error:
+                pass
+        self._start_listening()
+        log.info("the Postgres index at %s answers again", self.path)
+        return pool
+
     def _clean(self, exc: BaseException) -> str:
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         parts = urlsplit(self.url) if "://" in self.url else None
@@ -245,24 +334,28 @@ class PostgresStore:
 
     @contextmanager
     def _conn(self) -> Iterator[Any]:
+        pool = self._pool_now()
         try:
-            with self.pool.connection() as conn:
+            with pool.connection() as conn:
                 yield conn
         except self._psycopg.Error as exc:
-            raise StoreError(f"the Postgres index at {self.path} failed: {self._clean(exc)}") from None
+            raise self._failed(exc, pool) from None
 
     @contextmanager
     def _tx(self) -> Iterator[Any]:
         """One transaction that bumps this namespace's generation (what other hosts' caches and
         dirty checks compare)."""
+        pool = self._pool_now()
         try:
-            with self.pool.connection() as conn, conn.transaction():
+            with pool.connection() as conn, conn.transaction():
                 yield conn
                 conn.execute("UPDATE mc_ns SET generation = generation + 1 WHERE ns = %s", (self.ns,))
                 conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, self.ns))  # delivered at commit
             self._generations = None  # this process's own write: seen at once, not when notified
         except self._psycopg.Error as exc:
-            raise StoreError(f"could not write the Postgres index at {self.path}: {self._clean(exc)}") from exc
+            err = self._failed(exc, pool, f"could not write the Postgres index at {self.path}")
+            # a write's own failure keeps its cause: _retrying reads the SQLSTATE
+            raise err from (None if isinstance(err, StoreUnavailableError) else exc)
 
     def _retrying(self, write: Any) -> None:
         """``write(conn)`` in a transaction, again after a serialization failure or a deadlock."""
@@ -363,8 +456,9 @@ class PostgresStore:
 
     # -- files and chunks -------------------------------------------------------------------
     def file_records(self) -> dict[str, FileRecord]:
-        return self._cached("files", lambda: {r[0]: FileRecord(*r) for r in self._rows(
-            "SELECT path, source, hash, mtime_ns, size FROM mc_files WHERE ns = %s", (self.ns,))})
+        return self._cached("files", lambda: {p: FileRecord(p, source, h, mtime, size, tuple(hosts))
+                                              for p, source, h, mtime, size, hosts in self._rows(
+            "SELECT path, source, hash, mtime_ns, size, hosts FROM mc_files WHERE ns = %s", (self.ns,))})
 
     def apply(self, writes: Sequence[FileWrite], removes: Iterable[str] = (),
               touches: Iterable[FileRecord] = ()) -> None:
@@ -375,7 +469,6 @@ class PostgresStore:
         chunks = [(row, vec) for w in writes for row, vec in zip(w.chunks, w.vectors, strict=False)]
         docs = [fts_document(searchable(row.text, row.meta)) for row, _ in chunks]
         gone = [w.record.path for w in writes] + removes
-        records = [w.record for w in writes] + touches
 
         def write(c: Any) -> None:
             if gone:  # the old chunks' postings, and their document frequencies with them
@@ -428,13 +521,22 @@ class PostgresStore:
                     c.execute("INSERT INTO mc_df (ns, term, df) SELECT %s, t, n FROM unnest(%s::text[], %s::int[]) "
                               "u(t, n) ON CONFLICT (ns, term) DO UPDATE SET df = mc_df.df + excluded.df",
                               (self.ns, list(df), list(df.values())))
-            if records:
-                c.cursor().executemany(
-                    "INSERT INTO mc_files (ns, path, source, hash, mtime_ns, size, indexed_at) VALUES "
-                    "(%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (ns, path) DO UPDATE SET source = excluded.source, "
-                    "hash = excluded.hash, mtime_ns = excluded.mtime_ns, size = excluded.size, "
-                    "indexed_at = excluded.indexed_at",
-                    [(self.ns, r.path, r.source, r.hash, r.mtime_ns, r.size, now) for r in records])
+            # the hosts that have had a file: this one's copy is indexed now (first), and a
+            # touch adds it where missing; the others stay named (they had the file too)
+            hosts = {"write": "array_prepend(%(me)s::text, array_remove(mc_files.hosts, %(me)s::text))",
+                     "touch": "CASE WHEN %(me)s::text = ANY(mc_files.hosts) THEN mc_files.hosts "
+                              "ELSE array_append(mc_files.hosts, %(me)s::text) END"}
+            for kind, records in (("write", [w.record for w in writes]), ("touch", touches)):
+                if records:
+                    c.cursor().executemany(
+                        "INSERT INTO mc_files (ns, path, source, hash, mtime_ns, size, indexed_at, hosts) VALUES "
+                        "(%(ns)s, %(path)s, %(source)s, %(hash)s, %(mtime)s, %(size)s, %(now)s, %(hosts)s::text[]) "
+                        "ON CONFLICT (ns, path) DO UPDATE SET source = excluded.source, hash = excluded.hash, "
+                        "mtime_ns = excluded.mtime_ns, size = excluded.size, indexed_at = excluded.indexed_at, "
+                        f"hosts = {hosts[kind]}",
+                        [{"ns": self.ns, "path": r.path, "source": r.source, "hash": r.hash, "mtime": r.mtime_ns,
+                          "size": r.size, "now": now, "me": self.origin,
+                          "hosts": list(dict.fromkeys([self.origin, *r.hosts]))} for r in records])
 
         self._retrying(write)
         dims = {len(v) for w in writes for v in w.vectors if v is not None}
@@ -768,26 +870,37 @@ class PostgresStore:
         if self.read_only:
             raise ReadOnlyError(f"the Postgres index at {self.path} cannot be written: {self.read_only_why}; "
                                 "it is searched as others index it")
-        conn = self._psycopg.connect(self.url, autocommit=True)
+        pool = self._pool_now()  # a server lost a moment ago: say so at once
+        try:
+            conn = self._psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+        except self._psycopg.Error as exc:
+            raise self._failed(exc, pool) from None
         try:
             deadline = None if timeout is None else time.monotonic() + timeout
             key = _lock_key(self.ns.split(BUILD)[0])
-            while not self._try_lock(conn, key):
-                if deadline is not None and time.monotonic() >= deadline:
-                    who = self._holder_text()
-                    raise LockTimeoutError(f"another mnemoclaw is writing namespace {self.ns!r} of {self.path}"
-                                           f"{who}; waited {timeout:.0f}s. Try again when it finishes.")
-                time.sleep(0.05)
-            conn.execute("INSERT INTO mc_locks VALUES (%s, %s, %s, %s) ON CONFLICT (ns) DO UPDATE SET "
-                         "host = excluded.host, pid = excluded.pid, since = excluded.since",
-                         (self.ns, socket.gethostname(), os.getpid(), time.time()))
+            try:
+                while not self._try_lock(conn, key):
+                    if deadline is not None and time.monotonic() >= deadline:
+                        who = self._holder_text()
+                        raise LockTimeoutError(f"another mnemoclaw is writing namespace {self.ns!r} of {self.path}"
+                                               f"{who}; waited {timeout:.0f}s. Try again when it finishes.")
+                    time.sleep(0.05)
+                conn.execute("INSERT INTO mc_locks VALUES (%s, %s, %s, %s) ON CONFLICT (ns) DO UPDATE SET "
+                             "host = excluded.host, pid = excluded.pid, since = excluded.since",
+                             (self.ns, self.host, os.getpid(), time.time()))
+            except self._psycopg.Error as exc:
+                raise self._failed(exc, pool) from None
             self._lock_conn = conn
             try:
                 yield
             finally:
                 self._lock_conn = None
-                # released now (a closed session releases it too, but only once its backend exits)
-                conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
+                try:
+                    # released now (a closed session releases it too, but only once its backend exits)
+                    conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
+                except self._psycopg.Error as exc:
+                    # the session is gone and its lock with it; what ended the sync is what to report
+                    log.debug("unlocking %s: %s", self.path, self._clean(exc))
         finally:
             conn.close()
 
@@ -826,7 +939,7 @@ class PostgresStore:
     def begin_rebuild(self) -> Store:
         self._builds += 1
         build = f"{self.ns}{BUILD}{os.getpid()}-{self._builds}"
-        store = PostgresStore(self.url, build, _build_of=self.ns)
+        store = PostgresStore(self.url, build, host=self.host, workspace=self.workspace, _build_of=self.ns)
         store._wipe()
         return store
 
