@@ -1,8 +1,9 @@
 """Secrets as people write them, and look-alikes that are not secrets: the redactor's hand-written
-examples. Written before the prose patterns were tuned; the patterns were tuned on TUNE only and
-HELD_OUT was scored once afterwards (docs/managing.md has the figures). A positive is (text, the
-secret in it): the redactor must turn exactly that secret into the marker and leave the rest as
-written. A negative must come out unchanged."""
+examples, written before the prose patterns. The patterns were tuned on TUNE (which grew by the
+look-alikes other text showed); no pattern was changed for a HELD_OUT phrase (docs/managing.md
+has the figures, benchmarks/redaction.py scores both halves). A positive is (text, the secret in
+it): the redactor must turn exactly that secret into the marker and leave the rest as written. A
+negative must come out unchanged."""
 
 from __future__ import annotations
 
@@ -67,6 +68,8 @@ TUNE_NEGATIVE = [
     "Utilities to get a password and/or the current user name",
     "Enter passphrase for key '/home/me/.ssh/id_rsa':",
     "passphrase: &#x3C;string>",
+    "ssh-keys/id_rsa-passphrase */src/*/ssh-keys/id_rsa.pub",
+    "This user name must appear in the password\n# database file",
 ]
 
 HELD_OUT_POSITIVE = [
