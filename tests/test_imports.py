@@ -12,6 +12,7 @@ from mnemoclaw.imports import ImportFormatError
 
 from conftest import REPO, write
 from exports import chatgpt_export, claude_export
+from secret_phrases import NOTE, NOTE_SECRETS, assert_no_secret
 
 KEY = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
@@ -195,6 +196,37 @@ def test_the_cli_names_the_links_an_import_skipped(workspace, tmp_path):
     assert done.returncode == 0, done.stderr
     assert "skipped 1 symbolic link(s), never followed" in done.stderr and str(codex / "passwd.md") in done.stderr
     assert not (workspace / "memory" / "imports" / "codex" / "passwd.md").exists()
+
+
+@pytest.mark.parametrize("source", ["chatgpt", "claude", "claude-code", "codex"])
+def test_secrets_written_as_prose_are_redacted_on_the_way_in(workspace, make_memory, tmp_path, source):
+    if source == "chatgpt":
+        data = chatgpt_export(2)
+        node = data[0]["mapping"][data[0]["current_node"]]
+        node["message"]["content"]["parts"] = [f"Noted, and the heron budget is 40k.\n{NOTE}"]
+        data[0]["title"] = "router password hunter22"  # the title names the file
+        path = export_file(tmp_path, data)
+    elif source == "claude":
+        data = claude_export(2)
+        data[0]["chat_messages"][0]["text"] = f"Noted, and the heron budget is 40k.\n{NOTE}"
+        data[0]["chat_messages"][0]["content"] = [{"type": "text", "text": data[0]["chat_messages"][0]["text"]}]
+        data[0]["name"] = "router password hunter22"
+        path = export_file(tmp_path, data)
+    else:
+        path = tmp_path / "home"
+        note = f"# Notes\n\nthe heron budget is 40k.\n{NOTE}\n"
+        write(path / ("projects/-home-me-proj/memory/notes.md" if source == "claude-code" else "MEMORY.md"), note)
+    mem = make_memory(workspace)
+    planned, preview = mem.import_preview(source, path)
+    assert preview.redacted == len(NOTE_SECRETS) + (source in ("chatgpt", "claude")), preview
+    report = mem.import_files(planned, preview)
+    written = "\n".join((workspace / rel).read_text("utf-8") for rel in report.added)
+    assert "my bank PIN is [REDACTED]" in written and "验证码：[REDACTED]" in written
+    if source in ("chatgpt", "claude"):
+        assert any("router-password-redacted" in rel for rel in report.added), report.added
+    mem.sync()
+    assert mem.memory_search("heron budget")["results"]  # the note is there, its secrets are not
+    assert_no_secret(mem, workspace)
 
 
 def test_the_cli_previews_then_imports(workspace, tmp_path):

@@ -17,12 +17,14 @@ import anyio
 import pytest
 
 from conftest import REPO, write
+from secret_phrases import NOTE, assert_no_secret
 
 pytest.importorskip("mcp")
 import httpx2  # noqa: E402  (the MCP SDK's HTTP client)
 from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
+from mnemoclaw import tools  # noqa: E402
 from mnemoclaw.api import Memory  # noqa: E402
 from mnemoclaw.config import load_settings  # noqa: E402
 from mnemoclaw.mcp_server import MemoryService, build_server  # noqa: E402
@@ -301,6 +303,35 @@ def test_an_openclaw_state_dir_is_served_read_only(tmp_path):
     assert st["readOnly"] is True and st["workspace"] == str(ws)
     assert st["index"].startswith(str(mnemo))
     assert _tree(oc) == before  # byte-identical, and no new files
+
+
+# -- no secret in memory --------------------------------------------------------------------------
+def test_secrets_written_as_prose_reach_neither_the_file_nor_the_index(ws, tmp_path):
+    """memory_append as an agent calls it: through tools.call, and through the MCP server."""
+    s = load_settings(workspace=ws, state_dir=tmp_path / "state", config={}, env={}, overrides={"provider": "none"})
+    with Memory(s, background=False) as mem:
+        out = tools.call(mem, "memory_append", {"text": NOTE})
+        assert out["ok"] and out["redacted"] == 5, out
+        long_term = tools.call(mem, "memory_append", {"text": NOTE, "target": "long_term"})
+        assert long_term["ok"] and long_term["redacted"] == 5, long_term
+    service = MemoryService(lambda: Memory(s))
+    server = build_server(service)
+
+    async def main():
+        async with Client(server) as c:
+            r = await c.call_tool("memory_append", {"text": "over MCP:\n" + NOTE})
+            assert not r.is_error and r.structured_content["redacted"] == 5, r.content
+            return r.structured_content["path"]
+
+    try:
+        path = anyio.run(main)
+    finally:
+        service.close()
+    daily = (ws / path).read_text("utf-8")
+    assert "my bank PIN is [REDACTED]" in daily and "over MCP:" in daily and "验证码：[REDACTED]" in daily
+    with Memory(s, background=False) as mem:
+        mem.sync()
+        assert_no_secret(mem, ws)
 
 
 # -- bounds ---------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from mnemoclaw.runtime.settings import runtime_settings
 
 from chat_server import ChatServer
 from conftest import REPO, write
+from secret_phrases import NOTE, NOTE_SECRETS
 
 RULE = "do nothing until I say so"
 
@@ -444,7 +445,7 @@ def test_no_secret_typed_in_chat_reaches_a_memory_file(ws, tmp_path):
             return {"content": "deploy"}
         if kind == "flush":
             if last["role"] == "user":
-                return {"tool_calls": [("memory_append", {"text": f"- deploy token: {TOKEN}"})]}
+                return {"tool_calls": [("memory_append", {"text": f"- deploy token: {TOKEN}\n{NOTE}"})]}
             return {"content": "NO_REPLY"}
         if kind == "turn" and last["role"] == "user" and "step" in last["content"]:
             return {"tool_calls": [("read", {"path": "data/part-1.txt"})]}
@@ -453,11 +454,11 @@ def test_no_secret_typed_in_chat_reaches_a_memory_file(ws, tmp_path):
     today = datetime.now().strftime("%Y-%m-%d")
     with ChatServer(brain) as srv:
         agent = _session(ws, tmp_path, srv)
-        agent.send(f"Use my GitHub token {TOKEN} for the deploy; the db password is hunter2hunter2")
+        agent.send(f"Use my GitHub token {TOKEN} for the deploy; the db password is hunter2hunter2. {NOTE}")
         for i in range(12):  # long enough to flush before compaction
             agent.send(f"step {i}")
         assert agent.meta.get("memoryFlushAt"), "the flush ran"
-        agent.send(f"and again, the token is {TOKEN}")
+        agent.send(f"and again, the token is {TOKEN}. {NOTE}")  # within the last 15, for /new
         agent.send("/new")
         write(ws / "memory" / f"{today}.md", (ws / "memory" / f"{today}.md").read_text()
               + f"\n- token for CI: {TOKEN}\n")
@@ -470,8 +471,11 @@ def test_no_secret_typed_in_chat_reaches_a_memory_file(ws, tmp_path):
     assert f"{today}-deploy.md" in written and "[REDACTED]" in written[f"{today}-deploy.md"]
     assert "[REDACTED]" in written["MEMORY.md"]
     for name, text in written.items():
+        assert not [s for _, s in NOTE_SECRETS if s in text], (name, text)
         if name != f"{today}.md":  # the line this test wrote by hand stays the user's
             assert TOKEN not in text and "hunter2hunter2" not in text, name
+    assert "my bank PIN is [REDACTED]" in written[f"{today}-deploy.md"]  # the session summary
+    assert "- deploy token: [REDACTED]\n- my bank PIN is [REDACTED]" in written[f"{today}.md"]  # the flush
     hits = Memory(load_settings(workspace=ws, state_dir=tmp_path / "s2", config={}, env={}), provider=None,
                   background=False).memory_search("deploy token")
     assert hits["results"] and all(TOKEN not in h["snippet"] for h in hits["results"]

@@ -12,6 +12,7 @@ from mnemoclaw.config import load_settings
 from mnemoclaw.sessions.transcript import REDACTED, parse_transcript, redact
 
 from conftest import write
+from secret_phrases import NOTE, assert_no_secret
 
 SECRETS = {
     "openai": "sk-proj-Q8aZ3kLm9PqR2sT5uV7wX0yB4cD6eF1gH",
@@ -119,6 +120,18 @@ def test_transcripts_are_indexed_and_searchable(workspace, sessions_memory):
     got = mem.memory_get("sessions/abc.jsonl")
     assert got["text"] == "" and "error" in got
     assert mem.memory_search("green tea")["results"][0]["source"] == "memory"
+
+
+def test_secrets_said_as_prose_in_a_transcript_are_not_indexed(workspace, sessions_memory):
+    write(workspace / "MEMORY.md", "- the user likes green tea")
+    mem = sessions_memory()
+    _transcript(mem.settings.sessions_dir / "abc.jsonl", [("user", f"Keep these for me:\n{NOTE}"),
+                                                          ("assistant", "Noted, the heron budget too.")])
+    mem.sync()
+    assert mem.memory_search("heron budget")["results"][0]["source"] == "sessions"
+    texts = " ".join(r[0] for r in mem.store.conn.execute("SELECT text FROM chunks"))
+    assert "my bank PIN is [REDACTED]" in texts and "银行卡密码是 [REDACTED]" in texts
+    assert_no_secret(mem, workspace)
 
 
 def test_transcripts_need_the_experimental_flag(workspace, tmp_path):

@@ -19,6 +19,7 @@ import pytest
 from mnemoclaw.errors import ConfigError
 
 from conftest import write
+from secret_phrases import NOTE, assert_no_secret
 
 uvicorn = pytest.importorskip("uvicorn")
 from mnemoclaw.ui.app import COOKIE, create_app  # noqa: E402
@@ -284,6 +285,23 @@ def test_a_note_appended_in_the_page_is_found_by_search_at_once(app_server, work
     assert status == 200 and "Saved and indexed" in page and "harbour walrus" in page
     status, body, _ = app_server.get("/search?q=walrus+dawn&mode=keyword")
     assert where.split("?")[0][len("/file/"):] + "#L" in body
+
+
+def test_secrets_written_as_prose_in_a_note_or_an_edit_are_never_stored(app_server, mem, workspace):
+    cookie, fields = _form(app_server, "/files")
+    status, _, headers = _post(app_server, "/append", {**fields, "text": NOTE}, cookie)
+    assert status == 303
+    daily = headers["location"].split("?")[0][len("/file/"):]
+    cookie, fields = _form(app_server, "/edit/MEMORY.md")
+    mine = (workspace / "MEMORY.md").read_text("utf-8") + NOTE + "\n"
+    status, _, headers = _post(app_server, "/edit/MEMORY.md", {**fields, "text": mine}, cookie)
+    assert status == 303, headers
+    for rel in (daily, "MEMORY.md"):
+        text = (workspace / rel).read_text("utf-8")
+        assert "my bank PIN is [REDACTED]" in text and "银行卡密码是 [REDACTED]" in text, text
+    assert_no_secret(mem, workspace)
+    status, body, _ = app_server.get("/search?q=hunter22&mode=keyword")
+    assert status == 200 and "hunter22" in body and 'class="result"' not in body  # the query, and no result
 
 
 def test_writes_need_the_pages_token_and_the_same_origin(app_server, workspace):

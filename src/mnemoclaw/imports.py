@@ -25,7 +25,7 @@ from .atomic import atomic_file
 from .errors import MnemoclawError
 from .index.discovery import is_link, walk_markdown
 from .text import parse
-from .text.secrets import redact_counted
+from .text.secrets import redact, redact_counted
 
 SOURCES = ("chatgpt", "claude", "claude-code", "codex")
 IMPORTS_DIR = "memory/imports"
@@ -198,7 +198,8 @@ def render(source: str, conv: Conversation) -> str:
 
 def _stem(conv: Conversation) -> str:
     day = (conv.started or next((w for _, w, _ in conv.messages if w), None))
-    slug = _SLUG.sub("-", conv.title.lower()).strip("-")[:48].strip("-") or "conversation"
+    # the title names the file, which every search result cites: no secret in it either
+    slug = _SLUG.sub("-", redact(conv.title).lower()).strip("-")[:48].strip("-") or "conversation"
     short = hashlib.sha256(conv.id.encode()).hexdigest()[:8]
     return (f"{day:%Y-%m-%d}-" if day else "undated-") + f"{slug}-{short}"
 
