@@ -456,14 +456,18 @@ while time.monotonic() < end and os.getppid() == parent:
 
 
 class BusyMachine:
-    """``procs`` CPU-bound processes beside the benchmark, for at most ``max_s`` seconds."""
+    """``procs`` CPU-bound processes beside the benchmark, for at most ``max_s`` seconds.
+    ``apart``: each in a session of its own, as other people's programs are; with the kernel's
+    autogroup scheduling on, burners in the benchmark's session compete with the benchmark but
+    hardly with a server it starts in a new session (as the MCP client does)."""
 
-    def __init__(self, procs: int, max_s: float):
-        self.procs, self.max_s = procs, max_s
+    def __init__(self, procs: int, max_s: float, *, apart: bool = False):
+        self.procs, self.max_s, self.apart = procs, max_s, apart
         self._running: list[subprocess.Popen] = []
 
     def __enter__(self) -> BusyMachine:
-        self._running = [subprocess.Popen([sys.executable, "-c", _BURNER, str(self.max_s)])
+        self._running = [subprocess.Popen([sys.executable, "-c", _BURNER, str(self.max_s)],
+                                          start_new_session=self.apart)
                          for _ in range(self.procs)]
         time.sleep(1.0)  # let them take their share of the cores
         log(f"busy: {self.procs} competing CPU-bound processes for at most {self.max_s:.0f} s")

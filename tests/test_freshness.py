@@ -261,3 +261,62 @@ def test_another_process_building_the_index_is_named_with_its_progress(workspace
     assert seen is not None and seen["by"] == f"process {proc.pid}" and seen["filesTotal"] == 6000
     with Memory(settings, background=False) as mem:
         assert mem.indexing() is None  # finished: nothing is announced any more
+
+
+class PacedEmbedder(HashEmbedder):
+    """The hash embedder at the pace of a remote provider (or a loaded machine): each batch
+    of notes takes ``pace`` seconds, longer than a search waits for the write lock."""
+
+    def __init__(self, pace: float):
+        super().__init__()
+        self.pace = pace
+        self.embedding = threading.Event()  # set while a batch of notes is being embedded
+
+    def embed(self, texts, *, query: bool = False):
+        if not query:
+            self.embedding.set()
+            time.sleep(self.pace)
+            self.embedding.clear()
+        return super().embed(texts, query=query)
+
+
+def test_the_first_search_waits_for_the_session_start_sync_of_a_few_notes(workspace, make_memory):
+    """A server's first search used to give up on the lock after 0.2 s while its own
+    session-start sync was indexing the notes, and answered from the empty index."""
+    write(workspace / "MEMORY.md", "- the spare key is under the blue flowerpot")
+    embedder = PacedEmbedder(0.5)
+    mem = make_memory(workspace, provider=embedder)
+    mem.start_background(watch=False)
+    assert embedder.embedding.wait(10)  # the session-start sync holds the lock, embedding
+    out = mem.memory_search("spare key flowerpot")
+    assert [r["path"] for r in out["results"]] == ["MEMORY.md"], out
+
+
+def test_a_note_appended_while_the_writer_syncs_is_found_by_the_next_search(workspace, make_memory):
+    write(workspace / "MEMORY.md", "- the spare key is under the blue flowerpot")
+    embedder = PacedEmbedder(0.5)
+    mem = make_memory(workspace, provider=embedder)
+    mem.sync()
+    first = mem.memory_append("- the plumber comes on Friday at 9")["path"]
+    mem.request_sync("watch")  # what the watcher asks for after the append
+    assert embedder.embedding.wait(10)  # the background sync is embedding the note, holding the lock
+    second = mem.memory_append("- the electrician comes on Monday")["path"]  # after that sync looked
+    out = mem.memory_search("electrician Monday")
+    assert first == second and out["results"] and out["results"][0]["path"] == second, out
+    assert "electrician" in out["results"][0]["snippet"]
+    assert mem.memory_search("plumber Friday")["results"][0]["path"] == first
+
+
+def test_a_search_does_not_wait_long_for_its_writer(workspace, make_memory, monkeypatch):
+    import mnemoclaw.freshness as freshness
+
+    monkeypatch.setattr(freshness, "SEARCH_WRITER_WAIT", 0.3)
+    write(workspace / "MEMORY.md", "- the spare key is under the blue flowerpot")
+    embedder = PacedEmbedder(2.0)  # a provider that hangs
+    mem = make_memory(workspace, provider=embedder)
+    mem.start_background(watch=False)
+    assert embedder.embedding.wait(10)
+    started = time.monotonic()
+    out = mem.memory_search("spare key flowerpot", mode="keyword")
+    assert time.monotonic() - started < 1.2  # the bound, then an answer from the last commit
+    assert out["results"] == []

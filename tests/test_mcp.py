@@ -104,6 +104,49 @@ def test_stdio_subprocess(ws, tmp_path):
     _check(anyio.run(main))
 
 
+def test_stdio_round_trip_while_the_servers_own_sync_is_slow(ws, tmp_path):
+    """Each embedding request takes 0.4 s here (a remote provider; a loaded machine slows the
+    built-in model the same way), so the server's background sync holds the index's lock longer
+    than a search waited for it (0.2 s). The first search used to answer from the empty index
+    while the session-start sync was indexing, and a note appended while the watcher's sync ran
+    was not found by the next search."""
+    from provider_server import KEY, ProviderServer
+
+    with ProviderServer("openai") as srv:
+        srv.delay = 0.4
+        config = tmp_path / "mnemoclaw.json"
+        config.write_text(json.dumps({
+            "models": {"providers": {"openai": {"baseUrl": srv.base_url, "apiKey": KEY}}},
+            "agents": {"defaults": {"memorySearch": {"provider": "openai", "sync": {"watchDebounceMs": 100}}}}}))
+        env = {k: v for k, v in ENV.items() if k != "MNEMOCLAW_PROVIDER"}
+        params = StdioServerParameters(command=sys.executable, env=env, args=_cli(
+            "--config", str(config), "--workspace", str(ws), "--state-dir", str(tmp_path / "state"), "mcp")[1:])
+
+        async def embedding() -> None:  # until the server's background sync is waiting on the provider
+            with anyio.fail_after(20):
+                while srv.in_flight == 0:
+                    await anyio.sleep(0.005)
+
+        async def paths(c: Client, query: str) -> list[tuple[str, str]]:
+            r = await c.call_tool("memory_search", {"query": query, "maxResults": 3})
+            return [(h["path"], h["snippet"]) for h in r.structured_content["results"]]
+
+        async def main():
+            async with Client(params, read_timeout_seconds=60) as c:
+                await embedding()  # the session-start sync
+                first = await paths(c, "spare key flowerpot")
+                plumber = (await c.call_tool("memory_append", {"text": "- the plumber comes on Friday at 9"}))
+                await embedding()  # the watcher's sync of that note
+                electrician = await c.call_tool("memory_append", {"text": "- the electrician comes on Monday"})
+                after = await paths(c, "electrician Monday")
+                return first, plumber.structured_content, electrician.structured_content, after
+
+        first, plumber, electrician, after = anyio.run(main)
+    assert first and first[0][0] == "MEMORY.md", first
+    assert plumber["path"] == electrician["path"]
+    assert after and after[0][0] == electrician["path"] and "electrician" in after[0][1], after
+
+
 def test_stdout_carries_only_protocol_frames(ws, tmp_path):
     msgs = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize",

@@ -706,8 +706,9 @@ class _Writer:
         self.memory = memory
         self.backend = memory._open_backend()
 
-    def sync(self, *, lock_timeout: float | None = None) -> IndexReport:
-        return self.memory._sync_backend(self.backend, lock_timeout=lock_timeout, fallback_now=False)
+    def sync(self, *, lock_timeout: float | None = None, progress: Progress | None = None) -> IndexReport:
+        return self.memory._sync_backend(self.backend, lock_timeout=lock_timeout, progress=progress,
+                                         fallback_now=False)
 
     def close(self) -> None:
         self.backend.close()

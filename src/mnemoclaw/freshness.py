@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -30,6 +31,11 @@ log = logging.getLogger(__name__)
 INLINE_SYNC_FILES = 64
 # How long a search waits for another writer before it answers from the last commit.
 SEARCH_LOCK_WAIT = 0.2
+# ... unless that writer is this process's background writer doing an ordinary sync (at
+# most INLINE_SYNC_FILES files: the session-start sync, the watcher's after an append): it
+# is doing what the search would do itself, and taking longer on a busy machine or with a
+# remote provider (one request is 0.2-1 s); the search waits for it, up to this long.
+SEARCH_WRITER_WAIT = 10.0
 
 
 class Freshness:
@@ -125,8 +131,7 @@ class Freshness:
             self.request("rebuild")
             return
         try:
-            report = self._inline_sync(lock_timeout=SEARCH_LOCK_WAIT, sources=("memory",), limit=INLINE_SYNC_FILES,
-                                       fallback_now=False)
+            report = self._sync_before_search()
             if report.deferred:
                 done = report.added + report.changed
                 self.left_over = (done, done + report.deferred)
@@ -142,6 +147,27 @@ class Freshness:
             # disk full, provider down, ...: answer from the last good index and say so
             self.error = str(exc)
             log.warning("could not update the index before searching: %s", exc)
+
+    def _sync_before_search(self) -> IndexReport:
+        """The inline sync; if the lock's wait runs out while this process's own background
+        writer holds it for an ordinary sync (no bigger than a search's own), wait for that
+        sync to end and try again: the search then indexes whatever it left (a note appended
+        after it looked). A long job, another process's, or one still running after
+        SEARCH_WRITER_WAIT is not waited for: the search answers from the last commit."""
+        deadline = time.monotonic() + SEARCH_WRITER_WAIT
+        idle_retries = 1  # the writer may have let go just after the lock's wait ran out
+        while True:
+            try:
+                return self._inline_sync(lock_timeout=SEARCH_LOCK_WAIT, sources=("memory",), limit=INLINE_SYNC_FILES,
+                                         fallback_now=False)
+            except LockTimeoutError:
+                bg = self._background
+                if bg is None or self.backend.lock_holder() != os.getpid():
+                    raise
+                state = bg.wait_small(INLINE_SYNC_FILES, deadline - time.monotonic())
+                if state == "busy" or (state == "idle" and idle_retries == 0):
+                    raise
+                idle_retries -= state == "idle"
 
     # -- watching and the interval --------------------------------------------------------
     def start_session(self) -> None:

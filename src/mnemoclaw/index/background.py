@@ -21,7 +21,8 @@ log = logging.getLogger(__name__)
 
 
 class Writer(Protocol):
-    def sync(self, *, lock_timeout: float | None = None) -> IndexReport: ...
+    def sync(self, *, lock_timeout: float | None = None,
+             progress: Callable[[int, int], None] | None = None) -> IndexReport: ...
     def close(self) -> None: ...
 
 
@@ -36,6 +37,7 @@ class BackgroundSync:
         self._cond = threading.Condition()
         self._pending: set[str] = set()
         self._running = False
+        self._files: int | None = None  # files the running sync has to index, once it has looked
         self._closed = False
         self._thread: threading.Thread | None = None
         self.syncs = 0
@@ -58,6 +60,16 @@ class BackgroundSync:
                 self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
                 self._thread.start()
             self._cond.notify_all()
+
+    def wait_small(self, files: int, timeout: float) -> str:
+        """Wait for the running sync to end unless it has more than ``files`` files to index:
+        "idle" (none was running), "ended", or "busy" (a long one, or still running after
+        ``timeout``)."""
+        with self._cond:
+            if not self._running:
+                return "idle"
+            self._cond.wait_for(lambda: not self._running or (self._files or 0) > files, max(timeout, 0.0))
+            return "busy" if self._running else "ended"
 
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Wait until no sync is running or requested; False on timeout."""
@@ -82,7 +94,7 @@ class BackgroundSync:
                     if self._closed:
                         return
                     reasons, self._pending = self._pending, set()
-                    self._running = True
+                    self._running, self._files = True, None
                 try:
                     if writer is None:
                         writer = self._open_writer()
@@ -102,10 +114,16 @@ class BackgroundSync:
             if writer is not None:
                 writer.close()
 
+    def _progress(self, done: int, total: int) -> None:
+        with self._cond:
+            if self._files != total:
+                self._files = total
+                self._cond.notify_all()
+
     def _sync(self, writer: Writer, reasons: set[str]) -> None:
         while True:
             try:
-                report = writer.sync(lock_timeout=1.0)
+                report = writer.sync(lock_timeout=1.0, progress=self._progress)
                 break
             except LockTimeoutError:
                 # another process is writing; it may take long, and we may be asked to stop
