@@ -25,6 +25,7 @@ import re
 import socket
 import threading
 import time
+import weakref
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -58,6 +59,12 @@ POSTINGS_PER_TERM = 5000  # the most of one term's postings a search reads (its 
 HNSW_M = 32
 HNSW_EF_CONSTRUCTION = 128
 HNSW_EF_SEARCH = 160
+# Below this many chunks in the namespaces searched, the walk keeps fewer candidates: recall@10
+# is 1.0 at 10 000 chunks with 80 already, and pgvector's planner prices a 160-wide walk above
+# reading every vector, so a 10 000-chunk namespace was searched exactly from TOAST (hybrid p50
+# 56.6 ms against 11.1 ms with 80; benchmarks/postgres_scale.py --sections compare, docs/postgres.md)
+NARROW_WALK_BELOW = 100_000
+HNSW_EF_SEARCH_NARROW = 80
 CHANNEL = "mnemoclaw_generation"  # NOTIFY payload: the namespace written
 SHARED = "shared/"  # a shared namespace's file as results show it: shared/<namespace>/<path>
 # Named, ordered migrations. Never edit one that has shipped: add the next.
@@ -160,6 +167,11 @@ def fts_idf(n_docs: int, df: int) -> float:
     return math.log(ratio) if ratio > 1.000001 else 1e-6
 
 
+def walk_width(chunks: int) -> int:
+    """How many candidates the HNSW walk keeps (``hnsw.ef_search``) for namespaces of this size."""
+    return HNSW_EF_SEARCH_NARROW if chunks < NARROW_WALK_BELOW else HNSW_EF_SEARCH
+
+
 def redact_url(url: str) -> str:
     """``url`` without its password (for every message, log line and ``status``)."""
     try:
@@ -214,6 +226,8 @@ class PostgresStore:
         self._build_of = _build_of
         self._builds = 0
         self._caches: dict[str, tuple[Any, Any]] = {}
+        # the walk width each pooled connection was set to (vector_search)
+        self._walks: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
         self._lock_conn: Any = None
         self._deferring = False  # in bulk_load(): vector indexes wait for the end
         self._deferred: set[int] = set()
@@ -778,9 +792,15 @@ class PostgresStore:
         # its own index and sorted, a large one walks the HNSW graph with an iterative scan (both
         # measured at 1 000, 10 000 and 1 000 000 chunks beside a million: full results, recall
         # 1.0 for the small ones; docs/postgres.md)
-        rows = self._rows(f"SELECT id, (embedding::vector({d}) <=> %s::vector({d})) AS dist FROM mc_chunks "
-                          f"WHERE {where} ORDER BY embedding::vector({d}) <=> %s::vector({d}) LIMIT %s",
-                          [q, *params, q, limit])
+        width = walk_width(self._corpus_stats()[0])
+        with self._conn() as c:
+            if self._walks.get(c) != width:  # once per pooled connection, not a round trip per search
+                c.execute(f"SET hnsw.ef_search = {width}")
+                c.commit()  # a session setting: it outlives this transaction
+                self._walks[c] = width
+            rows = c.execute(f"SELECT id, (embedding::vector({d}) <=> %s::vector({d})) AS dist FROM mc_chunks "
+                             f"WHERE {where} ORDER BY embedding::vector({d}) <=> %s::vector({d}) LIMIT %s",
+                             [q, *params, q, limit]).fetchall()
         # relaxed_order may return neighbours slightly out of order
         return sorted(((int(rid), 1.0 - float(dist)) for rid, dist in rows), key=lambda h: (-h[1], h[0]))
 
