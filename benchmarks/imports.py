@@ -44,16 +44,16 @@ def main() -> None:
                              overrides={"provider": args.provider}, env={})
     with Memory(settings) as mem:
         t = time.monotonic()
-        planned, preview = mem.import_preview("chatgpt", export)
+        planned, preview = mem.notes.import_preview("chatgpt", export)
         t_preview = time.monotonic() - t
         t = time.monotonic()
-        report = mem.import_files(planned, preview)
+        report = mem.notes.import_files(planned, preview)
         t_write = time.monotonic() - t
         t = time.monotonic()
         index = mem.sync()
         t_index = time.monotonic() - t
         t = time.monotonic()
-        again = mem.import_files(*mem.import_preview("chatgpt", export))
+        again = mem.notes.import_files(*mem.notes.import_preview("chatgpt", export))
         t_again = time.monotonic() - t
     result = {"conversations": args.conversations, "exportMB": round(os.path.getsize(export) / 2**20, 1),
               "files": len(report.added), "markdownMB": round(sum(len(p.text.encode()) for p in planned) / 2**20, 1),

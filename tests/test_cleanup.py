@@ -7,8 +7,8 @@ from datetime import date, timedelta
 
 import pytest
 
-from mnemoclaw.cleanup import parse_age
 from mnemoclaw.errors import ConfigError
+from mnemoclaw.notes.cleanup import parse_age
 
 from conftest import REPO, write
 
@@ -35,14 +35,14 @@ def test_cleanup_proposes_then_removes_and_archives(workspace, make_memory):
     memory(workspace)
     mem = make_memory(workspace)
     mem.sync()
-    plan = mem.cleanup_plan(older_than_days=180, below_importance=3)
+    plan = mem.notes.cleanup_plan(older_than_days=180, below_importance=3)
     shown = plan.as_dict()
     assert [(r["startLine"], r["why"]) for r in shown["remove"]] == [(3, "expired 2020-06-30"),
                                                                     (4, "importance 2 < 3")]
     assert shown["archive"] == [{"path": f"memory/{OLD}.md", "to": f"memory/archive/{OLD}.md", "date": OLD}]
     assert "gate code" in (workspace / "MEMORY.md").read_text()  # a plan changes nothing
 
-    done = mem.cleanup(plan)
+    done = mem.notes.cleanup(plan)
     assert done["forget"]["verified"] and done["archived"] == [f"memory/{OLD}.md"]
     text = (workspace / "MEMORY.md").read_text()
     assert "gate code" not in text and "kites" not in text and "vegetarian" in text and "lease" in text
@@ -51,7 +51,7 @@ def test_cleanup_proposes_then_removes_and_archives(workspace, make_memory):
     # the archive is still searched, below live notes
     hits = mem.memory_search("heron project office")["results"]
     assert [h["path"] for h in hits[:2]] == [f"memory/{RECENT}.md", f"memory/archive/{OLD}.md"]
-    assert mem.cleanup_plan(below_importance=3).empty  # nothing left to do
+    assert mem.notes.cleanup_plan(below_importance=3).empty  # nothing left to do
 
 
 def test_the_archive_can_be_left_out_of_search(workspace, make_memory):
@@ -85,7 +85,7 @@ def test_archiving_in_a_git_workspace_is_committed(workspace, make_memory):
     subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
     mem = make_memory(workspace)
     mem.sync()
-    done = mem.cleanup(mem.cleanup_plan(expired=False))
+    done = mem.notes.cleanup(mem.notes.cleanup_plan(expired=False))
     assert done["archived"] == [f"memory/{OLD}.md"] and done["gitCommit"]
     log = subprocess.run(["git", "log", "--format=%s"], cwd=workspace, capture_output=True, text=True).stdout
     assert log.splitlines() == ["mnemoclaw: archive 1 daily log(s)", "mnemoclaw: before archiving"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemoclaw.forget import NothingToForget
+from mnemoclaw.notes.forget import NothingToForget
 
 from conftest import write
 
@@ -37,12 +37,12 @@ def test_forget_shows_first_then_removes_the_lines_and_everything_indexed_from_t
     mem = make_memory(workspace)
     mem.sync()
     assert b"zanzibar" in index_bytes(mem)
-    plan = mem.forget_plan("zanzibar-7741")
+    plan = mem.notes.forget_plan("zanzibar-7741")
     assert [(r.path, r.start, r.end) for r in plan.removals] == [("MEMORY.md", 4, 5), ("memory/2026-03-01.md", 3, 4)]
     assert plan.removals[0].lines == ("- " + SECRET, "  (ask Dana first)")
     assert "zanzibar" in (workspace / "MEMORY.md").read_text()  # a plan removes nothing
 
-    done = mem.forget(plan)
+    done = mem.notes.forget(plan)
     assert done["verified"] and done["chunksReplaced"] >= 2 and done["cachedVectorsDeleted"] >= 2
     assert (workspace / "MEMORY.md").read_text() == "# Memory\n\n- the team meets on Mondays\n- lunch is at noon\n"
     assert (workspace / "memory" / "2026-03-01.md").read_text() == "# 2026-03-01\n\n\n- bought coffee beans\n"
@@ -76,17 +76,17 @@ def test_in_git_forget_writes_no_new_copy_and_names_the_commits_that_still_hold_
     first = git(workspace, "rev-parse", "--short", "HEAD").strip()
     mem = make_memory(workspace)
     mem.sync()
-    plan = mem.forget_plan("MEMORY.md#L6")
+    plan = mem.notes.forget_plan("MEMORY.md#L6")
     assert [(r.start, r.end, r.lines) for r in plan.removals] == [(6, 6, ("- lunch is at noon",))]
-    done = mem.forget(plan)
+    done = mem.notes.forget(plan)
     assert done["verified"] and "undoCopy" not in done
     assert done["gitHistory"] == [first]  # history still holds it, and the report says where
     assert "lunch is at noon" not in (workspace / "MEMORY.md").read_text()
     assert "MEMORY.md" not in git(workspace, "status", "--porcelain")  # the removal is committed
 
     # text that was never committed is not written into history by the forget
-    plan = mem.forget_plan("zanzibar-7741")
-    done = mem.forget(plan)
+    plan = mem.notes.forget_plan("zanzibar-7741")
+    done = mem.notes.forget(plan)
     assert done["gitHistory"] == [first]  # MEMORY.md's line was committed; the daily log's never was
     assert git(workspace, "log", "--all", "-S", "once more.", "--format=%h") == ""
     log = git(workspace, "log", "--all", "--format=%B")
@@ -101,7 +101,7 @@ def test_an_undo_copy_only_when_asked_and_gone_after_its_time(workspace, make_me
     now = [1_780_000_000.0]
     mem = make_memory(workspace, clock=lambda: now[0])
     mem.sync()
-    done = mem.forget(mem.forget_plan("coffee beans"), keep_copy=True)
+    done = mem.notes.forget(mem.notes.forget_plan("coffee beans"), keep_copy=True)
     copy = Path(done["undoCopy"])
     assert "coffee beans" in (copy / "memory" / "2026-03-01.md").read_text() and done["undoUntil"]
     now[0] += 6 * 86400
@@ -117,13 +117,13 @@ def test_a_forget_that_matches_nothing_says_so_and_a_changed_file_is_refused(wor
     mem = make_memory(workspace)
     mem.sync()
     with pytest.raises(NothingToForget, match="no line of memory holds all of"):
-        mem.forget_plan("walrus pancake")
+        mem.notes.forget_plan("walrus pancake")
     with pytest.raises(NothingToForget, match="has 7 lines; lines 40-41 are not in it"):
-        mem.forget_plan("MEMORY.md#L40-L41")
-    plan = mem.forget_plan("coffee beans")
+        mem.notes.forget_plan("MEMORY.md#L40-L41")
+    plan = mem.notes.forget_plan("coffee beans")
     write(workspace / "memory" / "2026-03-01.md", "# 2026-03-01\n\nrewritten meanwhile\n- bought coffee beans\n")
     with pytest.raises(Exception, match="changed since the preview"):
-        mem.forget(plan)
+        mem.notes.forget(plan)
     assert "coffee beans" in (workspace / "memory" / "2026-03-01.md").read_text()
 
 

@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-from mnemoclaw.imports import ImportFormatError
+from mnemoclaw.notes.imports import ImportFormatError
 
 from conftest import REPO, write
 from exports import chatgpt_export, claude_export
@@ -33,11 +33,11 @@ def test_a_chatgpt_export_becomes_one_dated_file_per_conversation(workspace, mak
     path = export_file(tmp_path, data)
     write(workspace / "MEMORY.md", "- untouched\n")
     mem = make_memory(workspace)
-    planned, preview = mem.import_preview("chatgpt", path)
+    planned, preview = mem.notes.import_preview("chatgpt", path)
     assert (preview.found, len(preview.added), preview.empty) == (21, 20, 1) and preview.redacted == 1
     assert not (workspace / "memory" / "imports").exists()  # a preview writes nothing
 
-    report = mem.import_files(planned, preview)
+    report = mem.notes.import_files(planned, preview)
     assert len(report.added) == 20 and all(r.startswith("memory/imports/chatgpt/20") for r in report.added)
     text = (workspace / report.added[0]).read_text()
     assert text.startswith(f"# {first['title']}\n") and "Imported from ChatGPT, conversation " in text
@@ -53,7 +53,7 @@ def test_a_chatgpt_export_becomes_one_dated_file_per_conversation(workspace, mak
     assert hit["path"] == report.added[0]
 
     # importing twice adds nothing; an edited file is kept; a longer conversation replaces its file
-    again, preview2 = mem.import_preview("chatgpt", path)
+    again, preview2 = mem.notes.import_preview("chatgpt", path)
     assert (len(preview2.added), preview2.unchanged) == (0, 20)
     edited = workspace / report.added[1]
     edited.write_text(edited.read_text() + "\nmy own note\n")
@@ -67,7 +67,7 @@ def test_a_chatgpt_export_becomes_one_dated_file_per_conversation(workspace, mak
     conv["current_node"] = "extra"
     longer[1]["mapping"][longer[1]["current_node"]]["message"]["content"]["parts"] = ["changed upstream"]
     path.write_text(json.dumps(longer))
-    third = mem.import_files(*mem.import_preview("chatgpt", path))
+    third = mem.notes.import_files(*mem.notes.import_preview("chatgpt", path))
     assert third.added == [] and third.updated == [report.added[2]] and third.kept_edits == [report.added[1]]
     assert "my own note" in edited.read_text() and "one more question" in (workspace / report.added[2]).read_text()
 
@@ -76,36 +76,36 @@ def test_a_zip_or_folder_export_works_and_a_wrong_format_is_refused(workspace, m
     mem = make_memory(workspace)
     path = export_file(tmp_path, claude_export(3))
     with pytest.raises(ImportFormatError, match="not a ChatGPT export.*looks like a Claude.ai export"):
-        mem.import_preview("chatgpt", path)
+        mem.notes.import_preview("chatgpt", path)
     zipped = tmp_path / "claude-export.zip"
     with zipfile.ZipFile(zipped, "w") as z:
         z.write(path, "data-2025/conversations.json")
-    _, preview = mem.import_preview("claude", zipped)
+    _, preview = mem.notes.import_preview("claude", zipped)
     assert len(preview.added) == 3
-    _, preview = mem.import_preview("claude", path.parent)  # the unzipped folder
+    _, preview = mem.notes.import_preview("claude", path.parent)  # the unzipped folder
     assert len(preview.added) == 3
     bad = export_file(tmp_path, {"conversations": []}, "other.json")
     with pytest.raises(ImportFormatError, match="expected a list of conversations, found a JSON dict"):
-        mem.import_preview("claude", bad)
+        mem.notes.import_preview("claude", bad)
     (tmp_path / "notjson.json").write_text("<html>")
     with pytest.raises(ImportFormatError, match="is not JSON"):
-        mem.import_preview("chatgpt", tmp_path / "notjson.json")
+        mem.notes.import_preview("chatgpt", tmp_path / "notjson.json")
     with pytest.raises(ImportFormatError, match="holds no conversations.json"):
         with zipfile.ZipFile(tmp_path / "empty.zip", "w") as z:
             z.writestr("readme.txt", "x")
-        mem.import_preview("chatgpt", tmp_path / "empty.zip")
+        mem.notes.import_preview("chatgpt", tmp_path / "empty.zip")
     cut = tmp_path / "cut-short.zip"  # a download that stopped half-way
     cut.write_bytes(zipped.read_bytes()[: zipped.stat().st_size // 2])
     with pytest.raises(ImportFormatError, match="cut-short.zip is a damaged or incomplete zip .*download the "
                                                 "Claude.ai export again"):
-        mem.import_preview("claude", cut)
+        mem.notes.import_preview("claude", cut)
 
 
 def test_a_claude_export_keeps_attachments_and_order(workspace, make_memory, tmp_path):
     data = claude_export(2)
     data[0]["chat_messages"][0]["attachments"] = [{"file_name": "notes.txt", "extracted_content": "porcupine facts"}]
     mem = make_memory(workspace)
-    report = mem.import_files(*mem.import_preview("claude", export_file(tmp_path, data)))
+    report = mem.notes.import_files(*mem.notes.import_preview("claude", export_file(tmp_path, data)))
     text = (workspace / report.added[0]).read_text()
     assert "Imported from Claude.ai" in text and "(attached notes.txt:)\nporcupine facts" in text
     first, second = data[0]["chat_messages"][0]["text"], data[0]["chat_messages"][1]["text"]
@@ -124,21 +124,21 @@ def test_claude_code_and_codex_memory_is_imported_as_it_is(workspace, make_memor
     write(codex / "rollout_summaries" / "2026-01-02-x.md", "a summary\n")
     write(codex / ".git" / "HEAD", "ref: refs/heads/main\n")
     mem = make_memory(workspace)
-    report = mem.import_files(*mem.import_preview("claude-code", home))
+    report = mem.notes.import_files(*mem.notes.import_preview("claude-code", home))
     assert sorted(report.added) == ["memory/imports/claude-code/-home-me-proj/MEMORY.md",
                                     "memory/imports/claude-code/-home-me-proj/testing.md",
                                     "memory/imports/claude-code/CLAUDE.md"]
     assert (workspace / "memory/imports/claude-code/-home-me-proj/testing.md").read_text() == fact  # as it is
     assert KEY not in (workspace / "memory/imports/claude-code/CLAUDE.md").read_text()
-    assert mem.import_files(*mem.import_preview("claude-code", home)).added == []
-    report = mem.import_files(*mem.import_preview("codex", tmp_path / ".codex"))
+    assert mem.notes.import_files(*mem.notes.import_preview("claude-code", home)).added == []
+    report = mem.notes.import_files(*mem.notes.import_preview("codex", tmp_path / ".codex"))
     assert sorted(report.added) == ["memory/imports/codex/MEMORY.md",
                                     "memory/imports/codex/rollout_summaries/2026-01-02-x.md"]
     (tmp_path / "empty").mkdir()
     with pytest.raises(ImportFormatError, match="holds no Codex memory"):
-        mem.import_preview("codex", tmp_path / "empty")
+        mem.notes.import_preview("codex", tmp_path / "empty")
     with pytest.raises(ImportFormatError, match="is not a folder"):
-        mem.import_preview("claude-code", tmp_path / "missing")
+        mem.notes.import_preview("claude-code", tmp_path / "missing")
     mem.sync()
     assert mem.memory_search("pnpm")["results"][0]["path"] == "memory/imports/codex/MEMORY.md"
 
@@ -157,15 +157,15 @@ def test_imports_follow_no_symbolic_link_and_name_each_one(workspace, make_memor
     write(codex / "MEMORY.md", "# Codex memory\n- prefers pnpm\n")
     (codex / "etc.md").symlink_to(outside)
     mem = make_memory(workspace)
-    planned, preview = mem.import_preview("claude-code", home)
+    planned, preview = mem.notes.import_preview("claude-code", home)
     assert [p.rel for p in planned] == ["memory/imports/claude-code/-home-me-proj/real.md"]
     assert sorted(preview.links) == sorted(str(p) for p in (memory / "passwd.md", memory / "ssh",
                                                             home / "projects" / "-linked-proj", home / "CLAUDE.md"))
-    report = mem.import_files(planned, preview)
+    report = mem.notes.import_files(planned, preview)
     assert report.links == preview.links and preview.as_dict()["skippedLinks"] == preview.links
-    planned, preview = mem.import_preview("codex", tmp_path / ".codex")
+    planned, preview = mem.notes.import_preview("codex", tmp_path / ".codex")
     assert [p.rel for p in planned] == ["memory/imports/codex/MEMORY.md"] and preview.links == [str(codex / "etc.md")]
-    mem.import_files(planned, preview)
+    mem.notes.import_files(planned, preview)
     mem.sync()
     for word in ("wombatsecret", "wombatssh"):
         assert not any(word in r["snippet"] for r in mem.memory_search(word, min_score=0)["results"])
@@ -175,13 +175,13 @@ def test_imports_follow_no_symbolic_link_and_name_each_one(workspace, make_memor
     only.mkdir()
     (only / "a.md").symlink_to(outside)
     with pytest.raises(ImportFormatError, match="symbolic links are not followed"):
-        mem.import_preview("codex", only)
+        mem.notes.import_preview("codex", only)
     # an export's folder whose conversations.json is a link
     export = tmp_path / "export-dir"
     export.mkdir()
     (export / "conversations.json").symlink_to(export_file(tmp_path, chatgpt_export(1)))
     with pytest.raises(ImportFormatError, match="symbolic link"):
-        mem.import_preview("chatgpt", export)
+        mem.notes.import_preview("chatgpt", export)
 
 
 def test_the_cli_names_the_links_an_import_skipped(workspace, tmp_path):
@@ -217,9 +217,9 @@ def test_secrets_written_as_prose_are_redacted_on_the_way_in(workspace, make_mem
         note = f"# Notes\n\nthe heron budget is 40k.\n{NOTE}\n"
         write(path / ("projects/-home-me-proj/memory/notes.md" if source == "claude-code" else "MEMORY.md"), note)
     mem = make_memory(workspace)
-    planned, preview = mem.import_preview(source, path)
+    planned, preview = mem.notes.import_preview(source, path)
     assert preview.redacted == len(NOTE_SECRETS) + (source in ("chatgpt", "claude")), preview
-    report = mem.import_files(planned, preview)
+    report = mem.notes.import_files(planned, preview)
     written = "\n".join((workspace / rel).read_text("utf-8") for rel in report.added)
     assert "my bank PIN is [REDACTED]" in written and "验证码：[REDACTED]" in written
     if source in ("chatgpt", "claude"):

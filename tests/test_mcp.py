@@ -438,8 +438,8 @@ def test_the_bearer_scheme_is_case_insensitive():
 
 
 def test_no_writer_goes_through_a_hard_link(ws, tmp_path):
+    from mnemoclaw.notes.write import create_note
     from mnemoclaw.runtime.hygiene import Proposal, apply
-    from mnemoclaw.workspace import create_note
 
     s = load_settings(workspace=ws, state_dir=tmp_path / "state", config={}, env={}, overrides={"provider": "none"})
     outside = tmp_path / "outside.md"

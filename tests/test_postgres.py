@@ -110,7 +110,7 @@ def test_forget_on_postgres_leaves_no_row_holding_the_text(workspace, tmp_path, 
     mem = open_memory(tmp_path, "pg", workspace, url)
     try:
         mem.sync()
-        done = mem.forget(mem.forget_plan("pg1.internal"))
+        done = mem.notes.forget(mem.notes.forget_plan("pg1.internal"))
         assert done["verified"] and mem.store.holds(["pg1.internal"]) == []
         assert not any("pg1" in h.text for h in mem.search("database host pg1", min_score=0.0))
     finally:

@@ -185,10 +185,10 @@ def test_forget_takes_the_lines_out_of_transcripts_too(workspace, sessions_memor
                                                  ("assistant", "Noted the boat.")])
     mem.sync()
     assert any(r["source"] == "sessions" for r in mem.memory_search("sea-otter-5 boat", min_score=0)["results"])
-    plan = mem.forget_plan("sea-otter-5")
+    plan = mem.notes.forget_plan("sea-otter-5")
     assert [(r.path, r.source, r.start) for r in plan.removals] == [("MEMORY.md", "memory", 2),
                                                                    ("sessions/abc.jsonl", "sessions", 4)]
-    done = mem.forget(plan)
+    done = mem.notes.forget(plan)
     assert done["verified"], done
     assert "sea-otter" not in path.read_text() and len(path.read_text().splitlines()) == 4
     assert not any("otter" in r["snippet"] for r in mem.memory_search("sea-otter-5 boat", min_score=0)["results"])

@@ -19,14 +19,11 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable
-from datetime import datetime
-from pathlib import Path
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
-from . import cleanup, forget, imports
 from .backends import Backend, BuiltinBackend, QmdBackend, open_backend
-from .cleanup import CleanupPlan
 from .config import Settings, load_settings
 from .embeddings.base import EmbeddingProvider
 from .errors import (
@@ -37,12 +34,12 @@ from .errors import (
     ProviderResponseError,
     ReadOnlyError,
 )
-from .forget import ForgetPlan
 from .freshness import INLINE_SYNC_FILES, SEARCH_LOCK_WAIT, Freshness
 from .index.background import BackgroundSync
 from .index.indexer import Indexer, Progress
 from .index.watcher import Watcher
-from .markdown.annotations import parse_value, render
+from .notes import Forgotten, Notes
+from .notes.paths import read_lines, resolve_memory_path, split_citation
 from .providers import AUTO, ProviderChoice, auto_provider, build_provider, resolve_provider
 from .search.searcher import floor_summary, ranking_summary
 from .store import Store, open_store
@@ -59,8 +56,7 @@ from .tools import (
     make_snippet,
     search_failed,
 )
-from .types import Hit, IndexReport
-from .workspace import append_note, content_hash, read_lines, replace_note, resolve_memory_path, split_citation
+from .types import Hit, IndexReport, SourceFile
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +103,7 @@ class Memory:
             sessions_dir=str(settings.sessions_dir) if "sessions" in settings.index_sources() else None,
             inline_sync=self.sync, open_writer=lambda: _Writer(self), on_writer_error=self._writer_failed,
             allow_background=background)
+        self.notes = Notes(settings, _NotesIndex(self), clock)  # every write to the memory files
         self.vectors_error: str | None = None  # why new chunks were indexed without vectors
         self._query_embedding_off_until = 0.0
         for note in settings.ignored():
@@ -210,7 +207,7 @@ class Memory:
         with no fallback, index for keyword search and add the vectors later
         (``retry_vectors``: try the chunks waiting for vectors now). Undo copies a forget kept
         are deleted here once their time is up."""
-        forget.expire_copies(self.settings.state_dir, datetime.fromtimestamp(self.clock()))
+        self.notes.expire_copies()
         return self._sync_backend(self.backend, full=full, progress=progress, lock_timeout=lock_timeout,
                                   sources=sources, limit=limit, fallback_now=fallback_now,
                                   retry_vectors=retry_vectors)
@@ -454,8 +451,8 @@ class Memory:
             given = {"importance": importance, "kind": kind, "expires": expires, "key": key}
             for param in ANNOTATION_PARAMS:
                 param.check(given[param.keyword])
-            return {"ok": True, **self.append(text, target, importance=importance, kind=kind, expires=expires,
-                                              key=key)}
+            return {"ok": True, **self.notes.append(text, target, importance=importance, kind=kind, expires=expires,
+                                                    key=key)}
         except (MnemoclawError, OSError, ValueError) as exc:
             return append_failed(exc, self.public)
 
@@ -466,7 +463,7 @@ class Memory:
         """The ``memory_forget`` tool (offered when memory.forget.tool is true): a preview with an
         id, then, called again with ``confirm`` = that id, the removal. Never raises."""
         try:
-            plan = self.forget_plan(target)
+            plan = self.notes.forget_plan(target)
             if not confirm:
                 return {"applied": False, **plan.as_dict(),
                         "note": "nothing was removed: show the user these lines, and only if they agree call "
@@ -474,7 +471,7 @@ class Memory:
             if confirm != plan.digest():
                 return {"applied": False, "error": "confirm does not match what target names now (memory changed, "
                         "or the id is from another preview); nothing was removed", **plan.as_dict()}
-            done = self.forget(plan)
+            done = self.notes.forget(plan)
             return {"applied": True, **plan.as_dict(), **{k: v for k, v in done.items() if k != "removed"}}
         except (MnemoclawError, OSError) as exc:
             return {"applied": False, "error": self.public(str(exc))}
@@ -523,140 +520,6 @@ class Memory:
         shown = self.backend.shown_path(resolved.display)
         return shown, read_lines(resolved.abspath, from_line, lines, shown)
 
-    def append(self, text: str, target: str | None = None, *, importance: int | float | None = None,
-               kind: str | None = None, expires: str | None = None, key: str | None = None) -> dict[str, Any]:
-        """Append to today's daily log, or to MEMORY.md with ``target="long_term"`` (nothing else),
-        annotated (``<!-- importance: 8; key: db-host -->`` on the note's heading) when asked."""
-        self.settings.check_writable("memory_append")
-        attrs = {}
-        for name, value in (("importance", importance), ("type", kind), ("expires", expires), ("key", key)):
-            if value is None or value == "":
-                continue
-            parsed, why = parse_value(name, str(value))
-            if why:
-                raise ToolArgumentError(f"{why}; nothing was written")
-            attrs[name] = parsed
-        now = datetime.fromtimestamp(self.clock()).astimezone()
-        done = append_note(self.settings.workspace, text, target, now, annotation=render(attrs))
-        out: dict[str, Any] = {"path": done.path, "startLine": done.start_line, "endLine": done.end_line}
-        if attrs:
-            out["annotations"] = attrs
-        if done.redacted:
-            out["redacted"] = done.redacted
-            out["note"] = (f"{done.redacted} secret(s) (keys, tokens, passwords) were replaced by [REDACTED]: "
-                           "memory is searchable, so secrets are never written to it")
-        return out
-
-    def opened(self, path: str) -> dict[str, Any]:
-        """A memory file as an editor opens it: ``{"path", "text", "base"}``, ``base`` being what
-        ``edit`` checks the file against (a file not written yet holds the empty text)."""
-        shown, text = self.read(path)
-        return {"path": shown, "text": text or "", "base": content_hash(text or "")}
-
-    def edit(self, path: str, text: str, base: str) -> dict[str, Any]:
-        """Replace MEMORY.md or a daily log with ``text`` if it still holds what ``opened`` gave
-        (EditConflictError, with what it holds now, if not), then index it: when this returns,
-        a search finds the new text."""
-        self.settings.check_writable("editing a memory file")
-        resolved = resolve_memory_path(path, self.settings.workspace, self.settings.extra_paths())
-        redacted = replace_note(self.settings.workspace, resolved.display, base, text)
-        report = self.sync()
-        out: dict[str, Any] = {"path": resolved.display, "indexed": not report.failed}
-        if redacted:
-            out["redacted"] = redacted
-        return out
-
-    # -- forgetting ------------------------------------------------------------------------------
-    def forget_plan(self, target: str) -> ForgetPlan:
-        """What ``forget`` would remove for a query (the lines holding all its words, each with
-        its entry) or a citation (``memory/2026-03-01.md#L3-L5``); removes nothing."""
-        files = self.backend.indexer.discover() if isinstance(self.backend, BuiltinBackend | QmdBackend) else []
-
-        def resolve(raw: str) -> tuple[str, str]:
-            got = resolve_memory_path(raw, self.settings.workspace, self.settings.extra_paths())
-            return got.display, str(got.abspath)
-
-        return forget.plan(target, files, resolve)
-
-    def forget(self, plan: ForgetPlan, *, keep_copy: bool = False) -> dict[str, Any]:
-        """Remove what ``plan`` showed from the files, then the chunks, vectors and cached vectors
-        that held it, and vacuum the index, so that no search, ``memory_get`` or byte of the
-        index file finds it. No copy is kept unless ``keep_copy`` (an undo copy, deleted after
-        ``forget.UNDO_DAYS``); in a git workspace the report names the commits that still hold
-        the text. Says whether the check of the index passed."""
-        self.settings.check_writable("forget")
-        before = {}
-        for path in plan.files():
-            got = self.store.file_chunks(path)
-            before[path] = {c.hash for c in got.chunks} if got else set()
-        kept = forget.apply(plan, workspace=self.settings.workspace, state_dir=self.settings.state_dir,
-                            now=datetime.fromtimestamp(self.clock()).astimezone(), keep_copy=keep_copy)
-        report = self.sync(fallback_now=False)
-        with self.store.write_lock(timeout=60):
-            after = set()
-            for path in plan.files():
-                got = self.store.file_chunks(path)
-                after |= {c.hash for c in got.chunks} if got else set()
-            gone = set().union(*before.values()) - after
-            cached = self.store.cache_delete(gone)
-            self.store.scrub()
-        texts = [line.strip() for r in plan.removals for line in r.lines if len(line.strip()) >= 8]
-        elsewhere = set(forget.still_in([r.abspath for r in plan.removals], texts))  # other copies kept
-        left = self.store.holds([t for t in texts if t not in elsewhere])
-        out: dict[str, Any] = {"removed": plan.as_dict(), "chunksReplaced": len(gone), "cachedVectorsDeleted": cached,
-                               "indexFailed": [{"path": p, "reason": r} for p, r in report.failed], **kept}
-        out["verified"] = not left
-        if left:
-            out["stillInIndex"] = left
-        return out
-
-    def cleanup_plan(self, *, older_than_days: int | None = 180, below_importance: int | None = None,
-                     expired: bool = True) -> CleanupPlan:
-        """What ``cleanup`` would do: entries to remove (expired, less important than
-        ``below_importance``) and daily logs older than ``older_than_days`` to archive."""
-        backend = self.backend
-        files = backend.indexer.discover(["memory"]) if isinstance(backend, BuiltinBackend | QmdBackend) else []
-        today = datetime.fromtimestamp(self.clock()).date()
-        return cleanup.plan(files, self.settings.workspace, today, older_than_days=older_than_days,
-                            below_importance=below_importance, expired=expired)
-
-    def cleanup(self, plan: CleanupPlan, *, keep_copy: bool = False) -> dict[str, Any]:
-        """Apply a clean-up plan: the removals as ``forget`` does them, then the archive moves
-        (committed before and after when the workspace is a git repository), then a sync."""
-        self.settings.check_writable("cleanup")
-        out: dict[str, Any] = {}
-        if plan.removals.removals:
-            out["forget"] = self.forget(plan.removals, keep_copy=keep_copy)
-        if plan.moves:
-            ws = self.settings.workspace
-            repo = (Path(ws) / ".git").exists()
-            if repo and forget._git_commit(Path(ws), ["memory"], "mnemoclaw: before archiving") is None:
-                raise PathDeniedError("the workspace is a git repository but memory/ could not be committed "
-                                      "before archiving; nothing was moved")
-            out["archived"] = cleanup.move(Path(ws), plan.moves)
-            if repo:
-                out["gitCommit"] = forget._git_commit(Path(ws), ["memory"],
-                                                      f"mnemoclaw: archive {len(plan.moves)} daily log(s)")
-            self.sync(fallback_now=False)
-        return out
-
-    # -- importing -------------------------------------------------------------------------------
-    def import_preview(self, source: str, path: str | Path, progress: Callable[[int, int], None] | None = None
-                       ) -> tuple[list[imports.Planned], imports.ImportReport]:
-        """What importing ``path`` as ``source`` (chatgpt, claude, claude-code, codex) would write
-        under memory/imports/<source>/, and the counts; writes nothing."""
-        planned, report = imports.plan(source, Path(path), progress)
-        return planned, imports.write(self.settings.workspace, self.settings.state_dir, planned, report, dry=True)
-
-    def import_files(self, planned: list[imports.Planned], preview: imports.ImportReport,
-                     progress: Callable[[int, int], None] | None = None) -> imports.ImportReport:
-        """Write what ``import_preview`` planned (idempotent; a file edited since an earlier import
-        is kept). ``sync`` afterwards makes it searchable."""
-        self.settings.check_writable("import")
-        report = imports.ImportReport(preview.source, found=preview.found, empty=preview.empty,
-                                      redacted=preview.redacted, links=list(preview.links))
-        return imports.write(self.settings.workspace, self.settings.state_dir, planned, report, progress)
-
     # -- status -----------------------------------------------------------------------------------
     def status(self, *, check_dirty: bool = True, check_integrity: bool = False, deep: bool = False) -> dict[str, Any]:
         """The index and how it is kept. ``check_integrity`` reads every page and chunk of
@@ -696,6 +559,43 @@ class Memory:
         if not out["workspaceExists"]:
             out.pop("dirty", None)
         return out
+
+
+class _NotesIndex:
+    """What the notes side asks of the index, answered from this memory's backend."""
+
+    def __init__(self, memory: Memory):
+        self.memory = memory
+
+    def files(self, sources: Sequence[str] | None = None) -> list[SourceFile]:
+        backend = self.memory.backend
+        if not isinstance(backend, BuiltinBackend | QmdBackend):
+            return []
+        return backend.indexer.discover(list(sources) if sources is not None else None)
+
+    def refresh(self) -> IndexReport:
+        return self.memory.sync(fallback_now=False)
+
+    @contextmanager
+    def forgetting(self, paths: Sequence[str], texts: Sequence[str]) -> Iterator[Forgotten]:
+        store = self.memory.store
+        before: set[str] = set()
+        for path in paths:
+            got = store.file_chunks(path)
+            before |= {c.hash for c in got.chunks} if got else set()
+        done = Forgotten()
+        yield done
+        done.report = self.refresh()
+        with store.write_lock(timeout=60):
+            after: set[str] = set()
+            for path in paths:
+                got = store.file_chunks(path)
+                after |= {c.hash for c in got.chunks} if got else set()
+            gone = before - after
+            done.chunks_replaced = len(gone)
+            done.cached_vectors_deleted = store.cache_delete(gone)
+            store.scrub()
+        done.still_in_index = store.holds(list(texts))
 
 
 class _Writer:

@@ -192,7 +192,7 @@ def cli(ctx: click.Context, workspace, state_dir, config_path, agent, openclaw_d
 @_run
 def init(obj: _Ctx, set_default: bool) -> None:
     """Create the workspace (MEMORY.md, memory/, AGENTS.md with the memory protocol) and a config file."""
-    from .scaffold import init_workspace
+    from .notes.scaffold import init_workspace
 
     if obj.openclaw:
         obj.settings().check_writable("init")
@@ -817,7 +817,7 @@ def forget(obj: _Ctx, target: str, yes: bool, keep_copy: bool, as_json: bool) ->
     the index vacuumed, and the index file checked for the text.
     """
     with obj.memory() as mem:
-        plan = mem.forget_plan(target)
+        plan = mem.notes.forget_plan(target)
         if not as_json:
             click.echo(f"forget {target!r}: {plan.line_count} line(s) in {len(plan.files())} file(s)")
             for r in plan.removals:
@@ -833,7 +833,7 @@ def forget(obj: _Ctx, target: str, yes: bool, keep_copy: bool, as_json: bool) ->
                 click.echo("Nothing removed (answer yes, or run with --yes).", err=True)
             return
         mem.settings.check_writable("forget")
-        done = mem.forget(plan, keep_copy=keep_copy)
+        done = mem.notes.forget(plan, keep_copy=keep_copy)
     if as_json:
         _emit_json({"plan": plan.as_dict(), "applied": True, **done})
         return
@@ -865,11 +865,11 @@ def cleanup(obj: _Ctx, older_than: str, below_importance: int | None, expired: b
     below an importance removed (as `forget` removes them: no copy kept, index purged), daily
     logs older than a cut-off moved to memory/archive/ (still searched, ranked below live notes;
     query.archive false leaves them out)."""
-    from .cleanup import parse_age
+    from .notes.cleanup import parse_age
 
     days = None if older_than.strip().lower() in ("never", "0", "0d") else parse_age(older_than)
     with obj.memory() as mem:
-        plan = mem.cleanup_plan(older_than_days=days, below_importance=below_importance, expired=expired)
+        plan = mem.notes.cleanup_plan(older_than_days=days, below_importance=below_importance, expired=expired)
         shown = plan.as_dict()
         if not as_json:
             if plan.empty:
@@ -882,7 +882,7 @@ def cleanup(obj: _Ctx, older_than: str, below_importance: int | None, expired: b
                 click.echo(f"archive {m['path']} -> {m['to']}")
         done: dict = {}
         if apply_ and not plan.empty:
-            done = mem.cleanup(plan)
+            done = mem.notes.cleanup(plan)
     if as_json:
         _emit_json({"plan": shown, "applied": bool(apply_ and not plan.empty), **done})
         return
@@ -923,7 +923,7 @@ def import_(obj: _Ctx, source: str, path: str, yes: bool, no_index: bool, as_jso
     with obj.memory() as mem:
         bar = Progress("reading", enabled=None if not as_json else False, unit="conversations")
         try:
-            planned, preview = mem.import_preview(source, path, bar)
+            planned, preview = mem.notes.import_preview(source, path, bar)
         finally:
             bar.finish()
         shown = preview.as_dict()
@@ -948,7 +948,7 @@ def import_(obj: _Ctx, source: str, path: str, yes: bool, no_index: bool, as_jso
             return
         bar = Progress("writing", enabled=None if not as_json else False, unit="files")
         try:
-            report = mem.import_files(planned, preview, bar)
+            report = mem.notes.import_files(planned, preview, bar)
         finally:
             bar.finish()
         index = None

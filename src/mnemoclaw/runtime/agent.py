@@ -27,6 +27,7 @@ from typing import Any
 
 from ..api import Memory
 from ..errors import MnemoclawError
+from ..notes.git import autocommit
 from ..text.tokenize import estimate_tokens
 from . import commands
 from .bootstrap import InjectedFile, load_bootstrap, render, sections_to_reinject
@@ -41,7 +42,6 @@ from .compaction import (
     split_point,
 )
 from .compaction import render as render_history
-from .git import autocommit
 from .llm import ChatClient, ContextOverflowError, LLMError
 from .pruning import prune
 from .session_memory import NO_REPLY, save_session

@@ -16,10 +16,10 @@ from pathlib import Path
 from ..config import Settings
 from ..errors import PathDeniedError, ReadOnlyError
 from ..index.discovery import is_link
+from ..notes.git import autocommit
+from ..notes.write import extend_file
 from ..text.dates import note_date
 from ..text.secrets import redact
-from ..workspace import extend_file
-from .git import autocommit
 from .llm import ChatClient, LLMError
 from .settings import runtime_settings
 

@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..workspace import create_note
+from ..notes.write import create_note
 from .llm import ChatClient, LLMError
 from .transcript import SessionStore
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import tools
 from ..api import Memory
-from ..workspace import resolve_workspace_file
+from ..notes.paths import resolve_workspace_file
 from .compaction import json_args
 from .settings import RuntimeSettings
 

@@ -28,8 +28,8 @@ from urllib.parse import parse_qsl, quote, urlencode
 from ..api import Memory
 from ..errors import ConfigError, EditConflictError, MnemoclawError, PathDeniedError, ReadOnlyError
 from ..mcp_server import is_loopback
+from ..notes.write import EDITABLE, content_hash
 from ..search.searcher import MODES
-from ..workspace import EDITABLE, content_hash
 
 COOKIE = "mnemoclaw_ui_token"
 SESSION = "mnemoclaw_ui_session"  # a browser's session: the forms' token is derived from it
@@ -286,7 +286,7 @@ def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: st
         if isinstance(fields, Response):
             return fields
         def write() -> dict[str, Any]:
-            done = mem.append(fields.get("text", ""))
+            done = mem.notes.append(fields.get("text", ""))
             mem.sync()  # indexed before the page says saved
             return done
 
@@ -300,7 +300,7 @@ def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: st
     def edit_form(request: Request) -> Response:
         path = request.path_params["path"]
         try:
-            got = mem.opened(path)
+            got = mem.notes.opened(path)
         except (MnemoclawError, OSError, ValueError) as exc:
             return page("error.html", 403, request, title="Cannot edit", message=mem.public(str(exc)))
         if not writable or EDITABLE.fullmatch(got["path"]) is None:
@@ -316,7 +316,7 @@ def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: st
         path = request.path_params["path"]
         text = fields.get("text", "").replace("\r\n", "\n")
         try:
-            done = await in_memory(lambda: mem.edit(path, text, fields.get("base", "")))
+            done = await in_memory(lambda: mem.notes.edit(path, text, fields.get("base", "")))
         except EditConflictError as exc:
             return page("edit.html", 409, request, path=path, text=text, base=content_hash(exc.current),
                         disk=exc.current, error=mem.public(str(exc)))

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from .atomic import write_atomic
-from .config import ENV_CONFIG, Settings, load_settings
-from .errors import ConfigError
+from ..atomic import write_atomic
+from ..config import ENV_CONFIG, Settings, load_settings
+from ..errors import ConfigError
 
 
 @dataclass

@@ -18,19 +18,19 @@ import json
 import os
 import shutil
 import stat
-import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from .atomic import replace_all
-from .errors import MnemoclawError, PathDeniedError
-from .markdown.annotations import Entries
-from .text.tokenize import analyze, keyword_query
-from .types import SourceFile
-from .workspace import split_citation
+from ..atomic import replace_all
+from ..errors import MnemoclawError, PathDeniedError
+from ..markdown.annotations import Entries
+from ..text.tokenize import analyze, keyword_query
+from ..types import SourceFile
+from . import git
+from .paths import split_citation
 
 BACKUP_DIR = "forgotten"  # under the state directory
 
@@ -145,41 +145,6 @@ def _check_writable(abspath: str, shown: str) -> None:
                               "elsewhere on disk; nothing was removed")
 
 
-def _git_commit(workspace: Path, paths: list[str], message: str) -> str | None:
-    """Commit ``paths`` as they are now; the commit's id, or None when that fails."""
-    git = ["git", "-c", "user.name=mnemoclaw", "-c", "user.email=mnemoclaw@localhost"]
-    try:
-        subprocess.run([*git, "add", "--", *paths], cwd=workspace, check=True, capture_output=True, timeout=30)
-        changed = subprocess.run(["git", "status", "--porcelain", "--", *paths], cwd=workspace, check=True,
-                                 capture_output=True, text=True, timeout=30).stdout.strip()
-        if changed:  # else they are committed as they are already
-            subprocess.run([*git, "commit", "-q", "-m", message, "--", *paths], cwd=workspace, check=True,
-                           capture_output=True, timeout=30)
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=workspace, check=True,
-                              capture_output=True, text=True, timeout=30)
-        return head.stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
-HISTORY_LINES = 20  # removed lines looked up in git history (each is one pickaxe search)
-
-
-def commits_holding(workspace: Path, lines: Sequence[str]) -> list[str]:
-    """The commits of the repository at ``workspace`` that added or removed any of ``lines``
-    (git's pickaxe, every branch): if there is one, history still holds the text."""
-    found: dict[str, None] = {}
-    wanted = [t for t in dict.fromkeys(line.strip() for line in lines) if len(t) >= 4][:HISTORY_LINES]
-    for text in wanted:
-        try:
-            out = subprocess.run(["git", "log", "--all", "--format=%h", "-F", f"-S{text}"], cwd=workspace,
-                                 capture_output=True, text=True, timeout=30)
-        except (OSError, subprocess.SubprocessError):
-            continue
-        found.update(dict.fromkeys(out.stdout.split()))
-    return list(found)
-
-
 UNDO_DAYS = 7  # an undo copy (forget --keep-copy) is deleted this long after the forget
 _STAMP = "%Y%m%d-%H%M%S-%f"
 
@@ -247,9 +212,9 @@ def apply(p: ForgetPlan, *, workspace: Path, state_dir: Path, now: datetime,
     inside = {a: os.path.relpath(a, ws) for a in by_file
               if os.path.realpath(a).startswith(str(ws) + os.sep)}
     done: dict[str, Any] = {}
-    repo = (ws / ".git").exists() and bool(inside)
+    repo = git.is_repository(ws) and bool(inside)
     if repo:  # asked before the removal is committed (that commit removes the text: git would name it too)
-        done["gitHistory"] = commits_holding(ws, [line for r in p.removals for line in r.lines])
+        done["gitHistory"] = git.commits_holding(ws, [line for r in p.removals for line in r.lines])
     if keep_copy:
         folder = _keep_copy({a: inside.get(a) or os.path.join("_outside", a.lstrip(os.sep)) for a in by_file},
                             state_dir, now)
@@ -269,7 +234,7 @@ def apply(p: ForgetPlan, *, workspace: Path, state_dir: Path, now: datetime,
                              "every file is as it was (free some space, then forget again)") from None
     if repo:
         files = len(inside)
-        done["gitCommit"] = _git_commit(ws, sorted(inside.values()),
+        done["gitCommit"] = git.commit(ws, sorted(inside.values()),
                                         f"mnemoclaw: forget {p.line_count} line(s) in {files} file(s)")
     return done
 

@@ -21,11 +21,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .atomic import atomic_file
-from .errors import MnemoclawError
-from .index.discovery import is_link, walk_markdown
-from .text import parse
-from .text.secrets import redact, redact_counted
+from ..atomic import atomic_file
+from ..errors import MnemoclawError
+from ..index.discovery import is_link, walk_markdown
+from ..text import parse
+from ..text.secrets import redact, redact_counted
 
 SOURCES = ("chatgpt", "claude", "claude-code", "codex")
 IMPORTS_DIR = "memory/imports"

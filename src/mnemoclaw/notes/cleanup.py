@@ -12,12 +12,12 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError, PathDeniedError
+from ..errors import ConfigError, PathDeniedError
+from ..markdown.annotations import annotated_entries
+from ..search.annotated import ARCHIVE_DIR
+from ..text.dates import note_date
+from ..types import SourceFile
 from .forget import ForgetPlan, Removal, merge_ranges, read_split
-from .markdown.annotations import annotated_entries
-from .search.annotated import ARCHIVE_DIR
-from .text.dates import note_date
-from .types import SourceFile
 
 DEFAULT_OLDER_THAN = "180d"
 _AGE = re.compile(r"^\s*(\d+)\s*([dwmy]?)\s*$")

@@ -1,0 +1,193 @@
+"""The Markdown side of an agent's memory: the files are the truth, and every write to them is
+made here — appends, edits, forgetting, clean-up, imports, the session files, scaffolding — by
+the one writer (``write.py``) inside the one sandbox (``paths.py``), with one git helper.
+
+``Notes`` is the handle ``Memory.notes`` gives: it changes the files, then tells the index what
+changed through ``Index`` (a small interface ``Memory`` implements), never through ``Memory``
+itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..config import Settings
+from ..errors import PathDeniedError
+from ..markdown.annotations import parse_value, render
+from ..tools import ToolArgumentError
+from ..types import IndexReport, SourceFile
+from . import cleanup, forget, git, imports
+from .cleanup import CleanupPlan
+from .forget import ForgetPlan
+from .paths import read_lines, resolve_memory_path
+from .write import append_note, content_hash, replace_note
+
+__all__ = ["CleanupPlan", "ForgetPlan", "Forgotten", "Index", "Notes"]
+
+
+@dataclass
+class Forgotten:
+    """What the index did about lines a forget removed (``Index.forgetting`` fills it in)."""
+
+    report: IndexReport = field(default_factory=IndexReport)
+    chunks_replaced: int = 0
+    cached_vectors_deleted: int = 0
+    still_in_index: list[str] = field(default_factory=list)
+
+
+class Index(Protocol):
+    """What the notes side asks of the index."""
+
+    def files(self, sources: Sequence[str] | None = None) -> list[SourceFile]:
+        """The memory files the index reads (``sources``: only these), as discovery finds them."""
+
+    def refresh(self) -> IndexReport:
+        """Index what changed on disk, now."""
+
+    def forgetting(self, paths: Sequence[str], texts: Sequence[str]) -> AbstractContextManager[Forgotten]:
+        """Around a change that removes ``texts`` from the files at ``paths``: afterwards the
+        index holds nothing of them (chunks re-indexed, their cached vectors deleted, deleted
+        pages scrubbed), and the ``Forgotten`` says what it did and what it still holds."""
+
+
+class Notes:
+    def __init__(self, settings: Settings, index: Index, clock: Callable[[], float]):
+        self.settings = settings
+        self.index = index
+        self.clock = clock
+
+    @property
+    def workspace(self) -> Path:
+        return Path(self.settings.workspace)
+
+    def _now(self) -> datetime:
+        return datetime.fromtimestamp(self.clock()).astimezone()
+
+    # -- writing --------------------------------------------------------------------------------
+    def append(self, text: str, target: str | None = None, *, importance: int | float | None = None,
+               kind: str | None = None, expires: str | None = None, key: str | None = None) -> dict[str, Any]:
+        """Append to today's daily log, or to MEMORY.md with ``target="long_term"`` (nothing else),
+        annotated (``<!-- importance: 8; key: db-host -->`` on the note's heading) when asked."""
+        self.settings.check_writable("memory_append")
+        attrs = {}
+        for name, value in (("importance", importance), ("type", kind), ("expires", expires), ("key", key)):
+            if value is None or value == "":
+                continue
+            parsed, why = parse_value(name, str(value))
+            if why:
+                raise ToolArgumentError(f"{why}; nothing was written")
+            attrs[name] = parsed
+        done = append_note(self.workspace, text, target, self._now(), annotation=render(attrs))
+        out: dict[str, Any] = {"path": done.path, "startLine": done.start_line, "endLine": done.end_line}
+        if attrs:
+            out["annotations"] = attrs
+        if done.redacted:
+            out["redacted"] = done.redacted
+            out["note"] = (f"{done.redacted} secret(s) (keys, tokens, passwords) were replaced by [REDACTED]: "
+                           "memory is searchable, so secrets are never written to it")
+        return out
+
+    def opened(self, path: str) -> dict[str, Any]:
+        """A memory file as an editor opens it: ``{"path", "text", "base"}``, ``base`` being what
+        ``edit`` checks the file against (a file not written yet holds the empty text)."""
+        resolved = resolve_memory_path(path, self.workspace, self.settings.extra_paths())
+        text = read_lines(resolved.abspath, None, None, resolved.display) or ""
+        return {"path": resolved.display, "text": text, "base": content_hash(text)}
+
+    def edit(self, path: str, text: str, base: str) -> dict[str, Any]:
+        """Replace MEMORY.md or a daily log with ``text`` if it still holds what ``opened`` gave
+        (EditConflictError, with what it holds now, if not), then index it: when this returns,
+        a search finds the new text."""
+        self.settings.check_writable("editing a memory file")
+        resolved = resolve_memory_path(path, self.workspace, self.settings.extra_paths())
+        redacted = replace_note(self.workspace, resolved.display, base, text)
+        report = self.index.refresh()
+        out: dict[str, Any] = {"path": resolved.display, "indexed": not report.failed}
+        if redacted:
+            out["redacted"] = redacted
+        return out
+
+    # -- forgetting ------------------------------------------------------------------------------
+    def forget_plan(self, target: str) -> ForgetPlan:
+        """What ``forget`` would remove for a query (the lines holding all its words, each with
+        its entry) or a citation (``memory/2026-03-01.md#L3-L5``); removes nothing."""
+        def resolve(raw: str) -> tuple[str, str]:
+            got = resolve_memory_path(raw, self.workspace, self.settings.extra_paths())
+            return got.display, str(got.abspath)
+
+        return forget.plan(target, self.index.files(), resolve)
+
+    def forget(self, plan: ForgetPlan, *, keep_copy: bool = False) -> dict[str, Any]:
+        """Remove what ``plan`` showed from the files, then the chunks, vectors and cached vectors
+        that held it, and vacuum the index, so that no search, ``memory_get`` or byte of the
+        index file finds it. No copy is kept unless ``keep_copy`` (an undo copy, deleted after
+        ``forget.UNDO_DAYS``); in a git workspace the report names the commits that still hold
+        the text. Says whether the check of the index passed."""
+        self.settings.check_writable("forget")
+        texts = [line.strip() for r in plan.removals for line in r.lines if len(line.strip()) >= 8]
+        with self.index.forgetting(plan.files(), texts) as gone:
+            kept = forget.apply(plan, workspace=self.workspace, state_dir=self.settings.state_dir, now=self._now(),
+                                keep_copy=keep_copy)
+        elsewhere = set(forget.still_in([r.abspath for r in plan.removals], texts))  # other copies kept
+        left = [t for t in gone.still_in_index if t not in elsewhere]
+        out: dict[str, Any] = {"removed": plan.as_dict(), "chunksReplaced": gone.chunks_replaced,
+                               "cachedVectorsDeleted": gone.cached_vectors_deleted,
+                               "indexFailed": [{"path": p, "reason": r} for p, r in gone.report.failed], **kept}
+        out["verified"] = not left
+        if left:
+            out["stillInIndex"] = left
+        return out
+
+    def expire_copies(self) -> list[str]:
+        """Delete the undo copies whose time is up (``forget --keep-copy``)."""
+        return forget.expire_copies(self.settings.state_dir, datetime.fromtimestamp(self.clock()))
+
+    # -- clean-up ----------------------------------------------------------------------------------
+    def cleanup_plan(self, *, older_than_days: int | None = 180, below_importance: int | None = None,
+                     expired: bool = True) -> CleanupPlan:
+        """What ``cleanup`` would do: entries to remove (expired, less important than
+        ``below_importance``) and daily logs older than ``older_than_days`` to archive."""
+        today = datetime.fromtimestamp(self.clock()).date()
+        return cleanup.plan(self.index.files(["memory"]), self.workspace, today, older_than_days=older_than_days,
+                            below_importance=below_importance, expired=expired)
+
+    def cleanup(self, plan: CleanupPlan, *, keep_copy: bool = False) -> dict[str, Any]:
+        """Apply a clean-up plan: the removals as ``forget`` does them, then the archive moves
+        (committed before and after when the workspace is a git repository), then a sync."""
+        self.settings.check_writable("cleanup")
+        out: dict[str, Any] = {}
+        if plan.removals.removals:
+            out["forget"] = self.forget(plan.removals, keep_copy=keep_copy)
+        if plan.moves:
+            ws = self.workspace
+            repo = git.is_repository(ws)
+            if repo and git.commit(ws, ["memory"], "mnemoclaw: before archiving") is None:
+                raise PathDeniedError("the workspace is a git repository but memory/ could not be committed "
+                                      "before archiving; nothing was moved")
+            out["archived"] = cleanup.move(ws, plan.moves)
+            if repo:
+                out["gitCommit"] = git.commit(ws, ["memory"], f"mnemoclaw: archive {len(plan.moves)} daily log(s)")
+            self.index.refresh()
+        return out
+
+    # -- importing -------------------------------------------------------------------------------
+    def import_preview(self, source: str, path: str | Path, progress: Callable[[int, int], None] | None = None
+                       ) -> tuple[list[imports.Planned], imports.ImportReport]:
+        """What importing ``path`` as ``source`` (chatgpt, claude, claude-code, codex) would write
+        under memory/imports/<source>/, and the counts; writes nothing."""
+        planned, report = imports.plan(source, Path(path), progress)
+        return planned, imports.write(self.workspace, self.settings.state_dir, planned, report, dry=True)
+
+    def import_files(self, planned: list[imports.Planned], preview: imports.ImportReport,
+                     progress: Callable[[int, int], None] | None = None) -> imports.ImportReport:
+        """Write what ``import_preview`` planned (idempotent; a file edited since an earlier import
+        is kept). A sync afterwards makes it searchable."""
+        self.settings.check_writable("import")
+        report = imports.ImportReport(preview.source, found=preview.found, empty=preview.empty,
+                                      redacted=preview.redacted, links=list(preview.links))
+        return imports.write(self.workspace, self.settings.state_dir, planned, report, progress)
