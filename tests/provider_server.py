@@ -105,6 +105,7 @@ class ProviderServer:
 
             def _send(self, status: int, body: Any, raw: bytes | None = None, headers: dict[str, str] | None = None):
                 data = raw if raw is not None else json.dumps(body).encode()
+                self._answered()  # the client may send its next request as soon as this one is answered
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -191,10 +192,17 @@ class ProviderServer:
                 inputs = body["input"]
                 return ([inputs] if isinstance(inputs, str) else list(inputs)), body["model"]
 
+            def _answered(self) -> None:
+                if getattr(self, "_counted", False):
+                    self._counted = False
+                    with server._lock:
+                        server.in_flight -= 1
+
             def _embed(self, path: str, body: Any) -> None:
                 with server._lock:
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                self._counted = True  # in flight from here until the answer starts (_send)
                 try:
                     if server.delay:
                         time.sleep(server.delay)
@@ -226,8 +234,7 @@ class ProviderServer:
                         model = "some-other-model"
                     self._send(200, None, raw=self._shape(vecs, model).encode())
                 finally:
-                    with server._lock:
-                        server.in_flight -= 1
+                    self._answered()
 
             def _shape(self, vecs: list[list[float]], model: str) -> str:
                 f = server.flavor
