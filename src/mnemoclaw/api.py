@@ -23,6 +23,18 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from .answers import (
+    AGENT,
+    PERSON,
+    SearchAnswer,
+    Situation,
+    append_failed,
+    explain,
+    get_failed,
+    make_snippet,
+    scrub,
+    search_failed,
+)
 from .backends import Backend, BuiltinBackend, QmdBackend, open_backend
 from .config import Settings, load_settings
 from .embeddings.base import EmbeddingProvider
@@ -43,19 +55,7 @@ from .notes.paths import read_lines, resolve_memory_path, split_citation
 from .providers import AUTO, ProviderChoice, auto_provider, build_provider, resolve_provider
 from .search.searcher import floor_summary, ranking_summary
 from .store import Store, open_store
-from .tools import (
-    ANNOTATION_PARAMS,
-    GET,
-    MAX_QUERY_CHARS,
-    SEARCH,
-    SNIPPET_MAX_CHARS,
-    SearchAnswer,
-    ToolArgumentError,
-    append_failed,
-    get_failed,
-    make_snippet,
-    search_failed,
-)
+from .tools import ANNOTATION_PARAMS, GET, MAX_QUERY_CHARS, SEARCH, SNIPPET_MAX_CHARS, ToolArgumentError
 from .types import Hit, IndexReport, SourceFile
 
 log = logging.getLogger(__name__)
@@ -85,7 +85,7 @@ class Memory:
         provider: EmbeddingProvider | None | object = AUTO,
         clock: Callable[[], float] = time.time,
         background: bool = True,
-        reader: str = "agent",
+        reader: str = AGENT,
     ):
         """``background=False`` (a short-lived process): work a search leaves over is not
         started in a thread but done by the next sync. ``reader="person"`` when the answers
@@ -391,50 +391,18 @@ class Memory:
                               model=provider.model if provider else None, fallback=self.fallback is not None,
                               mode=mode or self.backend.default_mode(),
                               min_score=self.settings.query_options().min_score if min_score is None else min_score)
-        self._explain(answer)
-        for i, warning in enumerate(answer.warnings):
-            answer.warnings[i] = self.public(warning)
+        explain(answer, self._situation(), self.reader)
+        answer.warnings[:] = [self.public(w) for w in answer.warnings]
         return answer
 
-    def _explain(self, answer: SearchAnswer) -> None:
-        """What an agent must know about where these results come from."""
-        moved = getattr(self.backend, "fallback", None)
-        if moved:
-            answer.extra["backendFallback"] = dict(moved)
-            answer.warnings.append(f"qmd could not answer ({moved['reason']}): these results come from mnemoclaw's "
-                                   "builtin index of the same files")
-        damage = self.backend.damaged()
-        if damage is not None:
-            answer.extra["damaged"] = damage
-            answer.warnings.append(f"the index is damaged ({damage}): these results come from what could still be "
-                                   "read and may miss notes; the next sync rebuilds it from the Markdown files "
-                                   "(`mnemoclaw index`)")
-        if self.backend.read_only:
-            synced = self.backend.last_sync()
-            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(synced)) if synced else "an unknown time"
-            answer.warnings.append(f"the index was not updated ({self.backend.read_only_why}): these results are "
-                                   f"as of its last sync ({when}); notes written since then are not in it")
-        state = self.indexing()
-        if state is not None:
-            answer.extra["indexing"] = state
-            done, total = state["filesDone"], state["filesTotal"]
-            if state["kind"] == "rebuild":
-                answer.warnings.append(f"the index is being rebuilt ({done} of {total} files); until that is done "
-                                       "the results come from the previous index")
-            elif self.reader == "person":
-                answer.warnings.append(f"memory is only partly indexed ({done} of {total} changed files so far; a "
-                                       "search indexes the newest first): run `mnemoclaw index` to index the rest "
-                                       "now (or keep `mnemoclaw watch` running), then search again")
-            else:
-                answer.warnings.append(f"memory is still being indexed ({done} of {total} changed files so far), "
-                                       "so these results may be incomplete: if nothing relevant is found, say that "
-                                       "memory is still loading and search again shortly, not that nothing is there")
-        if self.freshness.error:
-            answer.warnings.append(f"the index could not be updated ({self.freshness.error}); results may miss "
-                                   "recent notes")
-        if self.vectors_error:
-            answer.warnings.append(f"the embedding provider failed ({self.vectors_error}): notes are searchable by "
-                                   "keyword only until it works again")
+    def _situation(self) -> Situation:
+        backend = self.backend
+        return Situation(backend_fallback=backend.fallback if isinstance(backend, QmdBackend) else None,
+                         damaged=backend.damaged(),
+                         read_only_why=backend.read_only_why if backend.read_only else None,
+                         last_sync=backend.last_sync() if backend.read_only else None,
+                         indexing=self.indexing(), update_error=self.freshness.error,
+                         vectors_error=self.vectors_error)
 
     def memory_get(self, path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, Any]:
         """The ``memory_get`` tool: never raises."""
@@ -477,17 +445,13 @@ class Memory:
             return {"applied": False, "error": self.public(str(exc))}
 
     def public(self, message: str) -> str:
-        """An error as an agent sees it: paths relative to the workspace (the state directory
-        as STATE_DIR), never where either is on this machine (a person at this machine sees them as they are)."""
-        if self.reader == "person":
+        """An error as its reader sees it: for an agent, paths relative to the workspace (the
+        state directory as STATE_DIR), never where either is on this machine; a person at this
+        machine sees them as they are."""
+        if self.reader == PERSON:
             return message
-        roots = []
-        for root, inside, itself in ((self.settings.workspace, "", "the workspace"),
-                                     (self.settings.state_dir, "STATE_DIR/", "STATE_DIR")):
-            roots += [(spelling, inside, itself) for spelling in {str(root), os.path.realpath(root)}]
-        for spelling, inside, itself in sorted(roots, key=lambda r: -len(r[0])):  # the longest first
-            message = message.replace(spelling + os.sep, inside).replace(spelling, itself)
-        return message
+        return scrub(message, ((str(self.settings.workspace), "", "the workspace"),
+                               (str(self.settings.state_dir), "STATE_DIR/", "STATE_DIR")))
 
     # -- reading and writing --------------------------------------------------------------------
     def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, Any]:

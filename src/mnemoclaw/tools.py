@@ -7,16 +7,12 @@ else writes a tool's description or bound. Pure: a ``ToolHost`` (``Memory``) doe
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .errors import MnemoclawError, ProviderError, WorkspaceError
-from .markdown.annotations import NAMES as ANNOTATION_NAMES
+from .errors import MnemoclawError
 from .search.relevance import DEFAULT_MIN_SCORE
-from .search.snippets import choose, choose_all
-from .text.tokenize import keyword_query
-from .types import Hit
 
 SNIPPET_MAX_CHARS = 700
 # A search query is a question or a few words; a longer one is a mistake (a pasted
@@ -271,82 +267,3 @@ def _refused(spec: ToolSpec, why: str) -> dict[str, Any]:
     return {"error": why}
 
 
-# -- the wire format ------------------------------------------------------------------------
-def make_snippet(text: str, query: str, limit: int = SNIPPET_MAX_CHARS) -> str:
-    """At most ``limit`` characters of a chunk: its lines that hold the query's words."""
-    return choose(text, 1, dict.fromkeys(keyword_query(query).terms, 1.0), limit).text
-
-
-@dataclass
-class SearchAnswer:
-    """What memory_search answers, before it goes on the wire."""
-
-    hits: Sequence[Hit]
-    query: str
-    citations: bool
-    provider: str
-    model: str | None
-    fallback: bool
-    mode: str
-    extra: dict[str, Any] = field(default_factory=dict)  # indexing, damaged, ...
-    warnings: list[str] = field(default_factory=list)
-    min_score: float | None = None
-
-    def wire(self) -> dict[str, Any]:
-        results = []
-        # startLine/endLine: the whole chunk (what memory_get reads back); snippetLines: the
-        # lines the snippet shows, chosen by what matched
-        fallback_terms = dict.fromkeys(keyword_query(self.query).terms, 1.0)
-        snippets = choose_all(((h.path, h.text, h.start_line, h.terms or fallback_terms, h.analysed)
-                               for h in self.hits),
-                              SNIPPET_MAX_CHARS)
-        for h, snippet in zip(self.hits, snippets, strict=True):
-            item: dict[str, Any] = {"path": h.path, "startLine": h.start_line, "endLine": h.end_line,
-                                    "score": round(h.score, 4), "snippet": snippet.text,
-                                    "snippetLines": [list(r) for r in snippet.ranges], "source": h.source}
-            item.update({name: h.annotations[name] for name in ANNOTATION_NAMES if name in h.annotations})
-            if h.superseded_by:
-                item["supersededBy"] = h.superseded_by
-            if self.citations:
-                cite = f"{h.path}#L{h.start_line}-L{h.end_line}"
-                item["citation"] = cite
-                item["snippet"] += f"\n\nSource: {cite}"
-            results.append(item)
-        out: dict[str, Any] = {"results": results, "provider": self.provider, "model": self.model,
-                               "fallback": self.fallback, "mode": self.mode, **self.extra}
-        if not results and ("indexing" in self.extra or "damaged" in self.extra):
-            out["note"] = ("nothing found, but memory is not fully searchable right now (see indexing/damaged): "
-                           "say you could not check all of it rather than that it is not there")
-        elif not results:
-            # the honest answer, in words an agent can pass on
-            floor = f" (none scored {self.min_score:g} or more)" if self.min_score else ""
-            out["note"] = (f"memory has nothing on this{floor}: say so rather than guess; search again with "
-                           "other words if the user named something specific")
-        if self.warnings:
-            out["warning"] = "; ".join(self.warnings)
-        return out
-
-
-def search_failed(exc: Exception, public: Callable[[str], str]) -> dict[str, Any]:
-    return {"results": [], "disabled": True, "error": public(str(exc)),
-            "warning": "memory search is unavailable; answer without it and say so", "action": _action_for(exc)}
-
-
-def get_failed(path: Any, exc: Exception, public: Callable[[str], str]) -> dict[str, Any]:
-    shown = path if isinstance(path, str) and len(path) <= 200 else "" if not isinstance(path, str) \
-        else path[:200] + "…"
-    return {"path": shown, "text": "", "error": public(str(exc))}
-
-
-def append_failed(exc: Exception, public: Callable[[str], str]) -> dict[str, Any]:
-    return {"ok": False, "error": public(str(exc))}
-
-
-def _action_for(exc: Exception) -> str:
-    if isinstance(exc, ToolArgumentError):
-        return "call memory_search again as the error says"
-    if isinstance(exc, WorkspaceError):
-        return "run `mnemoclaw init` to create the workspace, then `mnemoclaw index`"
-    if isinstance(exc, ProviderError):
-        return "check the embedding provider settings, or set memorySearch.provider to \"none\" for keyword-only search"
-    return "run `mnemoclaw status` to see what is wrong, then `mnemoclaw index --full`"
