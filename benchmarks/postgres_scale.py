@@ -268,7 +268,7 @@ def section_search(bench: Path, url: str, n: int) -> dict:
             pg.POSTINGS_PER_TERM = saved
         full = got[10**9]
         overlap.append(len(got[pg.POSTINGS_PER_TERM] & full) / len(full) if full else 1.0)
-    searcher = Searcher(store, provider, QueryOptions.from_config(
+    searcher = Searcher.over(store, provider, QueryOptions.from_config(
         load_settings(workspace=tempfile.mkdtemp(), state_dir=tempfile.mkdtemp(), env={},
                       config={}).memory_search["query"]))
     for q in queries[:20]:
@@ -327,7 +327,7 @@ def section_compare(bench: Path, url: str, scales: list[int]) -> dict:
                                                     else contextlib.nullcontext()):
                     _write(store, _texts(bench, n), Vectors(base, n), provider.model, n, t)
                 log(f"{name}: {n} chunks written in {time.perf_counter() - t:.0f}s")
-            searcher = Searcher(store, provider, options)
+            searcher = Searcher.over(store, provider, options)
             for q in queries:  # every query embedded once (and the caches warm)
                 searcher.search(q)
             lat = []
@@ -419,7 +419,7 @@ def section_writers(bench: Path, url: str) -> dict:
     script = work / "writer.py"
     script.write_text(WRITER)
     searcher_store = PostgresStore(url, "writers-reader", shared=[f"writers-{h}-{SEED}" for h in range(3)])
-    searcher = Searcher(searcher_store, None, QueryOptions.from_config(
+    searcher = Searcher.over(searcher_store, None, QueryOptions.from_config(
         load_settings(workspace=str(work), state_dir=str(work / "s"), env={}, config={}).memory_search["query"]))
     queries = _queries(bench, 300)
 

@@ -18,7 +18,7 @@ SRC = REPO / "src" / "mnemoclaw"
 # module prefix -> layer; the longest prefix that matches a module decides
 LAYERS = {
     # 0: plain data and errors
-    "errors": 0, "types": 0, "atomic": 0,
+    "errors": 0, "types": 0, "atomic": 0, "vectors": 0,
     # 1: pure
     "text": 1, "markdown": 1, "search.fusion": 1, "search.bm25": 1, "search.keyword": 1, "search.relevance": 1,
     "search.snippets": 1, "index.planning": 1,
@@ -34,7 +34,7 @@ LAYERS = {
     # 6: the command line
     "cli": 6, "__init__": 6,
 }
-STORE_INTERNALS = ("store.sqlite", "store.driver", "store.dense")
+STORE_INTERNALS = ("store.sqlite", "store.sqlite_schema", "store.driver", "store.dense", "store.postgres")
 
 
 def layer_of(module: str) -> int:
@@ -105,3 +105,37 @@ def test_the_layer_map_covers_every_module():
     for module in ALL:
         if module:
             layer_of(module)
+
+
+def _protocol_members() -> set[str]:
+    """Every member a protocol of the seams declares (the stores, backends, providers, the
+    notes side's index): what a caller reaches through the protocol, never by name."""
+    members: set[str] = set()
+    for rel in ("store/base.py", "backends/base.py", "embeddings/base.py", "notes/__init__.py"):
+        tree = ast.parse((SRC / rel).read_text("utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and any(
+                    (isinstance(b, ast.Name) and b.id == "Protocol") or
+                    (isinstance(b, ast.Subscript) and getattr(b.value, "id", "") == "Protocol") for b in node.bases):
+                for item in node.body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        members.add(item.name)
+                    elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                        members.add(item.target.id)
+    return members - {"__init__"}
+
+
+def test_no_protocol_member_is_found_by_name():
+    """An optional capability is a protocol a caller checks with isinstance; getattr/hasattr of
+    a protocol's member is a seam gone around (what mypy cannot see)."""
+    members = _protocol_members()
+    assert {"keyword_candidates", "shared_file", "bulk_load", "lock_holder_host", "embed_batch_size",
+            "endpoint", "cache_dir"} <= members
+    wrong = []
+    for module, path in sorted(ALL.items()):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr")
+                    and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
+                    and node.args[1].value in members):
+                wrong.append(f"{module}:{node.lineno} {node.func.id}(…, {node.args[1].value!r})")
+    assert not wrong, "\n".join(wrong)

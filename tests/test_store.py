@@ -8,6 +8,7 @@ from mnemoclaw.markdown.chunker import text_hash
 from mnemoclaw.search.keyword import search as keyword_search  # BM25 over the store's candidates
 from mnemoclaw.store.base import CacheKey, FileWrite
 from mnemoclaw.store.sqlite import SQLiteStore
+from mnemoclaw.store.sqlite_schema import VEC_STALE
 from mnemoclaw.text.tokenize import keyword_query
 from mnemoclaw.types import ChunkRow, FileRecord
 
@@ -113,13 +114,33 @@ def test_embedding_cache_roundtrip_and_prune(store):
 
 def test_migrations_are_named_and_recorded(store):
     names = [r[0] for r in store.conn.execute("SELECT name FROM schema_migrations")]
-    assert names == ["0001_base", "0002_chunk_meta"]
+    assert names == ["0001_base", "0002_chunk_meta", "0003_own_meta"]
     # reopening does not re-run them
     path = store.path
     store.close()
     again = SQLiteStore(path)
     assert [r[0] for r in again.conn.execute("SELECT name FROM schema_migrations")] == names
     again.close()
+
+
+def test_the_stores_own_metadata_is_kept_apart_and_an_older_index_is_moved_there(store):
+    """meta() is what was indexed; how wide the vector table is belongs to the store (a copy to
+    another store, `mnemoclaw migrate`, takes meta() and must not take it)."""
+    store.apply([file_write("MEMORY.md", ["a note"], [np.ones(8, dtype=np.float32) / np.sqrt(8)])])
+    store.set_meta({"fingerprint": "f"})
+    assert store.meta() == {"fingerprint": "f"} and store.vector_dims() == 8
+    path = store.path
+    with store.transaction():  # as an index written before the store kept its keys apart
+        store.conn.execute("UPDATE meta SET key = substr(key, 7) WHERE key LIKE 'store:%'")
+        store.conn.execute("DELETE FROM schema_migrations WHERE name = '0003_own_meta'")
+    store.close()
+    again = SQLiteStore(path)
+    try:
+        assert again.meta() == {"fingerprint": "f"} and again.vector_dims() == 8
+        keys = {r[0] for r in again.conn.execute("SELECT key FROM meta")}
+        assert "fingerprint" in keys and "store:vector_dims" in keys and "vector_dims" not in keys, keys
+    finally:
+        again.close()
 
 
 def test_an_index_made_before_annotations_gains_their_column(store):
@@ -199,7 +220,7 @@ def test_vectors_written_without_sqlite_vec_are_repaired_when_it_loads(tmp_path,
     plain.close()
     monkeypatch.setenv("MNEMOCLAW_SQLITE_DRIVER", "pysqlite3")
     s = SQLiteStore(path)
-    assert s.vec_loaded and s.meta().get("vec_stale") == "0"
+    assert s.vec_loaded and s.conn.one("SELECT value FROM meta WHERE key = ?", (VEC_STALE,))[0] == "0"
     assert [s.chunks([r])[r].text for r, _ in s.vector_search(vec(0, 1), 1)] == ["b"]  # via sqlite-vec
     s.close()
 

@@ -37,7 +37,7 @@ from .answers import (
 )
 from .backends import Backend, BuiltinBackend, QmdBackend, open_backend
 from .config import Settings, load_settings
-from .embeddings.base import EmbeddingProvider
+from .embeddings.base import CachedModel, EmbeddingProvider, Remote
 from .errors import (
     IndexCorruptError,
     MnemoclawError,
@@ -55,6 +55,7 @@ from .notes.paths import read_lines, resolve_memory_path, split_citation
 from .providers import AUTO, ProviderChoice, auto_provider, build_provider, resolve_provider
 from .search.searcher import floor_summary, ranking_summary
 from .store import Store, open_store
+from .store.base import SharedNamespaces
 from .tools import ANNOTATION_PARAMS, GET, MAX_QUERY_CHARS, SEARCH, SNIPPET_MAX_CHARS, ToolArgumentError
 from .types import Hit, IndexReport, SourceFile
 
@@ -473,7 +474,8 @@ class Memory:
         if lines is not None and lines < 0:
             raise PathDeniedError(f"lines must be 0 or more, got {lines}")
         if isinstance(path, str) and path.startswith("shared/"):  # another namespace's file, from the index
-            text = self.store.shared_file(path.strip())
+            store = self.store
+            text = store.shared_file(path.strip()) if isinstance(store, SharedNamespaces) else None
             if text is None:
                 raise PathDeniedError(f"{path!r} is not a file of a namespace this agent shares "
                                       "(memorySearch.store.shared)")
@@ -506,7 +508,7 @@ class Memory:
             **index,
             "provider": provider.id if provider else "none",
             "model": provider.model if provider else None,
-            "endpoint": getattr(provider, "endpoint", None),  # never the key
+            "endpoint": provider.endpoint if isinstance(provider, Remote) else None,  # never the key
             "fallback": self.fallback,
             "cache": _cache_status(self.settings, meta, index["cacheEntries"] or 0),
             "modelCache": _model_cache_status(provider),
@@ -594,9 +596,9 @@ def _cache_status(settings: Settings, meta: dict[str, str], entries: int) -> dic
 
 def _model_cache_status(provider: EmbeddingProvider | None) -> dict[str, Any] | None:
     """The bundled model's cache file: where, how big (``None`` for other providers)."""
-    if getattr(provider, "id", None) != "local" or not hasattr(provider, "cache_dir"):
+    if not isinstance(provider, CachedModel):
         return None
-    folder = getattr(provider, "cache_dir", None)
+    folder = provider.cache_dir
     if not folder:
         return {"path": None, "bytes": 0, "note": "off (local.modelCacheDir / MNEMOCLAW_MODEL_CACHE)"}
     size = 0

@@ -242,13 +242,15 @@ def _print_report(report, workspace: Path) -> None:
 def _sync_waiting(mem, full: bool, wait: bool, progress=None, retry_vectors: bool = False):
     """Sync; if another process is writing, say so and wait for it (or skip: ``None``)."""
     from .errors import LockTimeoutError
+    from .store.base import RemoteLock
 
     try:
         return mem.sync(full=full, progress=progress, lock_timeout=0, retry_vectors=retry_vectors)
     except LockTimeoutError:
         holder = mem.backend.lock_holder()
         who = f"process {holder}" if holder else "another process"
-        host = getattr(mem.store, "lock_holder_host", lambda: None)()  # a shared server's writer may be elsewhere
+        store = mem.store
+        host = store.lock_holder_host() if isinstance(store, RemoteLock) else None  # a shared server's writer
         if host and host != socket.gethostname():
             who += f" on host {host}"
         where = mem.store.path
@@ -1034,7 +1036,7 @@ def migrate(obj: _Ctx, to_url: str | None, from_url: str | None, namespace: str 
 
     from .migrate import copy_index
     from .store import open_store
-    from .store.postgres import redact_url
+    from .text.secrets import redact_url
 
     if bool(to_url) == bool(from_url):
         raise click.UsageError("give one of --to URL (SQLite -> Postgres) or --from URL (Postgres -> SQLite)")

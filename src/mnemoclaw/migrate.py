@@ -10,11 +10,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .store.base import FileWrite, Store
+from .store.base import BulkLoad, FileWrite, Store
 
 BATCH_FILES = 200
-# what a store keeps about its own state, not about what it indexed
-_OWN_META = {"vector_dims", "vec_stale", "indexing", "damaged"}
 
 
 def copy_index(source: Store, target: Store, progress: Callable[[int, int], None] | None = None,
@@ -26,9 +24,8 @@ def copy_index(source: Store, target: Store, progress: Callable[[int, int], None
     with target.write_lock(timeout=lock_timeout):
         build = target.begin_rebuild()
         # a Postgres target builds a vector index it does not have yet once, after the rows
-        bulk = getattr(build, "bulk_load", contextlib.nullcontext)
         try:
-            with bulk():
+            with build.bulk_load() if isinstance(build, BulkLoad) else contextlib.nullcontext():
                 batch: list[FileWrite] = []
                 for i, path in enumerate(paths, 1):
                     got = source.file_chunks(path)
@@ -41,7 +38,7 @@ def copy_index(source: Store, target: Store, progress: Callable[[int, int], None
                         batch = []
                     if progress:
                         progress(i, len(paths))
-            build.set_meta({k: v for k, v in source.meta().items() if k not in _OWN_META})
+            build.set_meta(source.meta())  # what was indexed; a store's own bookkeeping is not in meta()
             for key, items in source.cache_items():
                 build.cache_put(key, items)
                 cached += len(items)

@@ -34,7 +34,7 @@ class BuiltinBackend:
     def use(self, provider: EmbeddingProvider | None) -> None:
         self.provider = provider
         self.indexer = Indexer(self.store, provider, self.spec)
-        self.searcher = Searcher(self.store, provider, self.options, self.clock)
+        self.searcher = Searcher.over(self.store, provider, self.options, self.clock)
 
     @property
     def read_only(self) -> bool:

@@ -34,15 +34,15 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 from urllib.parse import unquote
 
 from ..embeddings.base import EmbeddingProvider
 from ..errors import ConfigError, MnemoclawError, PathDeniedError
 from ..index.discovery import discover_sessions, display_path
 from ..search.searcher import Searcher
-from ..store.base import Store
-from ..text.tokenize import CJK_RUN, STOP_WORDS, WORD, keyword_query
+from ..store.base import FileIndex, KeywordSource, Store
+from ..text.tokenize import CJK_RUN, STOP_WORDS, WORD, KeywordQuery, keyword_query
 from ..types import IndexReport, KeywordCandidates, SearchOutcome
 from .base import Progress
 from .builtin import BuiltinBackend
@@ -529,27 +529,27 @@ def query_words(query: str) -> list[str]:
     return list(dict.fromkeys(w for w in out if w))
 
 
-class _QmdCandidates:
-    """The store as the searcher sees it inside the QMD backend: keyword candidates are the
-    chunks of the files qmd found (and, merged, the store's own candidates)."""
+class _QmdKeywords:
+    """The keyword side of a search inside the QMD backend: the chunks of the files qmd found
+    (and, merged, the store's own candidates); before qmd has been asked, the store's own."""
 
-    def __init__(self, store: Store, merge: bool):
-        self._store = store
+    def __init__(self, store: FileIndex, own: KeywordSource, merge: bool):
+        self.store = store
+        self.own = own
         self.merge = merge
         self._local = threading.local()
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
-
     def files(self, paths: list[str] | None) -> None:
+        """The files qmd found for the search this thread is running (None: qmd was not asked)."""
         self._local.paths = paths
 
-    def keyword_candidates(self, query: Any, depth: int, sources: Sequence[str] | None = None) -> KeywordCandidates:
-        paths = getattr(self._local, "paths", None)
-        own = self._store.keyword_candidates(query, depth, sources)
+    def keyword_candidates(self, query: KeywordQuery, depth: int,
+                           sources: Sequence[str] | None = None) -> KeywordCandidates:
+        paths: list[str] | None = getattr(self._local, "paths", None)
+        own = self.own.keyword_candidates(query, depth, sources)
         if paths is None:
             return own
-        found = self._store.file_candidates(query, paths, sources) if paths else KeywordCandidates()
+        found = self.store.file_candidates(query, paths, sources) if paths else KeywordCandidates()
         lines = {**own.lines, **found.lines} if self.merge else found.lines
         return KeywordCandidates(lines, own.df, own.n_docs, own.avgdl)
 
@@ -574,7 +574,7 @@ class QmdBackend:
         self._pending = False  # files changed since the last `qmd update`
         self._done: list[str] = []
         self._lock = threading.RLock()
-        self._candidates = _QmdCandidates(builtin.store, config.merge_builtin)
+        self._keywords = _QmdKeywords(builtin.store, builtin.store, config.merge_builtin)
         self.use(builtin.provider)
 
     # -- the builtin index underneath --------------------------------------------------
@@ -596,7 +596,9 @@ class QmdBackend:
 
     def use(self, provider: EmbeddingProvider | None) -> None:
         self.builtin.use(provider)
-        self.searcher = Searcher(cast(Store, self._candidates), provider, self.builtin.options, self.clock)
+        store = self.builtin.store
+        self.searcher = Searcher(keywords=self._keywords, vectors=store, chunks=store, cache=store, provider=provider,
+                                 options=self.builtin.options, clock=self.clock)
 
     @property
     def read_only(self) -> bool:
@@ -832,12 +834,12 @@ class QmdBackend:
             outcome = self.builtin.search(query, max_results=max_results, min_score=min_score, mode=mode,
                                           sources=sources, kind=kind, history=history)
         else:
-            self._candidates.files(files)
+            self._keywords.files(files)
             try:
                 outcome = self.searcher.search(query, max_results=max_results, min_score=min_score, mode=mode,
                                                sources=sources, kind=kind, history=history)
             finally:
-                self._candidates.files(None)
+                self._keywords.files(None)
         return SearchOutcome([replace(h, path=self.shown_path(h.path)) for h in outcome.hits], outcome.mode,
                              outcome.candidates)
 

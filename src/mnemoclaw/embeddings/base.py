@@ -29,6 +29,31 @@ class EmbeddingProvider(Protocol):
         ...
 
 
+# -- what only some providers have: declared, and checked with isinstance ---------------------
+@runtime_checkable
+class Batched(Protocol):
+    """A provider with its own idea of how many texts a call should carry (a batch job takes
+    thousands; the default is the indexer's ``EMBED_BATCH``)."""
+
+    @property
+    def embed_batch_size(self) -> int: ...
+
+
+@runtime_checkable
+class Remote(Protocol):
+    """A provider behind an HTTP endpoint (``status`` shows where; never the key)."""
+
+    @property
+    def endpoint(self) -> str: ...
+
+
+@runtime_checkable
+class CachedModel(Protocol):
+    """A bundled model that keeps its parsed form on disk (None: the cache is off)."""
+
+    cache_dir: str | None
+
+
 Factory = Callable[[dict[str, Any]], EmbeddingProvider]
 
 # name -> "module:factory" (imported lazily, so an unused provider costs nothing at start-up)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..embeddings.base import EmbeddingProvider
+from ..embeddings.base import Batched, EmbeddingProvider
 from ..errors import (
     DiskFullError,
     IndexCorruptError,
@@ -716,7 +716,7 @@ def _sound(vec: np.ndarray, target: Store) -> bool:
 
 def embed_batch_size(provider: EmbeddingProvider | None) -> int:
     """Texts per provider call: the provider's own preference (large for batch jobs)."""
-    return int(getattr(provider, "embed_batch_size", EMBED_BATCH) or EMBED_BATCH)
+    return int(provider.embed_batch_size or EMBED_BATCH) if isinstance(provider, Batched) else EMBED_BATCH
 
 
 def _split_for_limit(chunks: list[Chunk], limit: int) -> list[Chunk]:

@@ -15,7 +15,7 @@ from datetime import date, datetime
 from typing import Any
 
 from ..markdown.annotations import decode, strip_comments
-from ..store.base import Store
+from ..store.base import ChunkSource
 from ..text.dates import note_date
 from ..text.tokenize import similarity_tokens
 
@@ -58,7 +58,7 @@ class Entry:
 class AnnotationView:
     """The index's annotations, arranged for ranking."""
 
-    def __init__(self, store: Store):
+    def __init__(self, store: ChunkSource):
         self.store = store
         self._built: tuple | None = None
         self.attrs: dict[int, dict] = {}

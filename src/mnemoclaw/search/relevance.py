@@ -26,8 +26,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..types import UnrelatedReference, VectorReference
 
 
@@ -81,19 +79,6 @@ NO_UNRELATED = (3.3, 1.0)
 # Bounds on each feature in spreads (standard deviations). The benchmark sets stay inside
 # them; an index whose chunks are all alike (a spread near zero) would go far past them.
 SPREADS = 10.0
-
-
-def unit_rows(vectors: np.ndarray) -> np.ndarray:
-    """``vectors`` scaled to length 1 (a zero row stays zero)."""
-    norms = np.linalg.norm(vectors, axis=1)
-    norms[norms == 0] = 1.0
-    return vectors / norms[:, None]
-
-
-def pair_spread(unit: np.ndarray) -> tuple[float, float]:
-    """Mean and standard deviation of the cosines between distinct rows of ``unit``."""
-    pairs = (unit @ unit.T)[np.triu_indices(len(unit), k=1)]
-    return float(pairs.mean()), float(pairs.std())
 
 
 def _cap(z: float | None, cap: float = 6.0) -> float:

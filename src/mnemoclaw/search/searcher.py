@@ -17,15 +17,16 @@ from ..embeddings.base import EmbeddingProvider
 from ..errors import MnemoclawError
 from ..markdown.annotations import decode
 from ..markdown.chunker import text_hash
-from ..store.base import CacheKey, Store, VectorSearch
+from ..store.base import CacheKey, ChunkSource, EmbeddingCache, KeywordSource, Store, VectorSearch, VectorSource
 from ..text.dates import note_date, query_dates
 from ..text.tokenize import keyword_query
 from ..types import Hit, SearchOutcome, StoredChunk, UnrelatedReference
+from ..vectors import pair_spread, unit_rows
 from . import keyword, unrelated
 from .annotated import ARCHIVE_SHIFT, AnnotationView, archived, content, important_first, today
 from .fusion import Fused, decay_factor, fuse, mmr, standardise
 from .keyword import KeywordEvidence
-from .relevance import DEFAULT_MIN_SCORE, Evidence, pair_spread, probability, unit_rows
+from .relevance import DEFAULT_MIN_SCORE, Evidence, probability
 
 MODES = ("hybrid", "keyword", "vector")
 MAX_CANDIDATES = 200
@@ -139,14 +140,27 @@ def ranking_summary(o: QueryOptions) -> str:
 
 
 class Searcher:
+    """A search over four sources, each the slice of an index it reads: ``keywords`` (the
+    keyword side's candidates), ``vectors`` (the vector side), ``chunks`` (the chunks both sides
+    found, their files, annotations) and ``cache`` (vectors of the fixed sentences a score is
+    measured against). ``Searcher.over(store, ...)`` reads all four from one store; the QMD
+    backend gives a keyword source of its own."""
+
     def __init__(
         self,
-        store: Store,
+        *,
+        keywords: KeywordSource,
+        vectors: VectorSource,
+        chunks: ChunkSource,
+        cache: EmbeddingCache,
         provider: EmbeddingProvider | None,
         options: QueryOptions,
         clock: Callable[[], float] = time.time,
     ):
-        self.store = store
+        self.keywords = keywords
+        self.vectors = vectors
+        self.chunks = chunks
+        self.cache = cache
         self.provider = provider
         self.options = options
         self.clock = clock
@@ -154,7 +168,14 @@ class Searcher:
         self._unrelated: np.ndarray | None = None  # unit vectors of search/unrelated.py
         self._names: tuple[Any, dict[str, list[str]], dict[str, list[str]]] | None = None
         self._unrelated_spread = 0.0
-        self._annotations = AnnotationView(store)
+        self._annotations = AnnotationView(chunks)
+
+    @classmethod
+    def over(cls, store: Store, provider: EmbeddingProvider | None, options: QueryOptions,
+             clock: Callable[[], float] = time.time) -> Searcher:
+        """A searcher that reads every source from ``store``."""
+        return cls(keywords=store, vectors=store, chunks=store, cache=store, provider=provider, options=options,
+                   clock=clock)
 
     def default_mode(self) -> str:
         if self.provider is None:
@@ -195,7 +216,7 @@ class Searcher:
         key = CacheKey(provider.id, provider.model, provider.provider_key)
         hashes = [text_hash(t) for t in unrelated.SENTENCES]
         try:
-            found = self.store.cache_get(key, hashes)
+            found = self.cache.cache_get(key, hashes)
         except MnemoclawError:
             found = {}
         if all(h in found for h in hashes):
@@ -205,7 +226,7 @@ class Searcher:
         except Exception:  # noqa: BLE001 - a provider that fails here failed the query too, or will
             return None
         try:
-            self.store.cache_put(key, dict(zip(hashes, vecs, strict=True)))
+            self.cache.cache_put(key, dict(zip(hashes, vecs, strict=True)))
         except MnemoclawError:
             pass  # a busy or read-only index: embedded again next time
         return vecs
@@ -214,7 +235,7 @@ class Searcher:
         """Indexed files the query names: the whole query is a file's path, name or stem, or one
         of its words is a path or name ("2026-11-12.md") or a stem with a digit, "-" or "_"
         ("2026-11-12", "project-heron"), so an ordinary word never names a file."""
-        records = self.store.file_records()
+        records = self.chunks.file_records()
         if self._names is None or self._names[0] is not records:
             names: dict[str, list[str]] = {}
             stems: dict[str, list[str]] = {}
@@ -241,10 +262,10 @@ class Searcher:
     def _vector_side(self, query: str, n_cand: int, sources: Sequence[str] | None,
                      search: VectorSearch | None = None) -> tuple[np.ndarray, dict[int, float]]:
         qvec = self._embed_query(query)
-        return qvec, dict((search or self.store.vector_search)(qvec, n_cand, sources))
+        return qvec, dict((search or self.vectors.vector_search)(qvec, n_cand, sources))
 
     def _first_chunk(self, path: str, terms: dict[str, float]) -> Hit | None:
-        got = self.store.file_chunks(path)
+        got = self.chunks.file_chunks(path)
         if got is None or not got.chunks:
             return None
         c = min(got.chunks, key=lambda c: c.start_line)
@@ -294,24 +315,24 @@ class Searcher:
         if mode == "hybrid":
             # the query's embedding and the vector search run on another thread while the
             # keyword side runs here (on SQLite, over the in-memory vectors once they are warm)
-            detached = None if self.store.parallel_reads else self.store.detached_vector_search()
-            if self.store.parallel_reads or detached is not None:
+            detached = None if self.vectors.parallel_reads else self.vectors.detached_vector_search()
+            if self.vectors.parallel_reads or detached is not None:
                 both = _SIDE.submit(self._vector_side, query, n_cand, sources, detached)
             else:
                 embedding = _SIDE.submit(self._embed_query, query)
         if mode in ("hybrid", "keyword"):
-            ranked, words = keyword.search_explained(self.store, keyword_query(query), n_cand, sources)
+            ranked, words = keyword.search_explained(self.keywords, keyword_query(query), n_cand, sources)
             text = dict(ranked)
         if both is not None:
             qvec, vector = both.result()
         elif embedding is not None:
             qvec = embedding.result()
-            vector = dict(self.store.vector_search(qvec, n_cand, sources))
+            vector = dict(self.vectors.vector_search(qvec, n_cand, sources))
         elif mode == "vector":
             qvec, vector = self._vector_side(query, n_cand, sources)
         # fewer keyword hits than asked for: every other chunk matched no query term
         text_missing = 0.0 if len(text) < n_cand else None
-        rows = self.store.chunks(list(dict.fromkeys([*vector, *text])))
+        rows = self.chunks.chunks(list(dict.fromkeys([*vector, *text])))
         levels = self._date_levels(query, rows) if o.date_match else {}
         boost = {rid: DATE_BOOST[level] for rid, level in levels.items()}
         for rid, chunk in rows.items():
@@ -349,7 +370,7 @@ class Searcher:
 
         # the score: how likely each chunk answers the query (search/relevance.py), the
         # same scale for every query; ``min_score`` filters on it
-        reference = self.store.vector_reference(qvec) if qvec is not None else None
+        reference = self.vectors.vector_reference(qvec) if qvec is not None else None
         far = self._unrelated_reference(qvec) if qvec is not None else None
         floor_cos = min(vector.values()) if vector else None
         pool = list(dict.fromkeys([*vector, *text]))
@@ -393,7 +414,7 @@ class Searcher:
         wanted = [notes.current[e.key] for e in (notes.newer(f.id) for f, _, _ in order) if e is not None]
         missing = [e.ids[0] for e in wanted if not any(i in rows for i in e.ids)]
         if missing:
-            rows.update(self.store.chunks(missing))
+            rows.update(self.chunks.chunks(missing))
         out: list = []
         placed: set[int] = set()
         superseded: dict[int, str] = {}
@@ -434,7 +455,7 @@ class Searcher:
         dates = {p: note_date(p) for p in paths}
         undated = [p for p, d in dates.items() if d is None]
         if undated:
-            heads = self.store.file_heads(undated)
+            heads = self.chunks.file_heads(undated)
             dates.update({p: note_date(p, heads.get(p)) for p in undated})
         levels = {}
         for rid, row in rows.items():

@@ -71,52 +71,22 @@ class StoreOptions:
     workspace: str = ""  # postgres: the workspace this host indexes, named with the host in each file's row
 
 
-class Store(Protocol):
-    path: str  # where the index is, for messages
-    read_only: bool  # served as it is: nothing may be written (a read-only directory, a full disk)
-    read_only_why: str
-    recovered: str | None  # set when a damaged index was set aside at opening; the next sync rebuilds
+class KeywordSource(Protocol):
+    """What a search's keyword side reads: candidates with the statistics BM25 needs
+    (``search/keyword.py`` ranks them, so two sources with the same candidates rank alike)."""
+
+    def keyword_candidates(self, query: KeywordQuery, depth: int,
+                           sources: Sequence[str] | None = None) -> KeywordCandidates:
+        """At most ``depth`` chunks holding a query term, with the corpus statistics."""
+
+
+class VectorSource(Protocol):
+    """What a search's vector side reads."""
+
     # the keyword and the vector side of one search may run at the same time, from two threads
     # (each read takes its own connection); a search then waits for the slower side only
     parallel_reads: bool
 
-    # -- metadata ---------------------------------------------------------------
-    def meta(self) -> dict[str, str]: ...
-    def set_meta(self, items: dict[str, str]) -> None: ...
-    def delete_meta(self, keys: Iterable[str]) -> None: ...
-
-    # -- files and chunks -------------------------------------------------------
-    def file_records(self) -> dict[str, FileRecord]: ...
-    def apply(self, writes: Sequence[FileWrite], removes: Iterable[str] = (),
-              touches: Iterable[FileRecord] = ()) -> None:
-        """Apply one batch atomically: readers see all of it or none of it."""
-    def file_chunks(self, path: str) -> FileWrite | None:
-        """Everything indexed for one file, in the shape ``apply`` takes."""
-    def vectors_for_hashes(self, hashes: Iterable[str], model: str) -> dict[str, np.ndarray]:
-        """Vectors of chunks already indexed with ``model``, by chunk text hash."""
-    def chunks(self, rowids: Sequence[int]) -> dict[int, StoredChunk]:
-        """The chunks by id, each checked against its hash (a chunk that fails is left out)."""
-    def file_heads(self, paths: Iterable[str]) -> dict[str, str]:
-        """The text of each file's first chunk (the one starting at line 1), by path."""
-    def annotations(self) -> dict[int, tuple[str, int, int, str]]:
-        """The chunks with annotations: id -> (path, start line, end line, meta JSON)."""
-    def counts(self) -> dict[str, int]: ...
-    def vector_dims(self) -> int | None:
-        """The dimension of the vectors the index holds (None while it holds none)."""
-
-    # -- chunks indexed without vectors (the provider was down) -----------------
-    def chunks_without_vectors(self, limit: int) -> list[tuple[int, str, str]]: ...
-    def count_without_vectors(self) -> int: ...
-    def add_vectors(self, items: Sequence[tuple[int, np.ndarray]]) -> None: ...
-
-    # -- search -----------------------------------------------------------------
-    def keyword_candidates(self, query: KeywordQuery, depth: int,
-                           sources: Sequence[str] | None = None) -> KeywordCandidates:
-        """At most ``depth`` chunks holding a query term, with the corpus statistics."""
-    def file_candidates(self, query: KeywordQuery, paths: Sequence[str],
-                        sources: Sequence[str] | None = None) -> KeywordCandidates:
-        """Every chunk of these files (paths as the index names them) holding a query term, with
-        the corpus statistics (another engine found the files: the QMD backend)."""
     def vector_search(self, vector: np.ndarray, limit: int,
                       sources: Sequence[str] | None = None) -> list[tuple[int, float]]:
         """(chunk id, cosine similarity) best first."""
@@ -129,7 +99,24 @@ class Store(Protocol):
         """``vector``'s cosine with a fixed sample of the index's chunks (what text that mostly
         does not answer it scores) and the sample's own spread; None while it has too few vectors."""
 
-    # -- embedding cache --------------------------------------------------------
+
+class ChunkSource(Protocol):
+    """What a search reads of the chunks its two sides found, and of the files they are from."""
+
+    def file_records(self) -> dict[str, FileRecord]: ...
+    def file_chunks(self, path: str) -> FileWrite | None:
+        """Everything indexed for one file, in the shape ``apply`` takes."""
+    def chunks(self, rowids: Sequence[int]) -> dict[int, StoredChunk]:
+        """The chunks by id, each checked against its hash (a chunk that fails is left out)."""
+    def file_heads(self, paths: Iterable[str]) -> dict[str, str]:
+        """The text of each file's first chunk (the one starting at line 1), by path."""
+    def annotations(self) -> dict[int, tuple[str, int, int, str]]:
+        """The chunks with annotations: id -> (path, start line, end line, meta JSON)."""
+
+
+class EmbeddingCache(Protocol):
+    """Vectors by (provider, model, provider key, chunk text hash): nothing is embedded twice."""
+
     def cache_get(self, key: CacheKey, hashes: Iterable[str]) -> dict[str, np.ndarray]: ...
     def cache_put(self, key: CacheKey, items: dict[str, np.ndarray]) -> None: ...
     def cache_prune(self, max_entries: int) -> int: ...
@@ -137,22 +124,47 @@ class Store(Protocol):
         """Every cached vector, in batches of one provider key (for ``mnemoclaw migrate``)."""
     def cache_delete(self, hashes: Iterable[str]) -> int:
         """Forget the cached vectors of these chunk texts, for every provider and model."""
-    def scrub(self) -> None:
-        """Leave nothing deleted readable in the index's files (after a forget)."""
-    def shared_file(self, path: str) -> str | None:
-        """The text of a file of a shared namespace ("shared/<namespace>/<path>"), from what the
-        index holds; None when ``path`` is not one (a store without shared namespaces: always)."""
-    def holds(self, texts: Sequence[str]) -> list[str]:
-        """Which of ``texts`` the index still holds anywhere it can look (after a scrub: none)."""
 
-    # -- one writer at a time ---------------------------------------------------
+
+class FileIndex(ChunkSource, Protocol):
+    """What the indexer writes and reads back: files, their chunks and vectors, and the
+    index's metadata (the fingerprint, the last sync, ...; a store's own bookkeeping is kept
+    apart and never shows here)."""
+
+    def meta(self) -> dict[str, str]: ...
+    def set_meta(self, items: dict[str, str]) -> None: ...
+    def delete_meta(self, keys: Iterable[str]) -> None: ...
+    def apply(self, writes: Sequence[FileWrite], removes: Iterable[str] = (),
+              touches: Iterable[FileRecord] = ()) -> None:
+        """Apply one batch atomically: readers see all of it or none of it."""
+    def vectors_for_hashes(self, hashes: Iterable[str], model: str) -> dict[str, np.ndarray]:
+        """Vectors of chunks already indexed with ``model``, by chunk text hash."""
+    def counts(self) -> dict[str, int]: ...
+    def vector_dims(self) -> int | None:
+        """The dimension of the vectors the index holds (None while it holds none)."""
+    def file_candidates(self, query: KeywordQuery, paths: Sequence[str],
+                        sources: Sequence[str] | None = None) -> KeywordCandidates:
+        """Every chunk of these files (paths as the index names them) holding a query term, with
+        the corpus statistics (another engine found the files: the QMD backend)."""
+    # chunks indexed without vectors (the provider was down)
+    def chunks_without_vectors(self, limit: int) -> list[tuple[int, str, str]]: ...
+    def count_without_vectors(self) -> int: ...
+    def add_vectors(self, items: Sequence[tuple[int, np.ndarray]]) -> None: ...
+
+
+class Maintenance(Protocol):
+    """Keeping the index whole: one writer at a time, rebuilds built aside, damage, scrubbing."""
+
+    path: str  # where the index is, for messages
+    read_only: bool  # served as it is: nothing may be written (a read-only directory, a full disk)
+    read_only_why: str
+    recovered: str | None  # set when a damaged index was set aside at opening; the next sync rebuilds
+
     def write_lock(self, timeout: float | None = None) -> AbstractContextManager[None]: ...
     def lock_holder(self) -> int | None:
         """The process that last took the write lock (it may have finished since)."""
     def lock_busy(self) -> bool:
         """Some process (this one included) holds the write lock now."""
-
-    # -- full rebuilds, built aside ----------------------------------------------
     def begin_rebuild(self) -> Store:
         """A new, empty store to build a full index into while this one keeps serving."""
     def commit_rebuild(self, build: Store, *, repair: bool = False) -> None:
@@ -161,8 +173,6 @@ class Store(Protocol):
     def discard_rebuild(self, build: Store) -> None: ...
     def remove_stale_builds(self) -> None:
         """Builds a crashed process left behind (the caller holds the write lock)."""
-
-    # -- damage -----------------------------------------------------------------
     def mark_damaged(self, why: str) -> None: ...
     def damaged(self) -> str | None:
         """Why the index is known to be damaged (by any process), or None."""
@@ -171,11 +181,42 @@ class Store(Protocol):
         """What is wrong with the index, read from every page and chunk; [] when sound."""
     def recover(self, why: str) -> None:
         """The index cannot be used at all: set it aside and start an empty one."""
-
-    # -- lifecycle --------------------------------------------------------------
+    def scrub(self) -> None:
+        """Leave nothing deleted readable in the index's files (after a forget)."""
+    def holds(self, texts: Sequence[str]) -> list[str]:
+        """Which of ``texts`` the index still holds anywhere it can look (after a scrub: none)."""
     def describe(self) -> dict[str, str]:
         """path, driver, vector (how vectors are searched), ftsTokenizer: for ``status``."""
     def close(self) -> None: ...
+
+
+class Store(FileIndex, KeywordSource, VectorSource, EmbeddingCache, Maintenance, Protocol):
+    """An index: every slice above. Callers are typed on the slice they use."""
+
+
+# -- what only some stores can do: declared, and checked with isinstance ------------------------
+@runtime_checkable
+class SharedNamespaces(Protocol):
+    """Namespaces of other agents searched beside this one's (the Postgres store)."""
+
+    def shared_file(self, path: str) -> str | None:
+        """The text of a file of a shared namespace ("shared/<namespace>/<path>"), from what the
+        index holds; None when ``path`` is not one."""
+
+
+@runtime_checkable
+class BulkLoad(Protocol):
+    """A first load that builds the store's indexes once, after the rows (the Postgres store)."""
+
+    def bulk_load(self) -> AbstractContextManager[None]: ...
+
+
+@runtime_checkable
+class RemoteLock(Protocol):
+    """The write lock lives on a server other hosts share: its holder may be on another host."""
+
+    def lock_holder_host(self) -> str | None:
+        """The host of the process that last took the write lock."""
 
 
 @runtime_checkable
@@ -186,4 +227,3 @@ class HostedFiles(Protocol):
     here only if this host has had it (index/planning.py)."""
 
     origin: str
-

@@ -30,16 +30,17 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import numpy as np
 
 from ..errors import ConfigError, LockTimeoutError, ReadOnlyError, StoreError, StoreUnavailableError
 from ..markdown.annotations import searchable
 from ..markdown.chunker import text_hash
-from ..search.relevance import pair_spread, unit_rows
+from ..text.secrets import redact_url
 from ..text.tokenize import KeywordQuery, fts_document
 from ..types import ChunkRow, FileRecord, KeywordCandidates, StoredChunk, VectorReference
+from ..vectors import pair_spread, unit_rows
 from .base import CacheKey, FileWrite, Store
 
 log = logging.getLogger(__name__)
@@ -150,7 +151,13 @@ MIGRATIONS: list[tuple[str, str]] = [
         -- the others); a namespace no lock names keeps '{}', which any host that lacks a file removes
         UPDATE mc_files f SET hosts = ARRAY[l.host] FROM mc_locks l WHERE l.ns = f.ns;
     """),
+    ("0006_own_meta", """
+        -- the store's own bookkeeping in its own namespace: meta() shows only what was indexed
+        UPDATE mc_meta SET key = 'store:' || key WHERE key = 'damaged';
+    """),
 ]
+OWN = "store:"  # the prefix of the store's own metadata keys (kept apart from the indexer's)
+DAMAGED = OWN + "damaged"
 # as migration 0004 made it; bulk_load() drops it while it loads an empty database
 POSTINGS_INDEX = ("CREATE UNIQUE INDEX IF NOT EXISTS mc_postings_key ON mc_postings (ns, term, imp DESC, id) "
                   "INCLUDE (tf, dl)")
@@ -170,19 +177,6 @@ def fts_idf(n_docs: int, df: int) -> float:
 def walk_width(chunks: int) -> int:
     """How many candidates the HNSW walk keeps (``hnsw.ef_search``) for namespaces of this size."""
     return HNSW_EF_SEARCH_NARROW if chunks < NARROW_WALK_BELOW else HNSW_EF_SEARCH
-
-
-def redact_url(url: str) -> str:
-    """``url`` without its password (for every message, log line and ``status``)."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "postgresql://(unparsable URL)"
-    if not parts.password:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
 def _vec_text(v: np.ndarray) -> str:
@@ -456,6 +450,10 @@ class PostgresStore:
 
     # -- metadata ---------------------------------------------------------------------------
     def meta(self) -> dict[str, str]:
+        """The namespace's metadata; the store's own keys (``OWN``) are not part of it."""
+        return {k: v for k, v in self._all_meta().items() if not k.startswith(OWN)}
+
+    def _all_meta(self) -> dict[str, str]:
         return dict(self._cached("meta", lambda: dict(self._rows("SELECT key, value FROM mc_meta WHERE ns = %s",
                                                                    (self.ns,)))))
 
@@ -999,14 +997,14 @@ class PostgresStore:
     def mark_damaged(self, why: str) -> None:
         if self.damaged() is None:
             log.warning("index %s is damaged (%s): the next sync rebuilds it", self.path, why)
-            self.set_meta({"damaged": why})
+            self.set_meta({DAMAGED: why})
 
     def damaged(self) -> str | None:
-        return self.meta().get("damaged")
+        return self._all_meta().get(DAMAGED)
 
     def clear_damaged(self) -> None:
-        if "damaged" in self.meta():
-            self.delete_meta(["damaged"])
+        if DAMAGED in self._all_meta():
+            self.delete_meta([DAMAGED])
 
     def check(self, *, deep: bool = False) -> list[str]:
         bad = sum(text_hash(t) != h for t, h in self._rows("SELECT text, hash FROM mc_chunks WHERE ns = %s",

@@ -29,9 +29,9 @@ from ..errors import DiskFullError, IndexCorruptError, IndexGoneError, ReadOnlyE
 from ..locks import file_lock, lock_busy, lock_holder
 from ..markdown.annotations import searchable
 from ..markdown.chunker import text_hash
-from ..search.relevance import pair_spread, unit_rows
 from ..text.tokenize import KeywordQuery, fts_document
 from ..types import ChunkRow, FileRecord, StoredChunk, VectorReference
+from ..vectors import pair_spread, unit_rows
 from .base import (
     CacheKey,
     FileWrite,
@@ -45,9 +45,12 @@ from .base import (
 from .dense import DenseVectors
 from .driver import Connection, DriverChoice, choose_driver
 from .sqlite_schema import (
+    DIMS,
     FTS_TABLE,
     FTS_TOKENIZE,
     MIGRATIONS,
+    OWN,
+    VEC_STALE,
     VOCAB_TABLE,
     chunked,
     disk_full,
@@ -359,11 +362,15 @@ class SQLiteStore:
 
     # -- metadata ---------------------------------------------------------------
     def meta(self) -> dict[str, str]:
-        """The index's key/value metadata (read once per index version: searches ask often)."""
+        """The index's key/value metadata (read once per index version: searches ask often);
+        the store's own keys (``OWN``) are not part of it."""
+        return {k: v for k, v in self._all_meta().items() if not k.startswith(OWN)}
+
+    def _all_meta(self) -> dict[str, str]:
         version = self._version()
         if self._meta_cache is None or self._meta_cache[0] != version:
             self._meta_cache = (version, dict(self.conn.execute("SELECT key, value FROM meta")))
-        return dict(self._meta_cache[1])
+        return self._meta_cache[1]
 
     def set_meta(self, items: dict[str, str]) -> None:
         with self.transaction():
@@ -400,7 +407,7 @@ class SQLiteStore:
                 self.conn.executemany("INSERT INTO chunks_vec(rowid, embedding) VALUES (?, ?)",
                                       [(rid, blob) for blob, rid in rows])
             elif self._vec_table_exists():
-                self._set_meta({"vec_stale": "1"})
+                self._set_meta({VEC_STALE: "1"})
 
     # -- vectors table ----------------------------------------------------------
     def _vec_table_exists(self) -> bool:
@@ -408,19 +415,19 @@ class SQLiteStore:
 
     def _ensure_vec_table(self, dims: int) -> None:
         """Create the sqlite-vec table for ``dims``; recreate it if the dimension changed."""
-        current = self.conn.one("SELECT value FROM meta WHERE key='vector_dims'")
+        current = self.conn.one("SELECT value FROM meta WHERE key = ?", (DIMS,))
         if current and int(current[0]) == dims and self._vec_table_exists():
             return
         if not self.vec_loaded:
-            self._set_meta({"vector_dims": str(dims)})
+            self._set_meta({DIMS: str(dims)})
             if self._vec_table_exists():
-                self._set_meta({"vec_stale": "1"})
+                self._set_meta({VEC_STALE: "1"})
             return
         self.conn.execute("DROP TABLE IF EXISTS chunks_vec")
         self.conn.execute(
             f"CREATE VIRTUAL TABLE chunks_vec USING vec0(embedding float[{dims}] distance_metric=cosine)"
         )
-        self._set_meta({"vector_dims": str(dims), "vec_stale": "0"})
+        self._set_meta({DIMS: str(dims), VEC_STALE: "0"})
         self.conn.execute(
             "INSERT INTO chunks_vec(rowid, embedding) SELECT rowid, embedding FROM chunks "
             "WHERE embedding IS NOT NULL AND length(embedding) = ?",
@@ -428,17 +435,17 @@ class SQLiteStore:
         )
 
     def _vec_stale(self) -> bool:
-        stale = self.conn.one("SELECT value FROM meta WHERE key='vec_stale'")
+        stale = self.conn.one("SELECT value FROM meta WHERE key = ?", (VEC_STALE,))
         return stale is not None and stale[0] == "1"
 
     def _rebuild_vec_table(self) -> None:
         """Recreate chunks_vec from the vectors stored with the chunks (inside a transaction)."""
-        dims = self.conn.one("SELECT value FROM meta WHERE key='vector_dims'")
+        dims = self.conn.one("SELECT value FROM meta WHERE key = ?", (DIMS,))
         self.conn.execute("DROP TABLE IF EXISTS chunks_vec")
-        self.conn.execute("DELETE FROM meta WHERE key='vector_dims'")
+        self.conn.execute("DELETE FROM meta WHERE key = ?", (DIMS,))
         if dims:
             self._ensure_vec_table(int(dims[0]))
-        self._set_meta({"vec_stale": "0"})
+        self._set_meta({VEC_STALE: "0"})
 
     def _repair_vectors(self) -> None:
         """A process without sqlite-vec may have written chunks; bring chunks_vec back in step."""
@@ -476,7 +483,7 @@ class SQLiteStore:
                     self.conn.execute(f"DELETE FROM chunks_vec WHERE rowid IN ({idm})", ids)
                 self.conn.execute(f"DELETE FROM chunks WHERE rowid IN ({idm})", ids)
         if not has_vec and self._vec_table_exists():
-            self._set_meta({"vec_stale": "1"})
+            self._set_meta({VEC_STALE: "1"})
 
     def apply(
         self, writes: Sequence[FileWrite], removes: Iterable[str] = (), touches: Iterable[FileRecord] = ()
@@ -684,7 +691,7 @@ class SQLiteStore:
         """The dimension of the vectors the index holds (None while it holds none)."""
         if self.conn.one("SELECT 1 FROM chunks WHERE embedding IS NOT NULL LIMIT 1") is None:
             return None
-        dims = self.meta().get("vector_dims")
+        dims = self._all_meta().get(DIMS)
         return int(dims) if dims else None
 
     def counts(self) -> dict[str, int]:
@@ -867,8 +874,8 @@ class SQLiteStore:
         return self._rows_of("SELECT rowid, source, embedding FROM chunks WHERE rowid IN ({marks})", rowids)
 
     def _vec_ready(self, dims: int) -> bool:
-        meta = dict(self.conn.execute("SELECT key, value FROM meta WHERE key IN ('vector_dims', 'vec_stale')"))
-        return meta.get("vector_dims") == str(dims) and meta.get("vec_stale") != "1" and self._vec_table_exists()
+        meta = dict(self.conn.execute("SELECT key, value FROM meta WHERE key IN (?, ?)", (DIMS, VEC_STALE)))
+        return meta.get(DIMS) == str(dims) and meta.get(VEC_STALE) != "1" and self._vec_table_exists()
 
     def _vec0_search(self, q: np.ndarray, limit: int, sources: Sequence[str] | None) -> list[tuple[int, float]]:
         k = min(4096, limit * 4 if sources else limit)
@@ -942,9 +949,6 @@ class SQLiteStore:
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         self._reference = None
 
-    def shared_file(self, path: str) -> str | None:
-        return None  # one index, one agent: every file it holds is on this host
-
     def holds(self, texts: Sequence[str]) -> list[str]:
         """Which of ``texts`` the index file or its write-ahead log holds, byte for byte (what
         ``strings`` of them would show)."""
@@ -1015,12 +1019,12 @@ class SQLiteStore:
                 self.conn.execute("INSERT OR REPLACE INTO main.embedding_cache SELECT * FROM build.embedding_cache")
                 if self.vec_loaded:
                     self.conn.execute("DROP TABLE IF EXISTS main.chunks_vec")
-                    dims = self.conn.one("SELECT value FROM main.meta WHERE key='vector_dims'")
-                    self.conn.execute("DELETE FROM main.meta WHERE key IN ('vector_dims', 'vec_stale')")
+                    dims = self.conn.one("SELECT value FROM main.meta WHERE key = ?", (DIMS,))
+                    self.conn.execute("DELETE FROM main.meta WHERE key IN (?, ?)", (DIMS, VEC_STALE))
                     if dims:
                         self._ensure_vec_table(int(dims[0]))
                 elif self._vec_table_exists():
-                    self._set_meta({"vec_stale": "1"})
+                    self._set_meta({VEC_STALE: "1"})
         except self.driver.error as exc:
             raise self._translate(exc, "swap the rebuilt index into") from exc
         finally:

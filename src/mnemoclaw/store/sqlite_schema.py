@@ -18,6 +18,12 @@ FTS_TABLE = f"CREATE VIRTUAL TABLE chunks_fts USING fts5(text, tokenize='{FTS_TO
 VOCAB_TABLE = "CREATE VIRTUAL TABLE chunks_vocab USING fts5vocab(chunks_fts, row)"
 
 # Named, ordered migrations. Never edit one that has shipped: add the next.
+# The prefix of the store's own metadata keys (how wide the sqlite-vec table is, whether it is
+# behind the chunks): kept apart from what the indexer records, never shown by ``meta()``.
+OWN = "store:"
+DIMS = OWN + "vector_dims"
+VEC_STALE = OWN + "vec_stale"
+
 MIGRATIONS: list[tuple[str, str]] = [
     (
         "0001_base",
@@ -69,6 +75,13 @@ MIGRATIONS: list[tuple[str, str]] = [
         """
         ALTER TABLE chunks ADD COLUMN meta TEXT NOT NULL DEFAULT '';
         CREATE INDEX chunks_annotated ON chunks(rowid) WHERE meta != '';
+        """,
+    ),
+    (
+        "0003_own_meta",
+        # the store's own bookkeeping in its own namespace: meta() shows only what was indexed
+        f"""
+        UPDATE meta SET key = '{OWN}' || key WHERE key IN ('vector_dims', 'vec_stale');
         """,
     ),
 ]

@@ -214,3 +214,18 @@ def redact_counted(text: str) -> tuple[str, int]:
         at = r.end
     parts.append(text[at:])
     return "".join(parts), len(found)
+
+
+def redact_url(url: str) -> str:
+    """``url`` without its password (for every message, log line and ``status``)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "postgresql://(unparsable URL)"
+    if not parts.password:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
