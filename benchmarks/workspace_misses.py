@@ -42,7 +42,7 @@ from mnemoclaw.eval.runner import (
     _Session,
 )
 from mnemoclaw.search.fusion import _standardise, adaptive_vector_weight
-from mnemoclaw.search.searcher import DATE_BOOST
+from mnemoclaw.search.stages import DATE_BOOST
 from mnemoclaw.text.dates import note_date, query_dates
 from mnemoclaw.text.tokenize import analyze, keyword_query
 

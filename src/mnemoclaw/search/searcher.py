@@ -6,40 +6,23 @@ import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..embeddings.base import EmbeddingProvider
 from ..errors import MnemoclawError
-from ..markdown.annotations import decode
 from ..markdown.chunker import text_hash
-from ..store.base import CacheKey, ChunkSource, EmbeddingCache, KeywordSource, Store, VectorSearch, VectorSource
-from ..text.dates import note_date, query_dates
-from ..text.tokenize import keyword_query
-from ..types import Hit, SearchOutcome, StoredChunk, UnrelatedReference
+from ..store.base import CacheKey, ChunkSource, EmbeddingCache, KeywordSource, Store, VectorSource
+from ..types import Hit, SearchOutcome, UnrelatedReference
 from ..vectors import pair_spread, unit_rows
-from . import keyword, unrelated
-from .annotated import ARCHIVE_SHIFT, AnnotationView, archived, content, important_first, today
-from .fusion import Fused, decay_factor, fuse, mmr, standardise
-from .keyword import KeywordEvidence
-from .relevance import DEFAULT_MIN_SCORE, Evidence, probability
+from . import stages, unrelated
+from .annotated import AnnotationView, today
+from .relevance import DEFAULT_MIN_SCORE
+from .stages import RELEVANCE_LOOKAHEAD
 
 MODES = ("hybrid", "keyword", "vector")
-MAX_CANDIDATES = 200
-# Z-score and min-max fusion estimate each signal's spread over a pool of this many
-# candidates per side (measured: 30, 50, 100 and 200 compared in docs/quality.md).
-MIN_CANDIDATES = 50
-# A query that names a day, month or year ("on 1 February, 2023", "2023年5月")
-# lifts notes dated in that period by this many standard deviations of the fused
-# score, by how precisely the date matches: same year, same month, same day
-# (measured on LoCoMo's dated questions, docs/quality.md).
-DATE_BOOST = {1: 0.5, 2: 1.0, 3: 2.0}
-# A file the query names (search._named_files) is taken as what was asked for.
-NAMED_FILE_SCORE = 0.99
 NAMING_STEM = re.compile(r"[\d_-]")  # a word naming a file by its stem has one of these
 
 
@@ -47,10 +30,6 @@ def _bare(text: str) -> str:
     """``text`` lowercased without the quotes, brackets and end punctuation around a name."""
     return text.strip().strip("\"'`“”‘’()[]<>?!,;:。？！，").rstrip(".").lower()
 
-
-# How many candidates past the ``k`` asked for are scored for relevance, so that a few
-# filtered out by ``min_score`` can be replaced by the next ones in the ranking.
-RELEVANCE_LOOKAHEAD = 4
 
 
 @dataclass(frozen=True)
@@ -259,11 +238,6 @@ class Searcher:
                 found += stems.get(word, [])
         return [p for p in dict.fromkeys(found) if not sources or records[p].source in sources]
 
-    def _vector_side(self, query: str, n_cand: int, sources: Sequence[str] | None,
-                     search: VectorSearch | None = None) -> tuple[np.ndarray, dict[int, float]]:
-        qvec = self._embed_query(query)
-        return qvec, dict((search or self.vectors.vector_search)(qvec, n_cand, sources))
-
     def _first_chunk(self, path: str, terms: dict[str, float]) -> Hit | None:
         got = self.chunks.file_chunks(path)
         if got is None or not got.chunks:
@@ -283,7 +257,7 @@ class Searcher:
         history: bool = False,
     ) -> SearchOutcome:
         """``kind``: only entries annotated with this type. ``history``: expired and superseded
-        entries too, each after what replaced it and saying so."""
+        entries too, each after what replaced it and saying so. The stages are search/stages.py."""
         o = self.options
         k = max_results or o.max_results
         floor = o.min_score if min_score is None else min_score
@@ -297,174 +271,28 @@ class Searcher:
             return SearchOutcome([], mode, 0)
         notes = self._annotations.refresh()
         kind = (kind or "").strip().lower() or None
-        if o.fusion in ("zscore", "minmax"):
-            # a fixed pool: scores are normalised over it, so asking for 10 results
-            # returns the same first 6 as asking for 6
-            n_cand = min(MAX_CANDIDATES, max(k, MIN_CANDIDATES))
-        else:
-            n_cand = min(MAX_CANDIDATES, k * o.candidate_multiplier)
-        if kind:  # most candidates may be of other types
-            n_cand = MAX_CANDIDATES
 
-        text: dict[int, float] = {}
-        vector: dict[int, float] = {}
-        words = KeywordEvidence()
-        qvec = None
-        both: Future[tuple[np.ndarray, dict[int, float]]] | None = None
-        embedding: Future[np.ndarray] | None = None
-        if mode == "hybrid":
-            # the query's embedding and the vector search run on another thread while the
-            # keyword side runs here (on SQLite, over the in-memory vectors once they are warm)
-            detached = None if self.vectors.parallel_reads else self.vectors.detached_vector_search()
-            if self.vectors.parallel_reads or detached is not None:
-                both = _SIDE.submit(self._vector_side, query, n_cand, sources, detached)
-            else:
-                embedding = _SIDE.submit(self._embed_query, query)
-        if mode in ("hybrid", "keyword"):
-            ranked, words = keyword.search_explained(self.keywords, keyword_query(query), n_cand, sources)
-            text = dict(ranked)
-        if both is not None:
-            qvec, vector = both.result()
-        elif embedding is not None:
-            qvec = embedding.result()
-            vector = dict(self.vectors.vector_search(qvec, n_cand, sources))
-        elif mode == "vector":
-            qvec, vector = self._vector_side(query, n_cand, sources)
-        # fewer keyword hits than asked for: every other chunk matched no query term
-        text_missing = 0.0 if len(text) < n_cand else None
-        rows = self.chunks.chunks(list(dict.fromkeys([*vector, *text])))
-        levels = self._date_levels(query, rows) if o.date_match else {}
-        boost = {rid: DATE_BOOST[level] for rid, level in levels.items()}
-        for rid, chunk in rows.items():
-            extra = notes.shift(rid) + (ARCHIVE_SHIFT if archived(chunk.path) else 0.0)
-            if extra:
-                boost[rid] = boost.get(rid, 0.0) + extra
-        fused = fuse(vector, text, o.fusion, o.vector_weight, o.text_weight, text_missing, boost or None)
-
-        # the order: the fused ranking (decayed and diversified when asked)
-        order = []
-        now = self.clock()
-        for f in fused:
-            row = rows.get(f.id)
-            if row is None:  # deleted between the two queries
-                continue
-            if not o.archive and archived(row.path):
-                continue
-            factor = 1.0
-            if o.decay:
-                day = note_date(row.path)
-                if day is not None:
-                    ts = datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp()
-                    factor = decay_factor((now - ts) / 86400.0, o.half_life_days)
-            order.append((f, row, factor))
-        if o.decay:
-            order.sort(key=lambda c: (-c[0].score * c[2], c[0].id))
-        if o.mmr and len(order) > 1:
-            # diversify the results that will be returned; the rest keep their order
-            picked = mmr([(c[0].score * c[2], c[1].text) for c in order], k, o.mmr_lambda)
-            chosen = set(picked)
-            order = [order[i] for i in picked] + [c for i, c in enumerate(order) if i not in chosen]
+        g = stages.gather(query, mode, stages.pool_size(o.fusion, k, o.candidate_multiplier, kind), sources,
+                          keywords=self.keywords, vectors=self.vectors, chunks=self.chunks, embed=self._embed_query)
+        levels = stages.date_levels(query, g.rows, self.chunks.file_heads) if o.date_match else {}
+        cands, fused = stages.fuse_candidates(
+            g, stages.shifts(levels, g.rows, notes), fusion=o.fusion, vector_weight=o.vector_weight,
+            text_weight=o.text_weight, archive=o.archive, decay=o.decay, half_life_days=o.half_life_days,
+            now=self.clock())
+        cands = stages.reorder(cands, decay=o.decay, use_mmr=o.mmr, mmr_lambda=o.mmr_lambda, k=k)
         superseded: dict[int, str] = {}
         if not notes.empty() or kind:
-            order, superseded = self._honour_annotations(order, rows, notes, kind, history)
-
-        # the score: how likely each chunk answers the query (search/relevance.py), the
-        # same scale for every query; ``min_score`` filters on it
-        reference = self.vectors.vector_reference(qvec) if qvec is not None else None
-        far = self._unrelated_reference(qvec) if qvec is not None else None
-        floor_cos = min(vector.values()) if vector else None
-        pool = list(dict.fromkeys([*vector, *text]))
-        vrel = standardise({i: vector.get(i, floor_cos or 0.0) for i in pool}) if vector else {}
-        trel = standardise({i: text.get(i, 0.0) for i in pool}) if text else {}
-        scored = []
-        for f, row, factor in order[: max(2 * k, k + RELEVANCE_LOOKAHEAD)]:
-            evidence = Evidence(
-                coverage=words.coverage(f.id, row.text) if mode != "vector" else None,
-                bm25=words.bm25_share(f.text) if mode != "vector" else None,
-                cosine=(f.vector if f.vector is not None else floor_cos) if mode != "keyword" else None,
-                reference=reference,
-                date=levels.get(f.id, 0), vector_rel=vrel.get(f.id), text_rel=trel.get(f.id), unrelated=far)
-            score = probability(evidence, mode) * factor
-            scored.append(Hit(row.path, row.start_line, row.end_line, score, row.text, row.source, f.vector, f.text,
-                              evidence, words.weights, words.lines.get(f.id), decode(row.meta),
-                              superseded.get(f.id)))
-        kept = [h for h in scored if h.score >= floor]
+            cands, superseded = stages.honour_annotations(
+                cands, g.rows, notes, kind, history, today(self.clock), o.max_results + RELEVANCE_LOOKAHEAD * 2,
+                self.chunks.chunks)
+        scored = stages.score(cands[: max(2 * k, k + RELEVANCE_LOOKAHEAD)], g, mode,
+                              reference=self.vectors.vector_reference(g.qvec) if g.qvec is not None else None,
+                              unrelated=self._unrelated_reference(g.qvec) if g.qvec is not None else None,
+                              levels=levels, superseded=superseded)
         named = self._named_files(query, sources) if not kind else []
-        if named:  # a file the query names is what was asked for: it comes first
-            front = []
-            for path in named:
-                best = next((h for h in scored if h.path == path), None) or self._first_chunk(path, words.weights)
-                if best is not None:
-                    front.append(replace(best, score=max(best.score, NAMED_FILE_SCORE)))
-            shown = {(h.path, h.start_line) for h in front}
-            kept = front + [h for h in kept if (h.path, h.start_line) not in shown]
-        if not kept and o.fusion == "weighted" and mode == "hybrid":
+        front = stages.named_first(named, scored, lambda path: self._first_chunk(path, g.words.weights))
+        relaxed = None
+        if o.fusion == "weighted" and mode == "hybrid":
             # OpenClaw's relaxed floor: keyword-backed hits survive when nothing else passes
-            tw = 0.3 if o.text_weight is None else o.text_weight
-            relaxed = min(floor, tw)
-            kept = [h for h in scored if h.text_score is not None and h.score >= relaxed]
-        return SearchOutcome(kept[:k], mode, len(fused))
-
-    def _honour_annotations(self, order: list, rows: dict[int, StoredChunk], notes: AnnotationView,
-                            kind: str | None, history: bool) -> tuple[list, dict[int, str]]:
-        """Leave out what the annotations say is not an answer: other types, expired entries,
-        and entries a newer one with the same key replaced; that newer one takes the old
-        one's place. With ``history`` the old stay, each right after its replacement, marked."""
-        day = today(self.clock)
-        wanted = [notes.current[e.key] for e in (notes.newer(f.id) for f, _, _ in order) if e is not None]
-        missing = [e.ids[0] for e in wanted if not any(i in rows for i in e.ids)]
-        if missing:
-            rows.update(self.chunks.chunks(missing))
-        out: list = []
-        placed: set[int] = set()
-        superseded: dict[int, str] = {}
-
-        def add(f: Fused, row: StoredChunk, factor: float) -> None:
-            if f.id in placed or (kind and notes.attrs.get(f.id, {}).get("type") != kind):
-                return
-            placed.add(f.id)
-            out.append((f, row, factor))
-
-        for f, row, factor in order:
-            if notes.expired(f.id, day) and not history:
-                continue
-            newer = notes.newer(f.id)
-            if newer is None:
-                add(f, row, factor)
-                continue
-            # the newer entry answers in the old one's place, with what the old one matched
-            rid = next((i for i in newer.ids if i in placed), None)
-            if rid is None:
-                rid = next((i for i in newer.ids if i in rows), None)
-                if rid is not None and not notes.expired(rid, day):
-                    add(replace(f, id=rid), rows[rid], factor)
-            if history:
-                superseded[f.id] = newer.citation
-                add(f, row, factor)
-        window = self.options.max_results + RELEVANCE_LOOKAHEAD * 2
-        out[:window] = important_first(out[:window], lambda c: notes.importance(c[0].id),
-                                       lambda c: content(c[1].text))
-        return out, superseded
-
-    def _date_levels(self, query: str, rows: dict[int, StoredChunk]) -> dict[int, int]:
-        """How precisely each candidate's note date matches a period the query names (1-3)."""
-        refs = query_dates(query)
-        if not refs or not rows:
-            return {}
-        paths = {row.path for row in rows.values()}
-        dates = {p: note_date(p) for p in paths}
-        undated = [p for p, d in dates.items() if d is None]
-        if undated:
-            heads = self.chunks.file_heads(undated)
-            dates.update({p: note_date(p, heads.get(p)) for p in undated})
-        levels = {}
-        for rid, row in rows.items():
-            level = max(ref.level(dates[row.path]) for ref in refs)
-            if level:
-                levels[rid] = level
-        return levels
-
-
-# runs a hybrid search's vector side beside its keyword side, for every searcher of the
-# process; its threads start on first use
-_SIDE = ThreadPoolExecutor(4, thread_name_prefix="mnemoclaw-search")
+            relaxed = min(floor, 0.3 if o.text_weight is None else o.text_weight)
+        return SearchOutcome(stages.select(scored, front, floor, k, relaxed_floor=relaxed), mode, fused)

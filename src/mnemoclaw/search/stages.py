@@ -1,0 +1,285 @@
+"""A search as named stages over one candidate type, in the order ``Searcher.search`` runs them:
+
+    gather   the keyword side and the vector side, and the chunks they found
+    fuse     one ranking of the two (``fusion.py``), the shifts the query's dates and the
+             annotations' importance give it, archived notes left out or below
+    adjust   temporal decay, diversity (MMR), what the annotations say is not an answer
+    score    each candidate's calibrated chance of being about the question (``relevance.py``)
+    select   the floor, the files the query names first, at most ``k``
+
+Each stage is a function of what the stages before it returned, so a test can call one alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime
+
+import numpy as np
+
+from ..markdown.annotations import decode
+from ..store.base import ChunkSource, KeywordSource, VectorSearch, VectorSource
+from ..text.dates import note_date, query_dates
+from ..text.tokenize import keyword_query
+from ..types import Hit, StoredChunk, UnrelatedReference, VectorReference
+from . import keyword
+from .annotated import ARCHIVE_SHIFT, AnnotationView, archived, content, important_first
+from .fusion import Fused, decay_factor, fuse, mmr, standardise
+from .keyword import KeywordEvidence
+from .relevance import Evidence, probability
+
+MAX_CANDIDATES = 200
+# Z-score and min-max fusion estimate each signal's spread over a pool of this many
+# candidates per side (measured: 30, 50, 100 and 200 compared in docs/quality.md).
+MIN_CANDIDATES = 50
+# A query that names a day, month or year ("on 1 February, 2023", "2023年5月")
+# lifts notes dated in that period by this many standard deviations of the fused
+# score, by how precisely the date matches: same year, same month, same day
+# (measured on LoCoMo's dated questions, docs/quality.md).
+DATE_BOOST = {1: 0.5, 2: 1.0, 3: 2.0}
+# How many candidates past the ``k`` asked for are scored for relevance, so that a few
+# filtered out by ``min_score`` can be replaced by the next ones in the ranking.
+RELEVANCE_LOOKAHEAD = 4
+# A file the query names (Searcher.named_files) is taken as what was asked for.
+NAMED_FILE_SCORE = 0.99
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One chunk on its way through a search: its place in the fused ranking (with the raw
+    keyword and vector signals), the stored chunk, and its temporal decay (1.0: none)."""
+
+    fused: Fused
+    row: StoredChunk
+    factor: float = 1.0
+
+    @property
+    def id(self) -> int:
+        return self.fused.id
+
+
+@dataclass
+class Gathered:
+    """What the two sides of a search found, and the chunks they found."""
+
+    text: dict[int, float]  # chunk id -> BM25
+    vector: dict[int, float]  # chunk id -> cosine
+    words: KeywordEvidence
+    qvec: np.ndarray | None
+    rows: dict[int, StoredChunk]
+    # fewer keyword hits than asked for: every other chunk matched no query term (scored 0)
+    text_missing: float | None
+
+    @property
+    def pool(self) -> list[int]:
+        return list(dict.fromkeys([*self.vector, *self.text]))
+
+
+def pool_size(fusion: str, k: int, multiplier: int, kind: str | None) -> int:
+    """How many candidates each side returns."""
+    if kind:  # most candidates may be of other types
+        return MAX_CANDIDATES
+    if fusion in ("zscore", "minmax"):
+        # a fixed pool: scores are normalised over it, so asking for 10 results returns the
+        # same first 6 as asking for 6
+        return min(MAX_CANDIDATES, max(k, MIN_CANDIDATES))
+    return min(MAX_CANDIDATES, k * multiplier)
+
+
+# runs a hybrid search's vector side beside its keyword side, for every searcher of the
+# process; its threads start on first use
+_SIDE = ThreadPoolExecutor(4, thread_name_prefix="mnemoclaw-search")
+
+
+def gather(query: str, mode: str, n_cand: int, sources: Sequence[str] | None, *, keywords: KeywordSource,
+           vectors: VectorSource, chunks: ChunkSource, embed: Callable[[str], np.ndarray]) -> Gathered:
+    """Both sides' candidates (the vector side beside the keyword side where the store allows:
+    on SQLite, over the in-memory vectors once they are warm), and their chunks."""
+    def vector_side(search: VectorSearch | None) -> tuple[np.ndarray, dict[int, float]]:
+        qvec = embed(query)
+        return qvec, dict((search or vectors.vector_search)(qvec, n_cand, sources))
+
+    text: dict[int, float] = {}
+    vector: dict[int, float] = {}
+    words = KeywordEvidence()
+    qvec = None
+    both: Future[tuple[np.ndarray, dict[int, float]]] | None = None
+    embedding: Future[np.ndarray] | None = None
+    if mode == "hybrid":
+        detached = None if vectors.parallel_reads else vectors.detached_vector_search()
+        if vectors.parallel_reads or detached is not None:
+            both = _SIDE.submit(vector_side, detached)
+        else:
+            embedding = _SIDE.submit(embed, query)
+    if mode in ("hybrid", "keyword"):
+        ranked, words = keyword.search_explained(keywords, keyword_query(query), n_cand, sources)
+        text = dict(ranked)
+    if both is not None:
+        qvec, vector = both.result()
+    elif embedding is not None:
+        qvec = embedding.result()
+        vector = dict(vectors.vector_search(qvec, n_cand, sources))
+    elif mode == "vector":
+        qvec, vector = vector_side(None)
+    text_missing = 0.0 if len(text) < n_cand else None
+    rows = chunks.chunks(list(dict.fromkeys([*vector, *text])))
+    return Gathered(text, vector, words, qvec, rows, text_missing)
+
+
+def date_levels(query: str, rows: dict[int, StoredChunk],
+                heads: Callable[[list[str]], dict[str, str]]) -> dict[int, int]:
+    """How precisely each candidate's note date matches a period the query names (1-3); a file
+    without a date in its name is dated by a ``Date:`` line in its first chunk (``heads``)."""
+    refs = query_dates(query)
+    if not refs or not rows:
+        return {}
+    paths = {row.path for row in rows.values()}
+    dates: dict[str, date | None] = {p: note_date(p) for p in paths}
+    undated = [p for p, d in dates.items() if d is None]
+    if undated:
+        found = heads(undated)
+        dates.update({p: note_date(p, found.get(p)) for p in undated})
+    levels = {}
+    for rid, row in rows.items():
+        level = max(ref.level(dates[row.path]) for ref in refs)
+        if level:
+            levels[rid] = level
+    return levels
+
+
+def shifts(levels: dict[int, int], rows: dict[int, StoredChunk], notes: AnnotationView) -> dict[int, float]:
+    """Each candidate's lift in standard deviations of the fused score: the query's date, the
+    entry's importance, and below live notes when archived."""
+    boost = {rid: float(DATE_BOOST[level]) for rid, level in levels.items()}
+    for rid, chunk in rows.items():
+        extra = notes.shift(rid) + (ARCHIVE_SHIFT if archived(chunk.path) else 0.0)
+        if extra:
+            boost[rid] = boost.get(rid, 0.0) + extra
+    return boost
+
+
+def fuse_candidates(g: Gathered, boost: dict[int, float], *, fusion: str, vector_weight: float | None,
+                    text_weight: float | None, archive: bool, decay: bool, half_life_days: float,
+                    now: float) -> tuple[list[Candidate], int]:
+    """The fused ranking as candidates (a chunk deleted between the two reads, or archived when
+    the archive is not searched, left out), each with its decay; and how many were fused."""
+    fused = fuse(g.vector, g.text, fusion, vector_weight, text_weight, g.text_missing, boost or None)
+    out = []
+    for f in fused:
+        row = g.rows.get(f.id)
+        if row is None:  # deleted between the two queries
+            continue
+        if not archive and archived(row.path):
+            continue
+        factor = 1.0
+        if decay:
+            day = note_date(row.path)
+            if day is not None:
+                ts = datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp()
+                factor = decay_factor((now - ts) / 86400.0, half_life_days)
+        out.append(Candidate(f, row, factor))
+    return out, len(fused)
+
+
+def reorder(cands: list[Candidate], *, decay: bool, use_mmr: bool, mmr_lambda: float, k: int) -> list[Candidate]:
+    """Decayed scores in order, then the ``k`` to be returned diversified (MMR); the rest keep
+    their order."""
+    if decay:
+        cands = sorted(cands, key=lambda c: (-c.fused.score * c.factor, c.id))
+    if use_mmr and len(cands) > 1:
+        picked = mmr([(c.fused.score * c.factor, c.row.text) for c in cands], k, mmr_lambda)
+        chosen = set(picked)
+        cands = [cands[i] for i in picked] + [c for i, c in enumerate(cands) if i not in chosen]
+    return cands
+
+
+def honour_annotations(cands: list[Candidate], rows: dict[int, StoredChunk], notes: AnnotationView,
+                       kind: str | None, history: bool, day: date, window: int,
+                       fetch: Callable[[list[int]], dict[int, StoredChunk]]) -> tuple[list[Candidate], dict[int, str]]:
+    """Leave out what the annotations say is not an answer: other types, expired entries,
+    and entries a newer one with the same key replaced; that newer one takes the old
+    one's place (``fetch`` reads it when neither side found it). With ``history`` the old stay,
+    each right after its replacement, marked. The first ``window`` put important entries ahead
+    of less important ones saying the same."""
+    wanted = [notes.current[e.key] for e in (notes.newer(c.id) for c in cands) if e is not None]
+    missing = [e.ids[0] for e in wanted if not any(i in rows for i in e.ids)]
+    if missing:
+        rows.update(fetch(missing))
+    out: list[Candidate] = []
+    placed: set[int] = set()
+    superseded: dict[int, str] = {}
+
+    def add(c: Candidate) -> None:
+        if c.id in placed or (kind and notes.attrs.get(c.id, {}).get("type") != kind):
+            return
+        placed.add(c.id)
+        out.append(c)
+
+    for c in cands:
+        if notes.expired(c.id, day) and not history:
+            continue
+        newer = notes.newer(c.id)
+        if newer is None:
+            add(c)
+            continue
+        # the newer entry answers in the old one's place, with what the old one matched
+        rid = next((i for i in newer.ids if i in placed), None)
+        if rid is None:
+            rid = next((i for i in newer.ids if i in rows), None)
+            if rid is not None and not notes.expired(rid, day):
+                add(Candidate(replace(c.fused, id=rid), rows[rid], c.factor))
+        if history:
+            superseded[c.id] = newer.citation
+            add(c)
+    out[:window] = important_first(out[:window], lambda c: notes.importance(c.id), lambda c: content(c.row.text))
+    return out, superseded
+
+
+def score(cands: Sequence[Candidate], g: Gathered, mode: str, *, reference: VectorReference | None,
+          unrelated: UnrelatedReference | None, levels: dict[int, int],
+          superseded: dict[int, str]) -> list[Hit]:
+    """Each candidate as a hit scored with how likely it is to answer the query
+    (search/relevance.py): the same scale for every query."""
+    floor_cos = min(g.vector.values()) if g.vector else None
+    pool = g.pool
+    vrel = standardise({i: g.vector.get(i, floor_cos or 0.0) for i in pool}) if g.vector else {}
+    trel = standardise({i: g.text.get(i, 0.0) for i in pool}) if g.text else {}
+    out = []
+    for c in cands:
+        f, row = c.fused, c.row
+        evidence = Evidence(
+            coverage=g.words.coverage(f.id, row.text) if mode != "vector" else None,
+            bm25=g.words.bm25_share(f.text) if mode != "vector" else None,
+            cosine=(f.vector if f.vector is not None else floor_cos) if mode != "keyword" else None,
+            reference=reference,
+            date=levels.get(f.id, 0), vector_rel=vrel.get(f.id), text_rel=trel.get(f.id), unrelated=unrelated)
+        out.append(Hit(row.path, row.start_line, row.end_line, probability(evidence, mode) * c.factor, row.text,
+                       row.source, f.vector, f.text, evidence, g.words.weights, g.words.lines.get(f.id),
+                       decode(row.meta), superseded.get(f.id)))
+    return out
+
+
+def named_first(named: Sequence[str], scored: list[Hit], first_chunk: Callable[[str], Hit | None]) -> list[Hit]:
+    """The files the query names, each as its best scored chunk (or its first chunk), scored as
+    what was asked for."""
+    front = []
+    for path in named:
+        best = next((h for h in scored if h.path == path), None) or first_chunk(path)
+        if best is not None:
+            front.append(replace(best, score=max(best.score, NAMED_FILE_SCORE)))
+    return front
+
+
+def select(scored: list[Hit], front: list[Hit], floor: float, k: int, *,
+           relaxed_floor: float | None = None) -> list[Hit]:
+    """The hits at ``floor`` or above, the named files first, at most ``k``. ``relaxed_floor``
+    (OpenClaw's weighted merge): when nothing passes, keyword-backed hits at or above it."""
+    kept = [h for h in scored if h.score >= floor]
+    if front:
+        shown = {(h.path, h.start_line) for h in front}
+        kept = front + [h for h in kept if (h.path, h.start_line) not in shown]
+    if not kept and relaxed_floor is not None:
+        kept = [h for h in scored if h.text_score is not None and h.score >= relaxed_floor]
+    return kept[:k]

@@ -1,0 +1,120 @@
+"""Each stage of a search, called alone (search/stages.py); the whole search is tested in
+test_search.py and measured by benchmarks/quality.py."""
+
+from datetime import UTC, datetime
+
+import numpy as np
+
+from mnemoclaw.search import stages
+from mnemoclaw.search.annotated import AnnotationView
+from mnemoclaw.search.fusion import Fused
+from mnemoclaw.search.keyword import KeywordEvidence
+from mnemoclaw.types import FileRecord, Hit, StoredChunk
+
+
+class Chunks:
+    """A chunk source over a dict: annotations and file records as a store would give them."""
+
+    def __init__(self, rows, notes=None):
+        self.rows = rows
+        self.notes = notes or {}
+        self.records = {r.path: FileRecord(r.path, "memory", "h", 1, 1) for r in rows.values()}
+
+    def annotations(self):
+        return self.notes
+
+    def file_records(self):
+        return self.records
+
+    def chunks(self, ids):
+        return {i: self.rows[i] for i in ids if i in self.rows}
+
+
+def row(rid, path, text="a note"):
+    return StoredChunk(rid, path, "memory", 1, 1, text)
+
+
+def test_the_pool_is_fixed_for_normalised_fusions_and_full_when_filtering_by_type():
+    assert stages.pool_size("zscore", 6, 4, None) == stages.pool_size("zscore", 10, 4, None) == 50
+    assert stages.pool_size("weighted", 6, 4, None) == 24
+    assert stages.pool_size("zscore", 6, 4, "preference") == stages.MAX_CANDIDATES
+
+
+def test_dates_named_by_the_query_lift_notes_of_that_day_more_than_of_that_month():
+    rows = {1: row(1, "memory/2026-03-04.md"), 2: row(2, "memory/2026-03-20.md"), 3: row(3, "notes.md"),
+            4: row(4, "memory/2025-01-01.md")}
+    heads = {"notes.md": "Date: 2026-03-04\n- a note"}
+    levels = stages.date_levels("what happened on 4 March 2026", rows, lambda paths: {p: heads[p] for p in paths})
+    assert levels == {1: 3, 3: 3}  # the day, and the day from a Date: line; another day of March is not it
+    assert stages.date_levels("in March 2026", rows, lambda paths: {p: heads[p] for p in paths}) == {1: 2, 2: 2, 3: 2}
+    notes = AnnotationView(Chunks(rows)).refresh()
+    assert stages.shifts({1: 3, 2: 2}, rows, notes) == {1: 2.0, 2: 1.0}
+    archived = {5: row(5, "memory/archive/2026-03-04.md")}
+    assert stages.shifts({5: 3}, archived, notes) == {5: 2.0 - 0.5}
+
+
+def _gathered(rows, text, vector=None):
+    return stages.Gathered(text, vector or {}, KeywordEvidence({"note": 1.0}), None, rows, 0.0)
+
+
+def test_fusing_leaves_out_what_is_gone_or_archived_and_decays_older_notes():
+    rows = {1: row(1, "memory/2026-03-01.md"), 2: row(2, "memory/archive/2025-01-01.md"), 4: row(4, "MEMORY.md")}
+    g = _gathered(rows, {1: 3.0, 2: 2.0, 3: 1.0, 4: 0.5})  # 3 was deleted between the two reads
+    now = datetime(2026, 3, 31, tzinfo=UTC).timestamp()
+    cands, fused = stages.fuse_candidates(g, {}, fusion="zscore", vector_weight=None, text_weight=None,
+                                          archive=False, decay=True, half_life_days=30.0, now=now)
+    assert fused == 4 and [c.id for c in cands] == [1, 4]
+    assert abs(cands[0].factor - 0.5) < 1e-9 and cands[1].factor == 1.0  # 30 days: half; MEMORY.md never decays
+
+
+def test_reordering_sorts_by_decayed_score_and_diversifies_the_first_k():
+    def cand(rid, score, factor=1.0, text=None):
+        return stages.Candidate(Fused(rid, score, None, 1.0), row(rid, f"{rid}.md", text or f"note {rid}"), factor)
+
+    cands = [cand(1, 0.9, 0.1), cand(2, 0.5), cand(3, 0.4)]
+    assert [c.id for c in stages.reorder(cands, decay=True, use_mmr=False, mmr_lambda=0.7, k=2)] == [2, 3, 1]
+    same = "the deploy key rotates every ninety days"
+    cands = [cand(1, 0.9, text=same), cand(2, 0.89, text=same), cand(3, 0.5, text="lunch is at noon")]
+    assert [c.id for c in stages.reorder(cands, decay=False, use_mmr=True, mmr_lambda=0.5, k=2)] == [1, 3, 2]
+
+
+def test_an_expired_entry_is_left_out_and_a_newer_keyed_entry_answers_in_its_place():
+    rows = {1: row(1, "memory/2026-01-01.md", "- db host is pg1"), 2: row(2, "memory/2026-02-01.md", "- db host is pg2"),
+            3: row(3, "MEMORY.md", "- the office wifi")}
+    notes = {1: ("memory/2026-01-01.md", 1, 1, '{"key":"db-host"}'), 2: ("memory/2026-02-01.md", 1, 1, '{"key":"db-host"}'),
+             3: ("MEMORY.md", 1, 1, '{"expires":"2026-01-15"}')}
+    view = AnnotationView(Chunks(rows, notes)).refresh()
+    cands = [stages.Candidate(Fused(1, 0.9, None, 2.0), rows[1]), stages.Candidate(Fused(3, 0.8, None, 1.0), rows[3])]
+    got = {2: rows[2]}
+    out, superseded = stages.honour_annotations(cands, {1: rows[1], 3: rows[3]}, view, None, False,
+                                                datetime(2026, 3, 1).date(), 10, lambda ids: got)
+    assert [c.id for c in out] == [2] and out[0].fused.text == 2.0 and superseded == {}  # with what 1 matched
+    out, superseded = stages.honour_annotations(cands, {1: rows[1], 3: rows[3]}, view, None, True,
+                                                datetime(2026, 3, 1).date(), 10, lambda ids: got)
+    assert [c.id for c in out] == [2, 1, 3] and superseded == {1: "memory/2026-02-01.md#L1-L1"}
+
+
+def test_scores_come_from_the_evidence_and_decay():
+    rows = {1: row(1, "a.md", "the deploy note"), 2: row(2, "b.md", "nothing relevant")}
+    g = stages.Gathered({1: 4.0}, {}, KeywordEvidence({"deploy": 2.0, "note": 1.0}, {1: [["deploy", "note"]]}, True),
+                        None, rows, 0.0)
+    cands = [stages.Candidate(Fused(1, 1.0, None, 4.0), rows[1]), stages.Candidate(Fused(2, 0.0, None, None), rows[2])]
+    hits = stages.score(cands, g, "keyword", reference=None, unrelated=None, levels={}, superseded={})
+    assert hits[0].score > hits[1].score and hits[0].evidence.coverage == 1.0 and hits[1].evidence.coverage == 0.0
+    halved = stages.score([stages.Candidate(cands[0].fused, rows[1], 0.5)], g, "keyword", reference=None,
+                          unrelated=None, levels={}, superseded={})
+    assert np.isclose(halved[0].score, hits[0].score * 0.5)
+
+
+def test_selection_keeps_the_floor_puts_named_files_first_and_relaxes_only_when_asked():
+    def hit(path, score, text_score=None):
+        return Hit(path, 1, 1, score, "t", "memory", None, text_score)
+
+    scored = [hit("a.md", 0.8), hit("b.md", 0.04, 1.0), hit("2026-11-12.md", 0.02)]
+    assert [h.path for h in stages.select(scored, [], 0.05, 6)] == ["a.md"]
+    front = stages.named_first(["2026-11-12.md"], scored, lambda p: None)
+    assert front[0].score == stages.NAMED_FILE_SCORE
+    assert [h.path for h in stages.select(scored, front, 0.05, 6)] == ["2026-11-12.md", "a.md"]
+    assert [h.path for h in stages.select(scored, front, 0.05, 1)] == ["2026-11-12.md"]
+    assert stages.select(scored[1:], [], 0.5, 6) == []
+    assert [h.path for h in stages.select(scored[1:], [], 0.5, 6, relaxed_floor=0.03)] == ["b.md"]
