@@ -309,7 +309,7 @@ def test_a_file_missing_here_is_removed_only_if_this_host_has_had_it():
     disk = [SourceFile(p, f"/ws/{p}", "memory", 1, 1) for p in ("here.md", "claimed.md", "migrated.md")]
     plan = plan_sync(disk, indexed, origin="a:/ws")
     assert plan.removed == ["mine.md", "old.md", "unknown.md"] and plan.kept == ["theirs.md"]
-    assert plan.claimed == ["here.md"] and not plan.is_noop
+    assert plan.claimed == ["here.md"]
     one_host = plan_sync(disk, indexed)
     assert one_host.removed == ["mine.md", "old.md", "theirs.md", "unknown.md"] and one_host.kept == []
     assert one_host.claimed == []

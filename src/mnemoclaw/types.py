@@ -125,10 +125,6 @@ class IndexReport:
     dropped: list[tuple[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what those mean and what to do, one line each
 
-    @property
-    def degraded(self) -> bool:
-        return bool(self.failed)
-
     def as_dict(self) -> dict:
         return {
             "added": self.added,

@@ -572,7 +572,6 @@ class QmdBackend:
         self._ready = False
         self._last_update = 0.0
         self._pending = False  # files changed since the last `qmd update`
-        self._done: list[str] = []
         self._lock = threading.RLock()
         self._keywords = _QmdKeywords(builtin.store, builtin.store, config.merge_builtin)
         self.use(builtin.provider)
@@ -691,7 +690,7 @@ class QmdBackend:
             return
         self.client.check_version(probe_timeout)
         self._export()
-        self._done = self.client.reconcile(self._wanted())
+        self.client.reconcile(self._wanted())
         if self.config.on_boot or not self.client.database.is_file():
             self._update()
         else:

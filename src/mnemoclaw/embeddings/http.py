@@ -58,10 +58,6 @@ class RetryPolicy:
         return min(d, self.cap_s)
 
 
-def redact_headers(headers: dict[str, str]) -> dict[str, str]:
-    return {k: ("***" if SECRET_HEADER.search(k) else v) for k, v in headers.items()}
-
-
 def public_headers(headers: dict[str, str]) -> dict[str, str]:
     """The headers that may identify a vector space (no credentials)."""
     return {k.lower(): v for k, v in headers.items() if not SECRET_HEADER.search(k)}

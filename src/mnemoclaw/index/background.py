@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable
 from typing import Protocol
 
@@ -41,9 +40,7 @@ class BackgroundSync:
         self._closed = False
         self._thread: threading.Thread | None = None
         self.syncs = 0
-        self.last_report: IndexReport | None = None
         self.last_error: str | None = None
-        self.last_finished: float | None = None
 
     @property
     def busy(self) -> bool:
@@ -139,9 +136,7 @@ class BackgroundSync:
                     self._on_error(exc)
                 return
         self.syncs += 1
-        self.last_report = report
         self.last_error = None
-        self.last_finished = time.time()
         if report.failed:
             log.info("background sync: %d file(s) could not be indexed", len(report.failed))
         if self._on_report is not None:

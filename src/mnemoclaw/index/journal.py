@@ -75,7 +75,6 @@ class ChangeJournal:
         self.sessions_dir = os.path.abspath(sessions_dir) if sessions_dir else None
         self.why: str | None = "not started"  # why the journal cannot be trusted; None when it can
         self.overflows = 0  # queue overflows seen (each cost one walk)
-        self.rearms = 0  # times every folder was watched again (a folder came, went or moved)
         self._fd: int | None = None
         self._dirs: dict[int, _Dir] = {}
         self._lock = threading.Lock()
@@ -138,7 +137,6 @@ class ChangeJournal:
                         changed.add(source)
                     rearm |= structural
             if rearm:
-                self.rearms += 1
                 self._arm()
                 if self._fd is None:
                     return None

@@ -29,10 +29,6 @@ class SyncPlan:
     kept: list[str] = field(default_factory=list)  # not here, but only other hosts have had them
     claimed: list[str] = field(default_factory=list)  # unchanged files whose record does not name this host yet
 
-    @property
-    def is_noop(self) -> bool:
-        return not (self.new or self.suspect or self.removed or self.claimed)
-
 
 def had_it(rec: FileRecord, origin: str) -> bool:
     """Whether ``origin`` ("host:workspace") has had this file: its record names it, or only its

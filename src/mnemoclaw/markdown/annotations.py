@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from datetime import date
 
 NAMES = ("importance", "type", "expires", "key")
-KNOWN_TYPES = ("fact", "preference", "task", "summary")
 COMMENT = re.compile(r"<!--(.*?)-->")
 _PAIR = re.compile(r"^\s*([A-Za-z]+)\s*:\s*(.*?)\s*$")
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(\s|$)")

@@ -19,7 +19,6 @@ from ..text.dates import note_date
 from ..types import SourceFile
 from .forget import ForgetPlan, Removal, merge_ranges, read_split
 
-DEFAULT_OLDER_THAN = "180d"
 _AGE = re.compile(r"^\s*(\d+)\s*([dwmy]?)\s*$")
 _UNIT_DAYS = {"": 1, "d": 1, "w": 7, "m": 30, "y": 365}
 _DAILY = re.compile(r"^memory/[^/]+\.md$")

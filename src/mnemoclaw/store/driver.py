@@ -62,20 +62,6 @@ class Connection:
         except self.driver.error as exc:
             raise self._failed(exc) from exc
 
-    def script(self, sql: str) -> None:
-        try:
-            if self.driver.name == "apsw":
-                self.raw.execute(sql)
-            else:
-                self.raw.executescript(sql)
-        except self.driver.error as exc:
-            raise self._failed(exc) from exc
-
-    def last_rowid(self) -> int:
-        if self.driver.name == "apsw":
-            return self.raw.last_insert_rowid()
-        return self.raw.execute("SELECT last_insert_rowid()").fetchone()[0]
-
     @property
     def in_transaction(self) -> bool:
         return bool(self.raw.in_transaction)

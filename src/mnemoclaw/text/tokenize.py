@@ -69,10 +69,6 @@ _ZH_QUESTION_WORDS = sorted(
 )
 _ZH_QUESTION = re.compile("|".join(map(re.escape, _ZH_QUESTION_WORDS)))
 
-def is_cjk_char(ch: str) -> bool:
-    return _CJK_CHAR.match(ch) is not None
-
-
 def count_cjk(text: str) -> int:
     return len(_CJK_CHAR.findall(text))
 
