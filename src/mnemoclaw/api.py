@@ -50,10 +50,10 @@ from .freshness import INLINE_SYNC_FILES, SEARCH_LOCK_WAIT, Freshness
 from .index.background import BackgroundSync
 from .index.indexer import Indexer, Progress
 from .index.watcher import Watcher
+from .measured import floor_summary, ranking_summary
 from .notes import Forgotten, Notes
 from .notes.paths import read_lines, resolve_memory_path, split_citation
 from .providers import AUTO, ProviderChoice, auto_provider, build_provider, resolve_provider
-from .search.searcher import floor_summary, ranking_summary
 from .store import Store, open_store
 from .store.base import SharedNamespaces
 from .tools import ANNOTATION_PARAMS, GET, MAX_QUERY_CHARS, SEARCH, SNIPPET_MAX_CHARS, ToolArgumentError
