@@ -64,14 +64,14 @@ def section_latency(bench: Path, work: Path) -> dict:
     with open_memory(ws, state) as mem:
         mem.sync()
         mem.provider.warm()
-        watcher = mem.watch()
+        watcher = mem.freshness.watch()
         time.sleep(0.5)
         for i in range(20):
             token = f"zqfresh{i}w"
             (inbox / f"w{i}.md").write_text(f"- watcher note {token}: the kettle is in the shed\n", "utf-8")
             watch_ms.append(_until(lambda token=token: _found(mem, token)) * 1000)
             time.sleep(0.2)
-        mem.background.wait_idle(60)
+        mem.freshness.background.wait_idle(60)
         for i in range(20):
             token = f"zqfresh{i}s"
             (inbox / f"s{i}.md").write_text(f"- search note {token}: the ladder is in the barn\n", "utf-8")
@@ -79,7 +79,7 @@ def section_latency(bench: Path, work: Path) -> dict:
             hits = mem.memory_search(token)["results"]
             search_ms.append((time.perf_counter() - t) * 1000)
             assert hits and token in hits[0]["snippet"], token
-            mem.background.wait_idle(60)
+            mem.freshness.background.wait_idle(60)
             time.sleep(0.2)
         debounce = watcher.debounce
     shutil.rmtree(inbox, ignore_errors=True)
@@ -103,9 +103,9 @@ def section_burst(bench: Path, work: Path) -> dict:
         mem.sync()
         mem.provider.warm()
         for run in range(3):
-            watcher = mem.watch()
+            watcher = mem.freshness.watch()
             time.sleep(0.5)
-            flushes0, syncs0 = watcher.flushes, mem.background.syncs
+            flushes0, syncs0 = watcher.flushes, mem.freshness.background.syncs
             files0 = mem.store.counts()["files"]
             t = time.perf_counter()
             for i in range(1000):
@@ -115,9 +115,9 @@ def section_burst(bench: Path, work: Path) -> dict:
             _until(lambda files0=files0: mem.store.counts()["files"] == files0 + 1000, timeout=120)
             settle = time.perf_counter() - t
             time.sleep(2 * watcher.debounce)
-            mem.background.wait_idle(60)
+            mem.freshness.background.wait_idle(60)
             runs.append({"burst_s": round(burst_s, 2), "flushes": watcher.flushes - flushes0,
-                         "syncs": mem.background.syncs - syncs0, "searchable_after_last_write_s": round(settle, 2)})
+                         "syncs": mem.freshness.background.syncs - syncs0, "searchable_after_last_write_s": round(settle, 2)})
     shutil.rmtree(inbox, ignore_errors=True)
     with open_memory(ws, state) as mem:
         mem.sync()
@@ -149,7 +149,7 @@ def section_fds(bench: Path, work: Path) -> dict:
         before, _ = _fd_report()
         out["fds_before_watch"] = before
         for mode, polling in (("native", False), ("polling", True)):
-            watcher = mem.watch(polling=polling)
+            watcher = mem.freshness.watch(polling=polling)
             time.sleep(3.0)
             fds, watches = _fd_report()
             out[f"fds_{mode}"] = fds
@@ -160,7 +160,7 @@ def section_fds(bench: Path, work: Path) -> dict:
             (ws / "memory" / "000" / f"{token}.md").write_text(f"- {token}\n", "utf-8")
             out[f"found_after_s_{mode}"] = round(_until(lambda token=token: _found(mem, token), timeout=60), 2)
             (ws / "memory" / "000" / f"{token}.md").unlink()
-            mem.stop_background()
+            mem.freshness.stop()
     log(f"fds: {out}")
     return out
 
@@ -180,13 +180,13 @@ def section_rebuild(bench: Path, work: Path) -> dict:
         mem.memory_search("start")  # hands the rebuild to the background writer
         t0 = time.perf_counter()
         i = 0
-        while mem.background.busy:
+        while mem.freshness.background.busy:
             t = time.perf_counter()
             mem.memory_search(queries[i % len(queries)])
             lat.append((time.perf_counter() - t) * 1000)
             i += 1
         rebuild_s = time.perf_counter() - t0
-        ok = mem.indexer.needs_rebuild() == "" and mem.background.last_error is None
+        ok = mem.indexer.needs_rebuild() == "" and mem.freshness.background.last_error is None
     with open_memory(ws, state) as mem:  # back to the defaults (the cache makes it quick)
         mem.sync()
     out = {"chunks": 10_000, "rebuild_s": round(rebuild_s, 1), "rebuild_ok": ok, "searches": len(lat),

@@ -286,7 +286,7 @@ def section_search(bench: Path, work: Path, scale: int, pg_url: str | None = Non
             mem.memory_search(q)
             lat.append((time.perf_counter() - t) * 1000)
         # a watching process: the kernel's file events tell a search nothing changed
-        mem.watch()
+        mem.freshness.watch()
         check = mem.status(check_dirty=False)["background"]["searchCheck"]
         lat_watched = []
         for q in fresh:
@@ -294,7 +294,7 @@ def section_search(bench: Path, work: Path, scale: int, pg_url: str | None = Non
             mem.memory_search(q)
             lat_watched.append((time.perf_counter() - t) * 1000)
         spared = mem.status(check_dirty=False)["background"]["searchCheck"]["walksSpared"]
-        mem.stop_background()
+        mem.freshness.stop()
         mem.settings.memory_search["sync"]["onSearch"] = False
         passes = []  # the query vectors are cached by now: this is search and ranking alone
         for _ in range(PASSES):
@@ -335,14 +335,14 @@ def section_during_sync(bench: Path, work: Path) -> dict:
             mem.provider.warm()
             mem.search("warm up", sync=False)
             t0 = time.perf_counter()
-            mem.request_sync("bench")
+            mem.freshness.request("bench")
             time.sleep(0.5)
             lat = []
-            while mem.background.busy and len(lat) < len(queries):
+            while mem.freshness.background.busy and len(lat) < len(queries):
                 t = time.perf_counter()
                 mem.search(queries[len(lat)], sync=False)  # the search alone, not its wait for the writer
                 lat.append((time.perf_counter() - t) * 1000)
-            mem.background.wait_idle(600)
+            mem.freshness.background.wait_idle(600)
             secs = time.perf_counter() - t0
             chunks = mem.store.counts()["chunks"]
         key = "" if threads == LocalUSE().threads else f"threads_{threads}_"

@@ -58,7 +58,7 @@ def main() -> None:
         speed.section_search(bench, work, args.scale)
     with speed.open_memory(ws, state) as mem:
         mem.sync()
-        mem.watch()  # as `mnemoclaw ui` runs: file events, not a walk, before each search
+        mem.freshness.watch()  # as `mnemoclaw ui` runs: file events, not a walk, before each search
         server = uvicorn.Server(uvicorn.Config(create_app(mem), host="127.0.0.1", port=0, log_level="warning",
                                                access_log=False, lifespan="off"))
         thread = threading.Thread(target=server.run, daemon=True)

@@ -190,7 +190,7 @@ def test_a_long_running_process_repairs_in_the_background(pristine, tmp_path):
         mem.status(check_integrity=True)  # finds it
         out = mem.memory_search("zq5x")  # answers, and has the writer thread repair it
         assert "disabled" not in out
-        assert mem.background.wait_idle(60)
+        assert mem.freshness.background.wait_idle(60)
         assert mem.store.damaged() is None and _quick_check(db)
         out = mem.memory_search("zq5x")
         assert out["results"][0]["path"] == "memory/2026-01-06-n5.md" and "damaged" not in out

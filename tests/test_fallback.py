@@ -62,9 +62,9 @@ def test_a_failing_primary_switches_to_the_fallback_once(workspace, tmp_path, se
     # the primary is back: an explicit index goes back to it
     primary.script = []
     with Memory(s, background=False) as mem:
-        assert mem.try_primary()
-        r = mem.sync()
+        r = mem.sync(retry=True)  # what `mnemoclaw index` asks
         assert r.full_rebuild and mem.provider.id == "openai"
+        assert r.notes[0] == "the primary provider openai works again: the index is rebuilt with it"
         assert mem.memory_search("plumber")["fallback"] is False
     assert not os.path.exists(mem.providers.state_file)  # the switch back is remembered too
 
@@ -79,8 +79,8 @@ def test_a_search_while_the_primary_is_down_still_answers(workspace, tmp_path, s
         out = mem.memory_search("where is the spare key")  # the query cannot be embedded by the primary
         assert out["results"][0]["path"] == "MEMORY.md"  # answered by keyword meanwhile
         assert out["fallback"] is True
-        assert mem.background.wait_idle(30)
-        assert mem.vectors_usable() and mem.store.meta()["model"] == "nomic-embed-text"
+        assert mem.freshness.background.wait_idle(30)
+        assert mem.backend.vectors_usable() and mem.store.meta()["model"] == "nomic-embed-text"
         # the servers' vectors are hashes, not meanings: which side answered, so no floor
         assert mem.search("spare key", mode="vector", sync=False, min_score=0.0)[0].path == "MEMORY.md"
 
@@ -111,11 +111,11 @@ def test_a_long_running_process_switches_in_its_background_writer(workspace, tmp
         assert mem.sync().failed == []
         primary.script = ["500"] * 40
         write(workspace / "memory" / "2026-06-01.md", "- the plumber comes on Friday")
-        mem.request_sync("watch")
+        mem.freshness.request("watch")
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not (mem.fallback and mem.background.wait_idle(0.2)):
+        while time.monotonic() < deadline and not (mem.fallback and mem.freshness.background.wait_idle(0.2)):
             time.sleep(0.1)
-        assert mem.background.wait_idle(60)
+        assert mem.freshness.background.wait_idle(60)
         assert mem.provider.id == "ollama" and mem.vectors_error is None
         out = mem.memory_search("plumber Friday", mode="vector", min_score=0.0)  # hashed vectors: no floor
         assert out["fallback"] is True and out["results"][0]["path"] == "memory/2026-06-01.md"

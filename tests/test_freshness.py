@@ -30,7 +30,7 @@ def test_a_note_written_then_searched_at_once_is_found(workspace, make_memory):
     write(workspace / "memory" / "old.md", "- nothing to see")
     mem = make_memory(workspace)
     mem.sync()
-    mem.watch(debounce_ms=60_000)  # the watcher will not sync in time: the search must
+    mem.freshness.watch(debounce_ms=60_000)  # the watcher will not sync in time: the search must
     write(workspace / "memory" / "2026-03-01.md", "- the courier code is QX-5521")
     out = mem.memory_search("courier code QX-5521")
     assert out["results"] and out["results"][0]["path"] == "memory/2026-03-01.md"
@@ -39,12 +39,12 @@ def test_a_note_written_then_searched_at_once_is_found(workspace, make_memory):
 def test_the_watcher_syncs_after_the_debounce(workspace, make_memory):
     mem = make_memory(workspace)
     mem.sync()
-    watcher = mem.watch(debounce_ms=200)
+    watcher = mem.freshness.watch(debounce_ms=200)
     time.sleep(0.2)
     write(workspace / "memory" / "2026-03-02.md", "- the zebra prefers apples")
     assert _wait(lambda: _paths(mem, "zebra")), "the watcher never synced the new note"
-    assert mem.background.wait_idle(10)
-    assert watcher.flushes >= 1 and mem.background.syncs >= 1
+    assert mem.freshness.background.wait_idle(10)
+    assert watcher.flushes >= 1 and mem.freshness.background.syncs >= 1
 
     (workspace / "memory" / "2026-03-02.md").rename(workspace / "memory" / "renamed.md")
     assert _wait(lambda: _paths(mem, "zebra") == ["memory/renamed.md"])
@@ -58,7 +58,7 @@ def test_a_burst_of_1000_writes_makes_a_bounded_number_of_syncs(workspace, make_
     at most 2 flushes (the burst, plus one if events straddle a flush) and so at most 2 syncs."""
     mem = make_memory(workspace, provider=None)
     mem.sync()
-    watcher = mem.watch(debounce_ms=500)
+    watcher = mem.freshness.watch(debounce_ms=500)
     time.sleep(0.2)
     started = time.monotonic()
     for i in range(1000):
@@ -67,15 +67,15 @@ def test_a_burst_of_1000_writes_makes_a_bounded_number_of_syncs(workspace, make_
     assert burst < 2.0, f"writing the burst took {burst:.1f}s; the bound below assumes less than the max wait"
     assert _wait(lambda: mem.store.counts()["files"] == 1000, timeout=30)
     time.sleep(0.8)  # anything still pending would flush within one debounce
-    assert mem.background.wait_idle(30)
+    assert mem.freshness.background.wait_idle(30)
     assert 1 <= watcher.flushes <= 2, watcher.flushes
-    assert 1 <= mem.background.syncs <= 2, mem.background.syncs
+    assert 1 <= mem.freshness.background.syncs <= 2, mem.freshness.background.syncs
 
 
 def test_the_watcher_ignores_what_is_not_memory(workspace, make_memory):
     mem = make_memory(workspace)
     mem.sync()
-    watcher = mem.watch(debounce_ms=100)
+    watcher = mem.freshness.watch(debounce_ms=100)
     time.sleep(0.2)
     write(workspace / "memory" / "data.json", "{}")
     write(workspace / "memory" / ".2026-03-01.md.swp", "editor swap file")
@@ -91,7 +91,7 @@ def test_folders_created_after_the_watch_started_are_watched(tmp_path, make_memo
     ws.mkdir()
     extra = tmp_path / "later-notes"
     mem = make_memory(ws, overrides={"extraPaths": [str(extra)]})
-    mem.watch(debounce_ms=100)
+    mem.freshness.watch(debounce_ms=100)
     time.sleep(0.2)
     write(ws / "memory" / "deep" / "er" / "n.md", "- the heron nests by the lake")
     assert _wait(lambda: _paths(mem, "heron") == ["memory/deep/er/n.md"])
@@ -104,7 +104,7 @@ def test_folders_created_after_the_watch_started_are_watched(tmp_path, make_memo
 def test_polling_mode(workspace, make_memory):
     mem = make_memory(workspace)
     mem.sync()
-    watcher = mem.watch(debounce_ms=100, polling=True)
+    watcher = mem.freshness.watch(debounce_ms=100, polling=True)
     assert watcher.mode == "polling"
     time.sleep(0.7)
     write(workspace / "memory" / "p.md", "- the polled pelican")
@@ -123,7 +123,7 @@ def test_a_large_change_does_not_stall_a_search(workspace, make_memory):
     hits = mem.search("walrus password hint seaweed", mode="keyword")
     assert hits and hits[0].path == "memory/newest.md"  # the newest change was done inline
     assert mem.store.counts()["files"] < n + 2  # ... and not everything
-    assert mem.background.wait_idle(30)
+    assert mem.freshness.background.wait_idle(30)
     assert mem.store.counts()["files"] == n + 2  # the rest was done in the background
 
 
@@ -145,7 +145,7 @@ def test_a_settings_change_rebuilds_in_the_background_while_search_serves(worksp
     hits = mem.search("lighthouse keeper", mode="keyword")
     assert time.monotonic() - started < 0.4, "the search waited for the rebuild"
     assert len(hits) == 6  # served from the old index
-    assert mem.background.wait_idle(30)
+    assert mem.freshness.background.wait_idle(30)
     assert mem.indexer.needs_rebuild() == ""
     assert mem.store.conn.execute("SELECT DISTINCT model FROM chunks") == [("hash-64-v2",)]
 
@@ -164,7 +164,7 @@ def test_search_while_the_background_writer_works_has_no_errors(workspace, make_
     mem = make_memory(workspace)
     for i in range(300):
         write(workspace / "memory" / f"n{i:03d}.md", f"- note {i} on the migration of cranes")
-    mem.request_sync("test")
+    mem.freshness.request("test")
     errors = []
 
     def searcher():
@@ -177,7 +177,7 @@ def test_search_while_the_background_writer_works_has_no_errors(workspace, make_
     t = threading.Thread(target=searcher)
     t.start()
     t.join()
-    assert mem.background.wait_idle(30)
+    assert mem.freshness.background.wait_idle(30)
     assert errors == [] and mem.store.counts()["files"] == 300
 
 
@@ -195,7 +195,7 @@ def test_no_background_thread_in_short_lived_mode(workspace, make_memory):
 @pytest.mark.parametrize("debounce", [0])
 def test_zero_debounce_still_works(workspace, make_memory, debounce):
     mem = make_memory(workspace)
-    mem.watch(debounce_ms=debounce)
+    mem.freshness.watch(debounce_ms=debounce)
     time.sleep(0.2)
     write(workspace / "memory" / "z.md", "- zero debounce zebra")
     assert _wait(lambda: _paths(mem, "zebra"))
@@ -225,7 +225,7 @@ def test_a_search_during_the_first_index_says_it_is_partial(workspace, make_memo
     state = out["indexing"]
     assert state["by"] == "this process" and 0 <= state["filesDone"] < state["filesTotal"] <= 600
     assert "still being indexed" in out["warning"] and "not that nothing is there" in out["warning"]
-    assert mem.background.wait_idle(60)
+    assert mem.freshness.background.wait_idle(60)
     out = mem.memory_search("walrus 599")
     assert "indexing" not in out and "warning" not in out and out["results"]
     assert mem.status()["indexing"] is None
@@ -298,7 +298,7 @@ def test_a_note_appended_while_the_writer_syncs_is_found_by_the_next_search(work
     mem = make_memory(workspace, provider=embedder)
     mem.sync()
     first = mem.memory_append("- the plumber comes on Friday at 9")["path"]
-    mem.request_sync("watch")  # what the watcher asks for after the append
+    mem.freshness.request("watch")  # what the watcher asks for after the append
     assert embedder.embedding.wait(10)  # the background sync is embedding the note, holding the lock
     second = mem.memory_append("- the electrician comes on Monday")["path"]  # after that sync looked
     out = mem.memory_search("electrician Monday")

@@ -30,7 +30,7 @@ def _check(mem):
 def _watching(make_memory, workspace, **kw):
     mem = make_memory(workspace, **kw)
     mem.sync()
-    mem.watch(debounce_ms=60_000)  # the watcher's own sync never comes in time: the search must index
+    mem.freshness.watch(debounce_ms=60_000)  # the watcher's own sync never comes in time: the search must index
     return mem
 
 
@@ -77,7 +77,7 @@ def test_a_note_in_a_folder_made_after_the_watch_started_is_found(tmp_path, make
     extra = tmp_path / "notes" / "team"
     mem = make_memory(ws, config={"agents": {"defaults": {"memorySearch": {"extraPaths": [str(extra)]}}}})
     mem.sync()
-    mem.watch(debounce_ms=60_000)
+    mem.freshness.watch(debounce_ms=60_000)
     assert _check(mem)["mode"] == "events"
     _found(mem, "x")
     write(ws / "memory" / "2026-04-01.md", "- the orchard gate code is 4471")
@@ -141,7 +141,7 @@ def test_a_polling_watcher_and_no_watcher_mean_the_walk(workspace, make_memory):
     mem.sync()
     assert _check(mem) == {"mode": "walk", "why": "this process does not watch the files", "walks": 0,
                            "walksSpared": 0}
-    mem.watch(debounce_ms=60_000, polling=True)
+    mem.freshness.watch(debounce_ms=60_000, polling=True)
     check = _check(mem)
     assert check["mode"] == "walk" and "polling" in check["why"], check
     write(workspace / "memory" / "p.md", "- found by the walk")

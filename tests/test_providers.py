@@ -309,7 +309,7 @@ def test_a_dead_endpoint_keeps_the_index(workspace, make_memory):
     assert r.vectors_pending == 1 and "cannot connect" in r.vectors_error and not r.failed
     assert mem.search("boat Saltmarsh", sync=False, mode="keyword")[0].path == "MEMORY.md"
     assert mem.search("harbour", sync=False, mode="keyword")[0].path == "memory/new.md"
-    assert mem.vectors_usable()  # the old vectors still serve
+    assert mem.backend.vectors_usable()  # the old vectors still serve
 
 
 def test_with_a_failing_embedder_keyword_search_still_finds_everything(workspace, make_memory):
@@ -330,7 +330,7 @@ def test_with_a_failing_embedder_keyword_search_still_finds_everything(workspace
         write(workspace / "memory" / "2026-02-02.md", "- the dinghy needs new oars\n")
         assert mem.memory_search("dinghy oars")["results"][0]["path"] == "memory/2026-02-02.md"  # inline, no vectors
         srv.script = []  # the provider is back
-        r = mem.sync(retry_vectors=True)
+        r = mem.sync(retry=True)
         assert r.vectors_pending == 0 and not r.vectors_error
         st = mem.status()
         assert st["vectorsPending"] == 0 and st["vectors"] == st["chunks"] == 3

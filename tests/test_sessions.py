@@ -173,7 +173,7 @@ def test_a_search_indexes_transcripts_in_the_background(workspace, sessions_memo
     mem.sync()
     _transcript(mem.settings.sessions_dir / "new.jsonl", [("user", "the pelican migration starts in May")])
     mem.search("pelican")  # sees the transcript is new, hands it to the background writer
-    assert mem.background.wait_idle(10)
+    assert mem.freshness.background.wait_idle(10)
     assert mem.search("pelican migration", sync=False)[0].source == "sessions"
 
 

@@ -47,9 +47,7 @@ from .errors import (
     ReadOnlyError,
 )
 from .freshness import INLINE_SYNC_FILES, SEARCH_LOCK_WAIT, Freshness
-from .index.background import BackgroundSync
 from .index.indexer import Indexer, Progress
-from .index.watcher import Watcher
 from .measured import floor_summary, ranking_summary
 from .notes import Forgotten, Notes
 from .notes.paths import read_lines, resolve_memory_path, split_citation
@@ -163,17 +161,6 @@ class Memory:
         assert isinstance(self.backend, BuiltinBackend | QmdBackend)
         return self.backend.indexer
 
-    @property
-    def background(self) -> BackgroundSync:
-        return self.freshness.background
-
-    @property
-    def sync_listeners(self) -> list[Callable[[IndexReport, set[str]], None]]:
-        return self.freshness.listeners
-
-    def vectors_usable(self) -> bool:
-        return self.backend.vectors_usable()
-
     # -- the provider ---------------------------------------------------------------------
     def _provider_failed(self, exc: Exception) -> bool:
         """The provider in use failed: True if the fallback took over (the index is to be
@@ -184,7 +171,7 @@ class Memory:
         self.backend.use(self.providers.current)
         return True
 
-    def try_primary(self) -> bool:
+    def _try_primary(self) -> bool:
         """If the fallback serves, go back to the primary when it works again."""
         if self.providers.fallback is None:
             return True
@@ -197,23 +184,33 @@ class Memory:
     def _writer_failed(self, exc: Exception) -> None:
         # the background writer could not reach the provider and no fallback was in use yet
         if isinstance(exc, ProviderError) and self._provider_failed(exc):
-            self.request_sync("fallback")
+            self.freshness.request("fallback")
 
     # -- indexing -------------------------------------------------------------------------
     def sync(self, *, full: bool = False, progress: Progress | None = None, lock_timeout: float | None = None,
              sources: tuple[str, ...] | None = None, limit: int | None = None,
-             fallback_now: bool = True, retry_vectors: bool = False) -> IndexReport:
+             fallback_now: bool = True, retry: bool = False) -> IndexReport:
         """Index what changed. If the provider cannot be reached and a fallback is configured,
         switch to it and rebuild with it right away (``fallback_now``) or in the background;
-        with no fallback, index for keyword search and add the vectors later
-        (``retry_vectors``: try the chunks waiting for vectors now). Undo copies a forget kept
-        are deleted here once their time is up."""
+        with no fallback, index for keyword search and add the vectors later.
+        ``retry`` (an explicit ``mnemoclaw index``): try again now whatever fell back — the
+        primary provider while the fallback serves (the report's notes say which won), qmd, the
+        chunks waiting for vectors. Undo copies a forget kept are deleted here once their time is up."""
         self.notes.expire_copies()
-        return self._sync_backend(self.backend, full=full, progress=progress, lock_timeout=lock_timeout,
-                                  sources=sources, limit=limit, fallback_now=fallback_now,
-                                  retry_vectors=retry_vectors)
+        said = []
+        if retry and self.providers.fallback is not None:
+            fallback = dict(self.providers.fallback)
+            if self._try_primary():
+                said.append(f"the primary provider {self.providers.current.id if self.providers.current else 'none'} "
+                            "works again: the index is rebuilt with it")
+            else:
+                said.append(f"still using the fallback provider {fallback['to']}: {fallback['from']} keeps failing")
+        report = self._sync_backend(self.backend, full=full, progress=progress, lock_timeout=lock_timeout,
+                                    sources=sources, limit=limit, fallback_now=fallback_now, retry=retry)
+        report.notes[:0] = said
+        return report
 
-    def _sync_backend(self, backend: Backend, *, fallback_now: bool = True, retry_vectors: bool = False,
+    def _sync_backend(self, backend: Backend, *, fallback_now: bool = True, retry: bool = False,
                       **kwargs: Any) -> IndexReport:
         if backend.read_only:
             fix = ("free some space, then run `mnemoclaw index`" if backend.read_only_why == "the disk is full"
@@ -221,13 +218,13 @@ class Memory:
             raise ReadOnlyError(f"the index cannot be written ({backend.read_only_why}), so it was not synced; "
                                 f"search and get still answer from it as it is. To sync, {fix}")
         try:
-            report = backend.sync(**kwargs, retry_vectors=retry_vectors)
+            report = backend.sync(**kwargs, retry=retry)
         except ProviderError as exc:
             if isinstance(exc, ProviderResponseError):
                 raise
             if self._provider_failed(exc):
                 if not fallback_now or backend is not self.backend:
-                    self.request_sync("fallback")
+                    self.freshness.request("fallback")
                     return IndexReport(reason=f"switched to the fallback provider "
                                               f"{self.settings.memory_search['fallback']} (the index is rebuilt "
                                               "with it in the background)")
@@ -260,25 +257,11 @@ class Memory:
         finally:
             backend.close()
 
-    def request_sync(self, reason: str) -> None:
-        """Sync soon in the background writer; returns at once."""
-        self.freshness.request(reason)
-
-    def start_session(self) -> None:
-        """Call when an agent session starts: syncs in the background (``sync.onSessionStart``)."""
-        self.freshness.start_session()
-
-    def watch(self, *, debounce_ms: int | None = None, polling: bool | None = None) -> Watcher:
-        """Watch the memory files; changes are synced in the background after the debounce."""
-        return self.freshness.watch(debounce_ms=debounce_ms, polling=polling)
-
     def start_background(self, *, watch: bool | None = None) -> Memory:
-        """Everything a long-running process wants: session-start sync, watcher, interval sync."""
+        """Everything a long-running process wants: session-start sync, watcher, interval sync
+        (``Memory.freshness`` has each part, and ``stop``)."""
         self.freshness.start(watch=watch)
         return self
-
-    def stop_background(self) -> None:
-        self.freshness.stop()
 
     # -- search -----------------------------------------------------------------------------
     def search(self, query: str, *, max_results: int | None = None, min_score: float | None = None,
@@ -297,7 +280,7 @@ class Memory:
         except IndexCorruptError as exc:
             hits = self._search_damaged(query, max_results, min_score, mode, exc, kind=kind, history=history)
         if self.backend.damaged() is not None:
-            self.request_sync("repair")  # a long-running process repairs at once; otherwise the next sync does
+            self.freshness.request("repair")  # a long-running process repairs at once; otherwise the next sync does
         return hits
 
     def _sources(self) -> tuple[str, ...] | None:
@@ -318,7 +301,7 @@ class Memory:
         except ProviderError as exc:
             # the query could not be embedded: answer by keyword, and switch provider if configured
             if self._provider_failed(exc):
-                self.request_sync("fallback")
+                self.freshness.request("fallback")
             else:
                 self.freshness.error = f"vector search unavailable: {exc}"
                 self._query_embedding_off_until = time.monotonic() + QUERY_EMBEDDING_RETRY_SECONDS

@@ -239,13 +239,13 @@ def _print_report(report, workspace: Path) -> None:
                    f"{workspace / 'memory' / 'YYYY-MM-DD.md'} (`mnemoclaw init` creates them).")
 
 
-def _sync_waiting(mem, full: bool, wait: bool, progress=None, retry_vectors: bool = False):
+def _sync_waiting(mem, full: bool, wait: bool, progress=None, retry: bool = False):
     """Sync; if another process is writing, say so and wait for it (or skip: ``None``)."""
     from .errors import LockTimeoutError
     from .store.base import RemoteLock
 
     try:
-        return mem.sync(full=full, progress=progress, lock_timeout=0, retry_vectors=retry_vectors)
+        return mem.sync(full=full, progress=progress, lock_timeout=0, retry=retry)
     except LockTimeoutError:
         holder = mem.backend.lock_holder()
         who = f"process {holder}" if holder else "another process"
@@ -258,20 +258,14 @@ def _sync_waiting(mem, full: bool, wait: bool, progress=None, retry_vectors: boo
             click.echo(f"Skipped: {who} is updating the index {where} right now.", err=True)
             return None
         click.echo(f"Waiting for {who}, which is updating the index {where}… (Ctrl-C to stop)", err=True)
-        return mem.sync(full=full, progress=progress, lock_timeout=None, retry_vectors=retry_vectors)
+        return mem.sync(full=full, progress=progress, lock_timeout=None, retry=retry)
 
 
 def _index(obj: _Ctx, full: bool, as_json: bool, wait: bool = True) -> None:
     with obj.memory() as mem:
-        if mem.fallback is not None:
-            if mem.try_primary():
-                click.echo(f"The primary provider {mem.provider.id} works again; rebuilding with it.", err=True)
-            else:
-                click.echo(f"Still using the fallback provider {mem.fallback['to']}: "
-                           f"{mem.fallback['from']} keeps failing.", err=True)
         bar = Progress("indexing")
         try:
-            report = _sync_waiting(mem, full, wait, bar, retry_vectors=True)
+            report = _sync_waiting(mem, full, wait, bar, retry=True)
         finally:
             bar.finish()
         if report is None:
@@ -341,9 +335,9 @@ def watch(obj: _Ctx, debounce_ms, poll: bool, as_json: bool) -> None:
             for path, why in r.failed:
                 click.echo(f"  failed: {path}: {why}")
 
-        mem.sync_listeners.append(show)
+        mem.freshness.listeners.append(show)
         stop = _stop_on_signals()
-        watcher = mem.watch(debounce_ms=debounce_ms, polling=True if poll else None)
+        watcher = mem.freshness.watch(debounce_ms=debounce_ms, polling=True if poll else None)
         mem.start_background(watch=True)
         if as_json:
             _emit_json_line({"event": "watching", "mode": watcher.mode, "debounceMs": round(watcher.debounce * 1000),
@@ -610,7 +604,7 @@ def ui(obj: _Ctx, host: str, port: int, token, open_browser: bool) -> None:
     with obj.memory(background=True) as mem:
         mem.sync()
         if mem.settings.openclaw_dir is None:
-            mem.watch()  # a long-running process: file events instead of a walk before each search
+            mem.freshness.watch()  # a long-running process: file events instead of a walk before each search
 
         def ready(url: str) -> None:
             click.echo(f"mnemoclaw ui for {mem.settings.workspace} at {url}"

@@ -33,7 +33,7 @@ class Backend(Protocol):
     # -- keeping the index in step with the files --------------------------------
     def sync(self, *, full: bool = False, progress: Progress | None = None, lock_timeout: float | None = None,
              sources: Sequence[str] | None = None, limit: int | None = None, without_vectors: str | None = None,
-             retry_vectors: bool = False) -> IndexReport: ...
+             retry: bool = False) -> IndexReport: ...
     def dirty_sources(self, sources: Sequence[str] | None = None) -> set[str]:
         """Which sources have files to index or remove (all of them before a rebuild)."""
     def needs_rebuild(self) -> str:

@@ -47,9 +47,9 @@ class BuiltinBackend:
     # -- keeping the index in step with the files --------------------------------
     def sync(self, *, full: bool = False, progress: Progress | None = None, lock_timeout: float | None = None,
              sources: Sequence[str] | None = None, limit: int | None = None, without_vectors: str | None = None,
-             retry_vectors: bool = False) -> IndexReport:
+             retry: bool = False) -> IndexReport:
         return self.indexer.sync(full=full, progress=progress, lock_timeout=lock_timeout, sources=sources,
-                                 limit=limit, without_vectors=without_vectors, retry_vectors=retry_vectors)
+                                 limit=limit, without_vectors=without_vectors, retry=retry)
 
     def dirty_sources(self, sources: Sequence[str] | None = None) -> set[str]:
         return self.indexer.dirty_sources(sources)

@@ -722,17 +722,17 @@ class QmdBackend:
 
     def sync(self, *, full: bool = False, progress: Progress | None = None, lock_timeout: float | None = None,
              sources: Sequence[str] | None = None, limit: int | None = None, without_vectors: str | None = None,
-             retry_vectors: bool = False) -> IndexReport:
+             retry: bool = False) -> IndexReport:
         """The builtin index first (it is what answers when qmd cannot), then ``qmd update``
-        when files changed or the update interval passed. ``retry_vectors`` (an explicit
+        when files changed or the update interval passed. ``retry`` (an explicit
         ``mnemoclaw index``, which retries what was put off) tries a failed qmd now too."""
         self._export()  # before the builtin index reads the export folder
         report = self.builtin.sync(full=full, progress=progress, lock_timeout=lock_timeout, sources=sources,
-                                   limit=limit, without_vectors=without_vectors, retry_vectors=retry_vectors)
+                                   limit=limit, without_vectors=without_vectors, retry=retry)
         if report.added or report.changed or report.removed or full:
             self._pending = True
         with self._lock:
-            if retry_vectors and (not self._ready or self.state.get() is not None):
+            if retry and (not self._ready or self.state.get() is not None):
                 if self.start() is not None:
                     return report
             elif not self._usable():

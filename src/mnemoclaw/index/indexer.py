@@ -217,7 +217,7 @@ class Indexer:
     # -- sync ---------------------------------------------------------------------
     def sync(self, *, full: bool = False, progress: Progress | None = None, lock_timeout: float | None = None,
              sources: Sequence[str] | None = None, limit: int | None = None,
-             without_vectors: str | None = None, retry_vectors: bool = False) -> IndexReport:
+             without_vectors: str | None = None, retry: bool = False) -> IndexReport:
         """Bring the index up to date with the files.
 
         ``sources`` restricts an incremental sync to some sources; ``limit`` processes at
@@ -226,22 +226,22 @@ class Indexer:
 
         ``without_vectors`` (why: the provider cannot be reached) indexes new chunks for
         keyword search only, reusing every vector the index or the cache already has; a
-        later sync adds the missing vectors (``retry_vectors``: now, whatever the backoff).
+        later sync adds the missing vectors (``retry``: now, whatever the backoff).
         """
         self._no_vectors = without_vectors
         try:
             try:
                 return self._sync(full=full, progress=progress, lock_timeout=lock_timeout, sources=sources,
-                                  limit=limit, retry_vectors=retry_vectors)
+                                  limit=limit, retry=retry)
             except IndexGoneError as exc:  # the file was deleted mid-sync: fill the new one, once
                 log.warning("%s; indexing again into the new file", exc)
                 return self._sync(full=full, progress=progress, lock_timeout=lock_timeout, sources=sources,
-                                  limit=limit, retry_vectors=retry_vectors)
+                                  limit=limit, retry=retry)
         finally:
             self._no_vectors = None
 
     def _sync(self, *, full: bool, progress: Progress | None, lock_timeout: float | None,
-              sources: Sequence[str] | None, limit: int | None, retry_vectors: bool) -> IndexReport:
+              sources: Sequence[str] | None, limit: int | None, retry: bool) -> IndexReport:
         started = time.monotonic()
         ws = Path(self.spec.workspace)
         if not ws.is_dir():
@@ -256,7 +256,7 @@ class Indexer:
                 self.store.mark_damaged(damage_reason(exc))
                 report = self._repair_announced(progress, str(exc))
             if limit is None and self.provider is not None and self._no_vectors is None:
-                self._add_missing_vectors(report, force=retry_vectors)
+                self._add_missing_vectors(report, force=retry)
             if self.spec.cache_enabled and self.spec.cache_max_entries:
                 self.store.cache_prune(self.spec.cache_max_entries)
         report.seconds = time.monotonic() - started

@@ -90,7 +90,7 @@ class AgentSession:
         for warning in self.rs.warnings:
             log.warning("%s", warning)
             self.notes.append(warning)
-        memory.start_session()
+        memory.freshness.start_session()
 
     # -- session state --------------------------------------------------------------
     def _open(self, session_id: str) -> None:
