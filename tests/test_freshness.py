@@ -258,7 +258,7 @@ def test_another_process_building_the_index_is_named_with_its_progress(workspace
             time.sleep(0.02)
     finally:
         proc.wait(60)
-    assert seen is not None and seen["by"] == f"process {proc.pid}" and seen["filesTotal"] == 6000
+    assert seen is not None and seen["by"] == f"process {proc.pid}" and seen["filesTotal"] == 6000, (seen, proc.pid)
     with Memory(settings, background=False) as mem:
         assert mem.indexing() is None  # finished: nothing is announced any more
 
