@@ -129,7 +129,7 @@ def test_no_protocol_member_is_found_by_name():
     """An optional capability is a protocol a caller checks with isinstance; getattr/hasattr of
     a protocol's member is a seam gone around (what mypy cannot see)."""
     members = _protocol_members()
-    assert {"keyword_candidates", "shared_file", "bulk_load", "lock_holder_host", "embed_batch_size",
+    assert {"keyword_candidates", "shared_file", "bulk_load", "embed_batch_size",
             "endpoint", "cache_dir"} <= members
     wrong = []
     for module, path in sorted(ALL.items()):

@@ -47,7 +47,7 @@ from .errors import (
     ReadOnlyError,
 )
 from .freshness import INLINE_SYNC_FILES, SEARCH_LOCK_WAIT, Freshness
-from .index.indexer import Indexer, Progress
+from .index.indexer import Indexer
 from .measured import floor_summary, ranking_summary
 from .notes import Forgotten, Notes
 from .notes.paths import read_lines, resolve_memory_path, split_citation
@@ -55,7 +55,7 @@ from .providers import AUTO, ProviderChoice, auto_provider, build_provider, reso
 from .store import Store, open_store
 from .store.base import SharedNamespaces
 from .tools import ANNOTATION_PARAMS, GET, MAX_QUERY_CHARS, SEARCH, SNIPPET_MAX_CHARS, ToolArgumentError
-from .types import Hit, IndexReport, SourceFile
+from .types import Hit, IndexReport, Progress, SourceFile
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import socket
 import sys
 import tempfile
 import time
@@ -242,18 +241,11 @@ def _print_report(report, workspace: Path) -> None:
 def _sync_waiting(mem, full: bool, wait: bool, progress=None, retry: bool = False):
     """Sync; if another process is writing, say so and wait for it (or skip: ``None``)."""
     from .errors import LockTimeoutError
-    from .store.base import RemoteLock
 
     try:
         return mem.sync(full=full, progress=progress, lock_timeout=0, retry=retry)
-    except LockTimeoutError:
-        holder = mem.backend.lock_holder()
-        who = f"process {holder}" if holder else "another process"
-        store = mem.store
-        host = store.lock_holder_host() if isinstance(store, RemoteLock) else None  # a shared server's writer
-        if host and host != socket.gethostname():
-            who += f" on host {host}"
-        where = mem.store.path
+    except LockTimeoutError as exc:
+        who, where = exc.holder, exc.index
         if not wait:
             click.echo(f"Skipped: {who} is updating the index {where} right now.", err=True)
             return None
@@ -566,9 +558,7 @@ def mcp(obj: _Ctx, http_bind, token, no_watch: bool) -> None:
     from .api import Memory
     from .mcp_server import MemoryService, parse_bind, run_http, run_stdio
 
-    settings = obj.settings()
-    if no_watch:
-        settings.memory_search["sync"]["watch"] = False
+    settings = obj.settings(**({"sync": {"watch": False}} if no_watch else {}))
     read_only = settings.openclaw_dir is not None
     service = MemoryService(lambda: Memory(settings), forget_tool=bool(settings.memory["forget"]["tool"]))
     if http_bind:
@@ -1026,40 +1016,24 @@ def migrate(obj: _Ctx, to_url: str | None, from_url: str | None, namespace: str 
     chunks, vectors, annotations and the embedding cache. The target keeps answering from what
     it held until the copy is swapped in; the source is only read. Then point
     memorySearch.store at the target."""
-    from dataclasses import replace
-
-    from .migrate import copy_index
-    from .store import open_store
+    from .migrate import migrate as copy
     from .text.secrets import redact_url
 
     if bool(to_url) == bool(from_url):
         raise click.UsageError("give one of --to URL (SQLite -> Postgres) or --from URL (Postgres -> SQLite)")
-    settings = obj.settings()
-    options = settings.store_options()
-    if namespace:
-        options = replace(options, namespace=namespace)
-    lite = replace(options, driver="sqlite")
-    pg = replace(options, driver="postgres", url=to_url or from_url, shared=())
-    source = open_store(lite if to_url else pg)
+    bar = Progress("copying")
     try:
-        target = open_store(pg if to_url else lite)
-        try:
-            bar = Progress("copying")
-            try:
-                report = copy_index(source, target, bar)
-            finally:
-                bar.finish()
-        finally:
-            target.close()
+        report = copy(obj.settings().store_options(), str(to_url or from_url), to_postgres=bool(to_url),
+                      namespace=namespace, progress=bar)
     finally:
-        source.close()
+        bar.finish()
     if as_json:
         _emit_json(report)
         return
     click.echo(f"Copied {report['files']} files, {report['chunks']} chunks ({report['vectors']} with vectors) and "
                f"{report['cacheEntries']} cached vectors from {report['from']} to {report['to']} in "
                f"{report['seconds']:.1f} s; nothing was embedded again.")
-    where = f'{{driver: "postgres", url: "{redact_url(to_url)}", namespace: "{options.namespace}"}}' if to_url \
+    where = f'{{driver: "postgres", url: "{redact_url(to_url)}", namespace: "{report["namespace"]}"}}' if to_url \
         else '{driver: "sqlite"}'
     click.echo(f"To use it: memorySearch.store = {where}")
 
@@ -1098,7 +1072,7 @@ def eval_cmd(obj: _Ctx, directory, scope_field, queries_dir, mode, min_score, li
     """
     from .eval.runner import EvalOptions, evaluate
 
-    config: Any = obj.config or os.environ.get("MNEMOCLAW_CONFIG")
+    config: Any = obj.config  # --config, or MNEMOCLAW_CONFIG through click
     if config:
         from .config import load_file
 

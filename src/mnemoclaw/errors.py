@@ -62,7 +62,13 @@ class IndexGoneError(StoreError):
 
 
 class LockTimeoutError(StoreError):
-    """Another process holds the index's write lock for too long."""
+    """Another process holds the index's write lock for too long. ``holder`` names it ("process
+    1234", "process 1234 on host b"), ``index`` the index it is writing."""
+
+    def __init__(self, message: str, *, holder: str = "another process", index: str = ""):
+        super().__init__(message)
+        self.holder = holder
+        self.index = index
 
 
 class AddressError(MnemoclawError):

@@ -48,8 +48,9 @@ def lock_busy(path: str) -> bool:
 
 
 @contextmanager
-def file_lock(path: str, timeout: float | None = None, what: str = "the index") -> Iterator[None]:
-    """Hold an exclusive lock on ``path``; wait up to ``timeout`` seconds (None: forever)."""
+def file_lock(path: str, timeout: float | None = None, what: str = "the index", index: str = "") -> Iterator[None]:
+    """Hold an exclusive lock on ``path``; wait up to ``timeout`` seconds (None: forever).
+    ``what`` is how a message names what the lock guards, ``index`` the index it is (if one)."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         if fcntl is not None:
@@ -62,10 +63,11 @@ def file_lock(path: str, timeout: float | None = None, what: str = "the index") 
                     if exc.errno not in (errno.EAGAIN, errno.EACCES):
                         raise
                     if deadline is not None and time.monotonic() >= deadline:
+                        pid = lock_holder(path)
                         raise LockTimeoutError(
                             f"Another mnemoclaw process is writing {what} (lock {path}); "
-                            f"waited {timeout:.0f}s. Try again when it finishes."
-                        ) from None
+                            f"waited {timeout:.0f}s. Try again when it finishes.",
+                            holder=f"process {pid}" if pid else "another process", index=index) from None
                     time.sleep(0.05)
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())

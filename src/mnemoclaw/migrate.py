@@ -8,11 +8,32 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
-from .store.base import BulkLoad, FileWrite, Store
+from .store import open_store
+from .store.base import BulkLoad, FileWrite, Store, StoreOptions
 
 BATCH_FILES = 200
+
+
+def migrate(options: StoreOptions, url: str, *, to_postgres: bool, namespace: str | None = None,
+            progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Copy this agent's index from its SQLite file to its Postgres namespace at ``url``
+    (``to_postgres``), or back; the report of ``copy_index`` and the namespace used."""
+    if namespace:
+        options = replace(options, namespace=namespace)
+    lite = replace(options, driver="sqlite")
+    pg = replace(options, driver="postgres", url=url, shared=())
+    source = open_store(lite if to_postgres else pg)
+    try:
+        target = open_store(pg if to_postgres else lite)
+        try:
+            return {**copy_index(source, target, progress), "namespace": options.namespace}
+        finally:
+            target.close()
+    finally:
+        source.close()
 
 
 def copy_index(source: Store, target: Store, progress: Callable[[int, int], None] | None = None,

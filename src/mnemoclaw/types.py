@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +15,10 @@ class Chunk:
     end_line: int
     text: str
     hash: str
+
+
+# how long work reports how far it is: (done, to do), files unless the caller says otherwise
+Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,13 +7,11 @@ the searcher over a ``Store``. ``backends/__init__.py:open_backend`` is where
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from ..embeddings.base import EmbeddingProvider
-from ..types import IndexReport, SearchOutcome
-
-Progress = Callable[[int, int], None]  # (files done, files to do)
+from ..types import IndexReport, Progress, SearchOutcome
 
 
 class Backend(Protocol):

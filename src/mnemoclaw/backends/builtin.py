@@ -15,8 +15,7 @@ from ..index.planning import host_notes
 from ..search.searcher import QueryOptions, Searcher
 from ..store.base import Store, damage_reason
 from ..text.tokenize import TOKENIZER_ID
-from ..types import IndexReport, SearchOutcome
-from .base import Progress
+from ..types import IndexReport, Progress, SearchOutcome
 
 
 class BuiltinBackend:

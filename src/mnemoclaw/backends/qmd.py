@@ -43,8 +43,7 @@ from ..index.discovery import discover_sessions, display_path
 from ..search.searcher import Searcher
 from ..store.base import FileIndex, KeywordSource, Store
 from ..text.tokenize import CJK_RUN, STOP_WORDS, WORD, KeywordQuery, keyword_query
-from ..types import IndexReport, KeywordCandidates, SearchOutcome
-from .base import Progress
+from ..types import IndexReport, KeywordCandidates, Progress, SearchOutcome
 from .builtin import BuiltinBackend
 from .qmd_state import SharedFallback
 

@@ -35,7 +35,7 @@ from .metrics import mean, mrr_at, ndcg_at, percentile, recall_at
 K_VALUES = (1, 5, 10)
 EVIDENCE = re.compile(r"\((D\d+:\d+)\)")
 
-Progress = Callable[[str, int, int], None]  # (phase, done, total)
+PhaseProgress = Callable[[str, int, int], None]  # (phase, done, total)
 IN_SCOPE = "in scope"
 OTHER_SCOPES = "other scopes"
 
@@ -89,7 +89,7 @@ def _doc_markdown(doc: Doc) -> str:
 class _Session:
     """Opens one Memory per scope, sharing one embedding provider."""
 
-    def __init__(self, options: EvalOptions, progress: Progress | None):
+    def __init__(self, options: EvalOptions, progress: PhaseProgress | None):
         self.options = options
         self.progress = progress
         self._tmp = None
@@ -183,7 +183,7 @@ def _scope_of(item: Doc | Query, field_name: str | None) -> str:
     return str(value)
 
 
-def evaluate(directory: str, options: EvalOptions, progress: Progress | None = None) -> dict[str, Any]:
+def evaluate(directory: str, options: EvalOptions, progress: PhaseProgress | None = None) -> dict[str, Any]:
     """Evaluate ``directory``: a BEIR directory, or a folder of Markdown workspaces."""
     directory = os.path.abspath(directory)
     if not os.path.isdir(directory):
@@ -198,7 +198,7 @@ def evaluate(directory: str, options: EvalOptions, progress: Progress | None = N
     )
 
 
-def _evaluate_beir(directory: str, options: EvalOptions, progress: Progress | None) -> dict[str, Any]:
+def _evaluate_beir(directory: str, options: EvalOptions, progress: PhaseProgress | None) -> dict[str, Any]:
     corpus = load_corpus(directory)
     qdir = os.path.abspath(options.queries_dir) if options.queries_dir else directory
     queries = load_queries(qdir)
@@ -283,7 +283,7 @@ def _evidence_lines(folder: str) -> dict[str, tuple[str, int]]:
 
 
 def _evaluate_workspaces(root: str, subdirs: list[str], options: EvalOptions,
-                         progress: Progress | None) -> dict[str, Any]:
+                         progress: PhaseProgress | None) -> dict[str, Any]:
     if not options.queries_dir:
         raise EvalDataError("workspace mode needs --queries DIR (a queries.jsonl whose metadata holds the "
                             "evidence ids)")

@@ -41,13 +41,12 @@ from ..markdown.chunker import chunk_markdown, chunk_spans, text_hash
 from ..sessions.transcript import parse_transcript
 from ..store.base import CacheKey, FileWrite, HostedFiles, Store, damage_reason
 from ..text.tokenize import TOKENIZER_ID, estimate_tokens
-from ..types import Chunk, ChunkRow, FileRecord, IndexReport, SourceFile
+from ..types import Chunk, ChunkRow, FileRecord, IndexReport, Progress, SourceFile
 from .discovery import discover, discover_sessions
 from .planning import SyncPlan, had_it, host_notes, indexed_elsewhere, plan_sync
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[[int, int], None]  # (files done, files to do)
 
 KEYWORD_ONLY_MODEL = "fts-only"
 MAX_FILE_BYTES = 32 * 1024 * 1024

@@ -212,14 +212,6 @@ class BulkLoad(Protocol):
 
 
 @runtime_checkable
-class RemoteLock(Protocol):
-    """The write lock lives on a server other hosts share: its holder may be on another host."""
-
-    def lock_holder_host(self) -> str | None:
-        """The host of the process that last took the write lock."""
-
-
-@runtime_checkable
 class HostedFiles(Protocol):
     """A store several hosts write (Postgres). Each file's record names the hosts that have had
     it (``FileRecord.hosts``, the one whose copy is indexed first); every write and touch adds

@@ -900,8 +900,14 @@ class PostgresStore:
                 while not self._try_lock(conn, key):
                     if deadline is not None and time.monotonic() >= deadline:
                         who = self._holder_text()
+                        rows = self._rows("SELECT host, pid FROM mc_locks WHERE ns = %s", (self.ns,))
+                        holder = "another process"
+                        if rows:
+                            host, pid = rows[0]
+                            holder = f"process {pid}" + (f" on host {host}" if host != socket.gethostname() else "")
                         raise LockTimeoutError(f"another mnemoclaw is writing namespace {self.ns!r} of {self.path}"
-                                               f"{who}; waited {timeout:.0f}s. Try again when it finishes.")
+                                               f"{who}; waited {timeout:.0f}s. Try again when it finishes.",
+                                               holder=holder, index=self.path)
                     time.sleep(0.05)
                 conn.execute("INSERT INTO mc_locks VALUES (%s, %s, %s, %s) ON CONFLICT (ns) DO UPDATE SET "
                              "host = excluded.host, pid = excluded.pid, since = excluded.since",
@@ -937,11 +943,6 @@ class PostgresStore:
     def lock_holder(self) -> int | None:
         rows = self._rows("SELECT pid FROM mc_locks WHERE ns = %s", (self.ns,))
         return int(rows[0][0]) if rows else None
-
-    def lock_holder_host(self) -> str | None:
-        """The host of the process that last took the write lock (writers share one server)."""
-        rows = self._rows("SELECT host FROM mc_locks WHERE ns = %s", (self.ns,))
-        return str(rows[0][0]) if rows else None
 
     def lock_busy(self) -> bool:
         if self._lock_conn is not None:

@@ -327,7 +327,7 @@ class SQLiteStore:
         if self.read_only:
             raise ReadOnlyError(f"index {self.path} cannot be written ({self.read_only_why}): it is served as it "
                                 "is, without syncing")
-        with file_lock(self.lock_path, timeout, what=f"index {self.path}"):
+        with file_lock(self.lock_path, timeout, what=f"index {self.path}", index=self.path):
             if not self._same_file():  # deleted or replaced since it was opened: write to what is there now
                 self._reopen()
             yield
