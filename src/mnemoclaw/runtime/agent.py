@@ -46,7 +46,7 @@ from .llm import ChatClient, ContextOverflowError, LLMError
 from .pruning import prune
 from .session_memory import NO_REPLY, save_session
 from .settings import RuntimeSettings, runtime_settings
-from .tooling import ExtraTool, ToolBox
+from .tooling import ExtraTool, ToolBox, encoded
 from .transcript import SessionStore
 
 log = logging.getLogger(__name__)
@@ -320,10 +320,11 @@ class AgentSession:
                 if not result.tool_calls:
                     break
                 for call in result.tool_calls:
-                    output = self.toolbox.run(call, flush=True)
-                    if (call.get("function") or {}).get("name") == "memory_append" and '"ok": true' in output:
-                        appended.append(json.loads(output)["path"])
-                    messages.append({"role": "tool", "tool_call_id": call.get("id"), "content": output})
+                    answer = self.toolbox.answer(call, flush=True)
+                    if ((call.get("function") or {}).get("name") == "memory_append" and isinstance(answer, dict)
+                            and answer.get("ok") is True):
+                        appended.append(answer["path"])
+                    messages.append({"role": "tool", "tool_call_id": call.get("id"), "content": encoded(answer)})
         except LLMError as exc:
             self.notes.append(f"memory flush failed: {exc}")
             log.warning("memory flush failed: %s", exc)

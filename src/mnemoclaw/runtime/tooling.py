@@ -29,6 +29,11 @@ READ = tools.ToolSpec("read", "Read a text file in the workspace (for example TO
 ExtraTool = tuple[dict[str, Any], Callable[[dict[str, Any]], Any]]  # (function schema, handler)
 
 
+def encoded(answer: Any) -> str:
+    """A tool's answer as the model reads it back: JSON (a text answer as it is)."""
+    return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+
+
 class ToolBox:
     def __init__(self, memory: Memory, workspace: Path, rs: RuntimeSettings, *,
                  commit: Callable[[str], None], extra: dict[str, ExtraTool] | None = None):
@@ -52,6 +57,10 @@ class ToolBox:
 
     def run(self, call: dict[str, Any], *, flush: bool = False) -> str:
         """One tool call of the model, answered as the JSON it reads back; never raises."""
+        return encoded(self.answer(call, flush=flush))
+
+    def answer(self, call: dict[str, Any], *, flush: bool = False) -> Any:
+        """One tool call of the model, answered as data (``run`` gives it as JSON); never raises."""
         name = (call.get("function") or {}).get("name")
         args = json_args(call)
         try:
@@ -67,7 +76,7 @@ class ToolBox:
                 out = tools.call(self, str(name), args, read_only=self.rs.read_only)
         except Exception as exc:  # a tool failure is the model's to handle, not a crash
             out = {"error": str(exc)}
-        return out if isinstance(out, str) else json.dumps(out, ensure_ascii=False)
+        return out
 
     # -- tools.ToolHost ------------------------------------------------------------------
     def memory_search(self, query: str, max_results: int | None = None, min_score: float | None = None, *,
