@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -21,7 +24,7 @@ from mnemoclaw.embeddings.http import (
 from mnemoclaw.embeddings.remote import EmbeddingDataError
 from mnemoclaw.errors import ProviderError, UnknownProviderError
 
-from conftest import write
+from conftest import REPO, write
 from provider_server import KEY, ProviderServer, fake_vector
 
 REMOTE = ["openai", "gemini", "voyage", "mistral", "ollama"]
@@ -392,3 +395,60 @@ def test_chat_model_errors_give_chat_model_advice_and_hide_the_key():
     message = str(err.value)
     assert secret not in message
     assert "llm.baseUrl" in message and "llm.model" in message and "memorySearch.fallback" not in message
+
+
+def test_a_provider_of_another_package_is_registered_by_entry_point_and_accepted_by_the_config(tmp_path):
+    """A package declares `tiny = "tiny_embedder:create"` in the `mnemoclaw.providers` group:
+    `memorySearch.provider: "tiny"` then works in a real `mnemoclaw` process, like a built-in."""
+    site = tmp_path / "site"
+    (site / "tiny_embedder-1.0.dist-info").mkdir(parents=True)
+    (site / "tiny_embedder-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: tiny-embedder\n"
+                                                                    "Version: 1.0\n")
+    (site / "tiny_embedder-1.0.dist-info" / "entry_points.txt").write_text(
+        "[mnemoclaw.providers]\ntiny = tiny_embedder:create\n")
+    (site / "tiny_embedder.py").write_text(
+        "import zlib\nimport numpy as np\n\n"
+        "class Tiny:\n    id = 'tiny'\n    model = 'tiny-8'\n    provider_key = 'tiny-8'\n    max_input_tokens = None\n"
+        "    def embed(self, texts, *, query=False):\n"
+        "        out = np.zeros((len(texts), 8), dtype=np.float32)\n"
+        "        for i, t in enumerate(texts):\n"
+        "            for w in t.lower().split():\n                out[i, zlib.crc32(w.encode()) % 8] += 1\n"
+        "        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)\n\n"
+        "def create(settings):\n    return Tiny()\n")
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text("- the heron nests by the weir\n")
+    cfg = tmp_path / "config.json5"
+    cfg.write_text('{agents: {defaults: {memorySearch: {provider: "tiny"}}}}')
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(REPO / "src")])}
+    env.pop("MNEMOCLAW_PROVIDER", None)
+    base = [sys.executable, "-m", "mnemoclaw.cli", "--workspace", str(ws), "--state-dir", str(tmp_path / "st"),
+            "--config", str(cfg)]
+    r = subprocess.run([*base, "index"], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    status = json.loads(subprocess.run([*base, "status", "--json", "--fast"], capture_output=True, text=True,
+                                       env=env, timeout=120).stdout)
+    assert status["provider"] == "tiny" and status["model"] == "tiny-8"
+    found = json.loads(subprocess.run([*base, "search", "heron weir", "--json"], capture_output=True, text=True,
+                                      env=env, timeout=120).stdout)
+    assert found["provider"] == "tiny" and found["results"][0]["path"] == "MEMORY.md"
+    # without the package, the name is refused with the registry listed
+    env["PYTHONPATH"] = str(REPO / "src")
+    r = subprocess.run([*base, "status"], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 1 and "agents.defaults.memorySearch.provider must be one of auto, gemini" in r.stderr
+    assert "'tiny'" in r.stderr and "mnemoclaw.providers entry point" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_register_provider_makes_a_name_the_config_accepts(tmp_path, monkeypatch):
+    from mnemoclaw.api import Memory
+    from mnemoclaw.embeddings import base as registry
+
+    from conftest import HashEmbedder
+
+    monkeypatch.setitem(registry._REGISTRY, "mine", lambda settings: HashEmbedder())
+    write(tmp_path / "ws" / "MEMORY.md", "- the heron nests by the weir\n")
+    settings = load_settings(workspace=tmp_path / "ws", state_dir=tmp_path / "st", env={},
+                             config={"agents": {"defaults": {"memorySearch": {"provider": "mine"}}}})
+    with Memory(settings, background=False) as mem:
+        mem.sync()
+        assert mem.provider.id == "test-hash" and mem.memory_search("heron weir")["results"]

@@ -21,6 +21,7 @@ from typing import Any
 
 from .backends import BACKENDS
 from .backends.qmd import qmd_roots
+from .embeddings.base import available_providers
 from .errors import ConfigError, ReadOnlyError
 from .index.indexer import IndexSpec
 from .search.relevance import DEFAULT_MIN_SCORE
@@ -45,7 +46,6 @@ DEFAULT_STATE_DIR = "~/.mnemoclaw"
 DEFAULT_OPENCLAW_DIR = "~/.openclaw"
 # A config file of this name is OpenClaw's own: it is served the way `--openclaw` serves it.
 OPENCLAW_CONFIG_NAME = "openclaw.json"
-PROVIDERS = ("auto", "local", "openai", "gemini", "voyage", "mistral", "ollama", "none")
 FUSIONS = ("zscore", "minmax", "rrf", "weighted")
 # The default fusion was chosen by measurement (docs/quality.md): z-score fusion is
 # never worse than the better single signal on any evaluation set, the 0.7/0.3
@@ -58,7 +58,7 @@ class F:
     """A leaf of the schema: a default and a validator."""
 
     default: Any
-    kind: str  # "bool" | "int" | "float" | "str" | "choice" | "list[str]" | "dict[str,str]" | "any"
+    kind: str  # "bool" | "int" | "float" | "str" | "choice" | "provider" | "list[str]" | "dict[str,str]" | "any"
     choices: tuple[str, ...] = ()
     lo: float | None = None
     hi: float | None = None
@@ -69,9 +69,9 @@ MEMORY_SEARCH: dict[str, Any] = {
     "enabled": F(True, "bool"),
     "sources": F(["memory"], "list[str]", choices=("memory", "sessions")),
     "extraPaths": F([], "list[str]"),
-    "provider": F("auto", "choice", PROVIDERS),
+    "provider": F("auto", "provider"),
     "model": F(None, "str", nullable=True),
-    "fallback": F("none", "choice", PROVIDERS),
+    "fallback": F("none", "provider"),
     "local": {
         "modelPath": F(None, "str", nullable=True),
         "modelCacheDir": F(None, "str", nullable=True),
@@ -214,6 +214,12 @@ def check_leaf(path: str, spec: F, value: Any) -> Any:
     if kind == "str":
         if not isinstance(value, str):
             raise ConfigError(f"{path} must be a string, got {value!r}")
+        return value
+    if kind == "provider":  # every registered provider (plugins included), auto and none
+        names = ("auto", *available_providers(), "none")
+        if value not in names:
+            raise ConfigError(f"{path} must be one of {', '.join(names)}; got {value!r} (a provider of another "
+                              "package is registered with register_provider or the mnemoclaw.providers entry point)")
         return value
     if kind == "choice":
         if value not in spec.choices:

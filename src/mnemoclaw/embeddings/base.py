@@ -1,7 +1,10 @@
 """The provider interface and registry.
 
-A provider turns a batch of texts into a float32 matrix. Built-in providers register
-themselves exactly like third-party ones would, and error messages list the registry.
+A provider turns a batch of texts into a float32 matrix. Built-in providers are registered
+exactly like third-party ones: by name, as ``"module:factory"`` (imported only when used).
+A package adds one with ``register_provider`` or, without any code of ours to call, an entry
+point in the group ``mnemoclaw.providers`` (``name = "module:factory"``); the config accepts
+every registered name, and error messages list the registry.
 """
 
 from __future__ import annotations
@@ -69,16 +72,38 @@ _REGISTRY: dict[str, str | Factory] = {
 AUTO_REMOTE_ORDER = ("openai", "gemini", "voyage", "mistral")
 
 
+ENTRY_POINTS = "mnemoclaw.providers"  # the entry-point group installed packages register providers in
+_plugins_loaded = False
+
+
 def register_provider(name: str, factory: str | Factory) -> None:
+    """Make ``name`` a provider (``memorySearch.provider: name``): ``factory`` takes the
+    memorySearch settings and returns an ``EmbeddingProvider``; a ``"module:factory"`` string
+    is imported only when the provider is first used."""
     _REGISTRY[name] = factory
 
 
+def _load_plugins() -> None:
+    """The providers installed packages declare as entry points (read once per process; a
+    built-in name is never replaced)."""
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=ENTRY_POINTS):
+        _REGISTRY.setdefault(ep.name, ep.value)
+
+
 def available_providers() -> list[str]:
+    _load_plugins()
     return sorted(_REGISTRY)
 
 
 def create_provider(name: str, settings: dict[str, Any]) -> EmbeddingProvider:
     """Build provider ``name`` from its settings (the memorySearch config block)."""
+    _load_plugins()
     factory = _REGISTRY.get(name)
     if factory is None:
         raise UnknownProviderError(
