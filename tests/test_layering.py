@@ -32,7 +32,7 @@ LAYERS = {
     # 5: what is built on Memory: the chat runtime, the evaluation harness, the MCP edge
     "runtime": 5, "eval": 5, "demo": 5, "mcp_server": 5, "ui": 5, "serving": 5,
     # 6: the command line
-    "cli": 6, "__init__": 6,
+    "cli": 6, "reference": 6, "__init__": 6,
 }
 STORE_INTERNALS = ("store.sqlite", "store.sqlite_schema", "store.driver", "store.dense", "store.postgres")
 

@@ -63,98 +63,113 @@ class F:
     lo: float | None = None
     hi: float | None = None
     nullable: bool = False
+    doc: str = ""  # what the key does, for the configuration reference (docs/config.md)
 
 
 MEMORY_SEARCH: dict[str, Any] = {
-    "enabled": F(True, "bool"),
-    "sources": F(["memory"], "list[str]", choices=("memory", "sessions")),
-    "extraPaths": F([], "list[str]"),
-    "provider": F("auto", "provider"),
-    "model": F(None, "str", nullable=True),
-    "fallback": F("none", "provider"),
+    "enabled": F(True, "bool", doc="search memory at all (false: memory_search says it is disabled)"),
+    "sources": F(["memory"], "list[str]", choices=("memory", "sessions"),
+                 doc="what is indexed: the memory files, and with experimental.sessionMemory the transcripts"),
+    "extraPaths": F([], "list[str]", doc="more Markdown files or folders to index (absolute, workspace-relative or ~)"),
+    "provider": F("auto", "provider", doc="where vectors come from: auto, local, openai, gemini, voyage, mistral, "
+                  "ollama, a registered provider, or none (keyword-only); docs/providers.md"),
+    "model": F(None, "str", nullable=True, doc="the provider's model (null: its default)"),
+    "fallback": F("none", "provider", doc="a provider to switch to when this one keeps failing"),
     "local": {
-        "modelPath": F(None, "str", nullable=True),
-        "modelCacheDir": F(None, "str", nullable=True),
-        "threads": F(None, "int", lo=1, hi=256, nullable=True),
+        "modelPath": F(None, "str", nullable=True, doc="a GGUF embedding model file of your own (llama.cpp)"),
+        "modelCacheDir": F(None, "str", nullable=True,
+                           doc="where the bundled model keeps its parsed form (default STATE_DIR/cache; "
+                               "\"off\" turns it off)"),
+        "threads": F(None, "int", lo=1, hi=256, nullable=True, doc="threads the local model uses (null: one)"),
     },
     "remote": {
-        "baseUrl": F(None, "str", nullable=True),
-        "apiKey": F(None, "str", nullable=True),
-        "headers": F({}, "dict[str,str]"),
+        "baseUrl": F(None, "str", nullable=True, doc="a remote provider's endpoint (any OpenAI-compatible "
+                     "server with openai)"),
+        "apiKey": F(None, "str", nullable=True, doc="its key (else the provider's environment variable)"),
+        "headers": F({}, "dict[str,str]", doc="extra request headers (the non-secret ones identify the vector space)"),
         "batch": {
-            "enabled": F(False, "bool"),
-            "wait": F(True, "bool"),
-            "concurrency": F(2, "int", lo=1, hi=64),
-            "pollIntervalMs": F(2000, "int", lo=10),
-            "timeoutMinutes": F(60, "int", lo=1),
+            "enabled": F(False, "bool", doc="embed a sync through the provider's batch API (OpenAI, Gemini, Voyage)"),
+            "wait": F(True, "bool", doc="wait for a batch job to finish"),
+            "concurrency": F(2, "int", lo=1, hi=64, doc="batch jobs at once"),
+            "pollIntervalMs": F(2000, "int", lo=10, doc="how often a batch job is polled"),
+            "timeoutMinutes": F(60, "int", lo=1, doc="how long a batch job may take before inline embedding"),
         },
     },
     "store": {
-        "driver": F("sqlite", "choice", STORE_DRIVERS),
-        "path": F(None, "str", nullable=True),
+        "driver": F("sqlite", "choice", STORE_DRIVERS, doc="sqlite (one file per agent) or postgres (one server "
+                    "for many hosts; docs/postgres.md)"),
+        "path": F(None, "str", nullable=True, doc="the index file (default STATE_DIR/memory/{agentId}.sqlite)"),
         # postgres: the server (or env MNEMOCLAW_PG_URL; a password from the env or ~/.pgpass),
         # the namespace this agent writes ("{agentId}" by default) and the ones it also reads
-        "url": F(None, "str", nullable=True),
-        "namespace": F("{agentId}", "str"),
-        "shared": F([], "list[str]"),
+        "url": F(None, "str", nullable=True, doc="postgres: the server (or env MNEMOCLAW_PG_URL)"),
+        "namespace": F("{agentId}", "str", doc="postgres: the namespace this agent writes"),
+        "shared": F([], "list[str]", doc="postgres: namespaces this agent also searches (read-only)"),
         "vector": {
-            "enabled": F(True, "bool"),
-            "extensionPath": F(None, "str", nullable=True),
+            "enabled": F(True, "bool", doc="keep a vector index (false: vectors searched from memory only)"),
+            "extensionPath": F(None, "str", nullable=True, doc="a sqlite-vec build of your own"),
         },
     },
     "chunking": {
-        "tokens": F(400, "int", lo=8, hi=100_000),
-        "overlap": F(80, "int", lo=0, hi=100_000),
+        "tokens": F(400, "int", lo=8, hi=100_000, doc="a chunk's budget (a CJK character counts as a token)"),
+        "overlap": F(80, "int", lo=0, hi=100_000, doc="tokens a chunk repeats of the one before (whole lines)"),
     },
     "query": {
         # daily logs `mnemoclaw cleanup` moved to memory/archive/: searched, ranked below live notes
-        "archive": F(True, "bool"),
-        "maxResults": F(6, "int", lo=1, hi=1000),
-        "minScore": F(DEFAULT_MIN_SCORE, "float", lo=0.0, hi=1.0),
+        "archive": F(True, "bool", doc="search memory/archive/ too (ranked below live notes)"),
+        "maxResults": F(6, "int", lo=1, hi=1000, doc="results a search returns"),
+        "minScore": F(DEFAULT_MIN_SCORE, "float", lo=0.0, hi=1.0,
+                      doc="results less likely than this to be about the query are left out (a calibrated "
+                          "chance; docs/quality.md)"),
         "hybrid": {
-            "enabled": F(True, "bool"),
-            "fusion": F(DEFAULT_FUSION, "choice", FUSIONS),
+            "enabled": F(True, "bool", doc="keyword and vector search together (false: vector only)"),
+            "fusion": F(DEFAULT_FUSION, "choice", FUSIONS,
+                        doc="zscore (the default, the measured best), weighted (OpenClaw's merge); minmax and rrf "
+                            "are experimental: kept for benchmarks, measured below zscore"),
             # null: the fusion's own measured weights (0.7/0.3 for "weighted")
-            "vectorWeight": F(None, "float", lo=0.0, hi=1.0, nullable=True),
-            "textWeight": F(None, "float", lo=0.0, hi=1.0, nullable=True),
-            "candidateMultiplier": F(4, "int", lo=1, hi=100),
+            "vectorWeight": F(None, "float", lo=0.0, hi=1.0, nullable=True,
+                              doc="a fixed vector weight (null: adapted per query)"),
+            "textWeight": F(None, "float", lo=0.0, hi=1.0, nullable=True, doc="a fixed keyword weight"),
+            "candidateMultiplier": F(4, "int", lo=1, hi=100,
+                                     doc="candidates per side for weighted and rrf fusion, times maxResults"),
             "mmr": {
-                "enabled": F(False, "bool"),
-                "lambda": F(0.7, "float", lo=0.0, hi=1.0),
+                "enabled": F(False, "bool", doc="diversify the results (maximal marginal relevance)"),
+                "lambda": F(0.7, "float", lo=0.0, hi=1.0, doc="relevance against diversity (1: relevance only)"),
             },
             "temporalDecay": {
-                "enabled": F(False, "bool"),
-                "halfLifeDays": F(30, "float", lo=0.001),
+                "enabled": F(False, "bool", doc="older daily logs rank lower (MEMORY.md never decays)"),
+                "halfLifeDays": F(30, "float", lo=0.001, doc="the age at which a note's score is halved"),
             },
             # a query naming a day, month or year ranks notes dated then higher
-            "dateMatch": {"enabled": F(True, "bool")},
+            "dateMatch": {"enabled": F(True, "bool", doc="a query naming a day, month or year ranks notes dated "
+                                       "then higher")},
         },
     },
     "sync": {
-        "onSessionStart": F(True, "bool"),
-        "onSearch": F(True, "bool"),
-        "watch": F(True, "bool"),
-        "watchDebounceMs": F(1500, "int", lo=0),
-        "intervalMinutes": F(0, "float", lo=0),
+        "onSessionStart": F(True, "bool", doc="sync in the background when a session starts"),
+        "onSearch": F(True, "bool", doc="a search first indexes the files changed since the last sync"),
+        "watch": F(True, "bool", doc="long-running processes watch the files and sync after a burst of changes"),
+        "watchDebounceMs": F(1500, "int", lo=0, doc="the quiet moment a burst of changes waits for"),
+        "intervalMinutes": F(0, "float", lo=0, doc="sync every N minutes as well (0: off)"),
         "sessions": {
-            "deltaBytes": F(100_000, "int", lo=0),
-            "deltaMessages": F(50, "int", lo=0),
+            "deltaBytes": F(100_000, "int", lo=0, doc="a transcript is re-indexed after growing this many bytes"),
+            "deltaMessages": F(50, "int", lo=0, doc="or this many lines"),
         },
     },
     "cache": {
-        "enabled": F(True, "bool"),
-        "maxEntries": F(None, "int", lo=1, nullable=True),
+        "enabled": F(True, "bool", doc="keep every embedding by text hash: nothing is embedded twice"),
+        "maxEntries": F(None, "int", lo=1, nullable=True, doc="prune the oldest cached vectors beyond this"),
     },
     "experimental": {
-        "sessionMemory": F(False, "bool"),
+        "sessionMemory": F(False, "bool", doc="index session transcripts (with sources: [\"memory\", \"sessions\"])"),
     },
 }
 
 MEMORY: dict[str, Any] = {
-    "backend": F("builtin", "choice", BACKENDS),
-    "citations": F("auto", "choice", ("auto", "on", "off")),
+    "backend": F("builtin", "choice", BACKENDS, doc="builtin (mnemoclaw's index) or qmd (qmd finds, mnemoclaw "
+                 "ranks; docs/qmd.md)"),
+    "citations": F("auto", "choice", ("auto", "on", "off"), doc="append Source: path#Lx-Ly to snippets"),
     "forget": {
-        "tool": F(False, "bool"),  # offer memory_forget over MCP
+        "tool": F(False, "bool", doc="offer memory_forget over MCP (a preview, then a confirmed removal)"),
     },
 }
 

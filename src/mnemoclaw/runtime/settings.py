@@ -1,18 +1,6 @@
-"""Session-runtime settings, read from the same config file under OpenClaw's key names.
-
-    agents.defaults.contextTokens                     context window of the model (128 000)
-    agents.defaults.bootstrapMaxChars / ...TotalMaxChars   20 000 / 150 000
-    agents.defaults.compaction.reserveTokensFloor     20 000 (40 000 recommended for long sessions)
-    agents.defaults.compaction.keepRecentTokens       recent history kept verbatim (20 000)
-    agents.defaults.compaction.memoryFlush.{enabled, softThresholdTokens, prompt, systemPrompt}
-    agents.defaults.contextPruning.{mode, ttl, keepLastAssistants}
-    agents.defaults.sandbox.workspaceAccess           "rw" | "ro" (no memory writes at all)
-    agents.defaults.userTimezone                      IANA name for "today" (default: the system's)
-    session.reset.{mode, atHour, idleMinutes}         daily reset at 04:00 local time
-    llm.{baseUrl, model, apiKey, headers, timeoutSeconds}   any OpenAI-compatible chat endpoint
-    memory.git.autoCommit                             commit the workspace after each memory write
-
-Bad values are refused with the key and what is allowed, like the rest of the config.
+"""Session-runtime settings, read from the same config file under OpenClaw's key names
+(``REFERENCE`` lists them; docs/config.md is generated from it). Bad values are refused with
+the key and what is allowed, like the rest of the config.
 """
 
 from __future__ import annotations
@@ -24,6 +12,31 @@ from typing import Any
 
 from ..config import F, Settings, check_leaf
 from ..errors import ConfigError
+
+# (key, default, what it does): the keys the chat runtime reads, for the configuration reference
+REFERENCE: tuple[tuple[str, str, str], ...] = (
+    ("agents.defaults.contextTokens", "128000", "the model's context window"),
+    ("agents.defaults.bootstrapMaxChars", "20000", "characters of one bootstrap file in the system prompt"),
+    ("agents.defaults.bootstrapTotalMaxChars", "150000", "characters of all bootstrap files together"),
+    ("agents.defaults.compaction.reserveTokensFloor", "20000",
+     "tokens kept free of history (40 000 recommended for long sessions)"),
+    ("agents.defaults.compaction.keepRecentTokens", "20000", "recent history kept verbatim through a compaction"),
+    ("agents.defaults.compaction.memoryFlush.enabled", "true", "a silent turn writes memory before compaction"),
+    ("agents.defaults.compaction.memoryFlush.softThresholdTokens", "4000",
+     "how far before compaction the flush runs"),
+    ("agents.defaults.compaction.memoryFlush.prompt / .systemPrompt", "built in", "what the flush turn is told"),
+    ("agents.defaults.contextPruning.mode", "off", "cache-ttl: trim old tool results once the prompt cache expired"),
+    ("agents.defaults.contextPruning.ttl", "5m", "the prompt cache's lifetime"),
+    ("agents.defaults.contextPruning.keepLastAssistants", "3", "assistant turns whose tool results are never trimmed"),
+    ("agents.defaults.sandbox.workspaceAccess", "rw", "ro or none: no memory writes at all"),
+    ("agents.defaults.userTimezone", "the system's", "the IANA time zone of \"today\""),
+    ("session.reset.mode", "daily", "daily, idle or off: when a new session starts"),
+    ("session.reset.atHour", "4", "the local hour of the daily reset"),
+    ("session.reset.idleMinutes", "none", "idle: minutes without a message before a reset"),
+    ("llm.baseUrl / .model / .apiKey / .headers / .timeoutSeconds", "http://127.0.0.1:11434/v1",
+     "the chat model (any OpenAI-compatible endpoint); env MNEMOCLAW_LLM_* wins"),
+    ("memory.git.autoCommit", "false", "commit the memory files after each memory write"),
+)
 
 FLUSH_SYSTEM_PROMPT = (
     "Pre-compaction memory flush. The conversation is about to be compacted: older turns will be replaced "
