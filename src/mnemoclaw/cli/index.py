@@ -1,0 +1,371 @@
+"""Commands that set up, index and read memory: init, index, sync, watch, search, get, status."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..search.relevance import DEFAULT_MIN_SCORE
+from ..tools import MAX_RESULTS, SEARCH
+from .app import Ctx, Progress, cli, emit_json, emit_json_line, translated
+
+
+# -- init ---------------------------------------------------------------------------------
+@cli.command()
+@click.option("--set-default", is_flag=True,
+              help="If the config file names another workspace, point it at this one.")
+@click.pass_obj
+@translated
+def init(obj: Ctx, set_default: bool) -> None:
+    """Create the workspace (MEMORY.md, memory/, AGENTS.md with the memory protocol) and a config file."""
+    from ..notes.scaffold import init_workspace
+
+    if obj.openclaw:
+        obj.settings().check_writable("init")
+    report = init_workspace(workspace=obj.workspace, state_dir=obj.state_dir, config=obj.config, agent_id=obj.agent,
+                            set_default=set_default)
+    click.echo(f"Workspace: {report.workspace}")
+    for path in report.created:
+        click.echo(f"  created {path}")
+    if report.config_updated:
+        click.echo(f"  {report.config} now names this workspace")
+    elif not report.created:
+        click.echo("  everything was already there; nothing changed")
+    if report.default_workspace is not None:
+        click.echo(f"Note: {report.config} names the workspace {report.default_workspace}, so commands without "
+                   f"--workspace keep using that one. To make {report.workspace} the default, run\n"
+                   f"  mnemoclaw init --workspace {report.workspace} --set-default\n"
+                   f"or pass --workspace {report.workspace} to each command.", err=True)
+    where = f" --workspace {report.workspace}" if report.default_workspace is not None else ""
+    click.echo(f"Next: write notes in MEMORY.md or memory/YYYY-MM-DD.md, then run `mnemoclaw{where} index`.")
+
+
+# -- index --------------------------------------------------------------------------------
+def _print_report(report, workspace: Path) -> None:
+    from ..index.indexer import CONTROL_CHARS
+
+    r = report
+    head = "Rebuilt" if r.full_rebuild else "Indexed"
+    waited = f" (after waiting {r.waited:.1f}s for another process's sync)" if r.waited >= 0.1 else ""
+    click.echo(f"{head} {workspace} in {r.seconds:.2f}s{waited}" + (f" ({r.reason})" if r.reason else ""))
+    click.echo(f"  files:  {r.added} added, {r.changed} changed, {r.unchanged} unchanged, "
+               f"{r.removed} removed, {len(r.failed)} failed")
+    click.echo(f"  chunks: {r.chunks_total} in index, {r.chunks_embedded} embedded, "
+               f"{r.chunks_reused} reused from cache")
+    for path, why in r.failed:
+        shown = path.encode("unicode_escape").decode("ascii") if CONTROL_CHARS.search(path) else path
+        click.echo(f"  failed: {shown}: {why}")
+    for note in r.notes:  # another host writes this namespace too
+        click.echo(f"  note: {note}")
+    if r.vectors_pending:
+        click.echo(f"  vectors: {r.vectors_pending} chunks are searchable by keyword only: the embedding provider "
+                   f"failed ({r.vectors_error or 'see above'}). `mnemoclaw index` adds their vectors once it works.")
+    if r.chunks_total == 0 and not r.failed:
+        click.echo(f"  No memory files yet: write {workspace / 'MEMORY.md'} or "
+                   f"{workspace / 'memory' / 'YYYY-MM-DD.md'} (`mnemoclaw init` creates them).")
+
+
+def _sync_waiting(mem, full: bool, wait: bool, progress=None, retry: bool = False):
+    """Sync; if another process is writing, say so and wait for it (or skip: ``None``)."""
+    from ..errors import LockTimeoutError
+
+    try:
+        return mem.sync(full=full, progress=progress, lock_timeout=0, retry=retry)
+    except LockTimeoutError as exc:
+        who, where = exc.holder, exc.index
+        if not wait:
+            click.echo(f"Skipped: {who} is updating the index {where} right now.", err=True)
+            return None
+        click.echo(f"Waiting for {who}, which is updating the index {where}… (Ctrl-C to stop)", err=True)
+        return mem.sync(full=full, progress=progress, lock_timeout=None, retry=retry)
+
+
+def _index(obj: Ctx, full: bool, as_json: bool, wait: bool = True) -> None:
+    with obj.memory() as mem:
+        bar = Progress("indexing")
+        try:
+            report = _sync_waiting(mem, full, wait, bar, retry=True)
+        finally:
+            bar.finish()
+        if report is None:
+            return
+        if as_json:
+            emit_json(report.as_dict())
+        else:
+            _print_report(report, mem.settings.workspace)
+    if report.failed:
+        sys.exit(3)  # the index is usable; some files were skipped (reasons printed)
+
+
+@cli.command()
+@click.option("--full", is_flag=True, help="Rebuild everything (into a new database, swapped in when done).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--wait/--no-wait", default=True, help="If another process is writing the index: wait for it "
+              "(default), or skip with a message.")
+@click.pass_obj
+@translated
+def index(obj: Ctx, full: bool, as_json: bool, wait: bool) -> None:
+    """Bring the index up to date with the Markdown files (incremental; --full rebuilds).
+
+    Exit status 3 means some files were skipped; the report says which and why.
+    """
+    _index(obj, full, as_json, wait)
+
+
+@cli.command("sync")
+@click.option("--full", is_flag=True, help="Rebuild everything (into a new database, swapped in when done).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--wait/--no-wait", default=True, help="Wait for another writer (default) or skip.")
+@click.pass_obj
+@translated
+def sync_cmd(obj: Ctx, full: bool, as_json: bool, wait: bool) -> None:
+    """Same as `index`."""
+    _index(obj, full, as_json, wait)
+
+
+@cli.command()
+@click.option("--debounce-ms", type=click.IntRange(0),
+              help="Quiet time before a sync (default sync.watchDebounceMs, 1500).")
+@click.option("--poll", is_flag=True, help="Poll instead of native notifications (network or container filesystems).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON line per sync.")
+@click.pass_obj
+@translated
+def watch(obj: Ctx, debounce_ms, poll: bool, as_json: bool) -> None:
+    """Keep the index fresh: sync now, then after every burst of changes, until Ctrl-C."""
+    with obj.memory(background=True) as mem:
+        bar = Progress("indexing")
+        try:
+            report = _sync_waiting(mem, False, True, bar)
+        finally:
+            bar.finish()
+        if report is not None and as_json:
+            emit_json_line({"event": "sync", "reasons": ["start"], **report.as_dict()})
+        elif report is not None:
+            _print_report(report, mem.settings.workspace)
+
+        def show(report, reasons) -> None:
+            if as_json:
+                emit_json_line({"event": "sync", "reasons": sorted(reasons), **report.as_dict()})
+                return
+            r = report
+            stamp = time.strftime("%H:%M:%S")
+            click.echo(f"{stamp} synced ({', '.join(sorted(reasons))}): {r.added} added, {r.changed} changed, "
+                       f"{r.removed} removed, {len(r.failed)} failed, {r.chunks_embedded} embedded, {r.seconds:.2f}s")
+            for path, why in r.failed:
+                click.echo(f"  failed: {path}: {why}")
+
+        mem.freshness.listeners.append(show)
+        stop = _stop_on_signals()
+        watcher = mem.freshness.watch(debounce_ms=debounce_ms, polling=True if poll else None)
+        mem.start_background(watch=True)
+        if as_json:
+            emit_json_line({"event": "watching", "mode": watcher.mode, "debounceMs": round(watcher.debounce * 1000),
+                             "targets": [{"path": t.path, "recursive": t.recursive} for t in watcher.targets]})
+        else:
+            where = ", ".join(f"{t.path}{'/**' if t.recursive else ''}" for t in watcher.targets)
+            click.echo(f"Watching {where} ({watcher.mode}, debounce {watcher.debounce * 1000:.0f} ms). Ctrl-C stops.",
+                       err=True)
+        while not stop.wait(1.0):
+            pass
+        click.echo("Stopped.", err=True)
+
+
+def _stop_on_signals():
+    """An event Ctrl-C (or SIGTERM) sets, so a long-running command stops between two steps
+    and closes cleanly, whatever it was doing; a second Ctrl-C stops it at once."""
+    import threading
+
+    stop = threading.Event()
+
+    def handler(signum, frame) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+
+    signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGTERM, handler)
+    return stop
+
+
+# -- search / get -------------------------------------------------------------------------
+def print_results(result: dict[str, Any], floor: float | None = None) -> None:
+    if result.get("disabled"):
+        # the action is for an agent; a message that already names the command to run needs none
+        action = "" if "`mnemoclaw " in result["error"] else f"\n  {result['action']}"
+        click.echo(f"Search unavailable: {result['error']}{action}", err=True)
+        return
+    if result.get("error"):
+        click.echo(f"Not searched: {result['error']}; {result.get('action', '')}", err=True)
+        return
+    if result.get("warning"):
+        click.echo(f"Note: {result['warning']}", err=True)
+    indexing = result.get("indexing")
+    if not result["results"]:
+        if indexing and indexing.get("kind") == "sync":
+            click.echo(f"Nothing found in what is indexed so far ({indexing['filesDone']} of "
+                       f"{indexing['filesTotal']} changed files).")
+        elif result.get("note"):  # searched, and nothing was about the query
+            scored = f"{floor:g}" if floor is not None else "minScore"
+            click.echo(f"Nothing in memory matches this: no result scored {scored} or more "
+                       "(--min-score 0 lists the nearest chunks anyway).")
+        else:
+            click.echo("No results.")
+        return
+    for i, r in enumerate(result["results"], 1):
+        click.echo(f"{i}. {r['path']}#L{r['startLine']}-L{r['endLine']}  score {r['score']:.3f}  [{r['source']}]")
+        body = r["snippet"].split("\n\nSource: ")[0]
+        for line in body.strip().splitlines()[:8]:
+            click.echo(f"     {line}")
+
+
+@cli.command()
+@click.argument("query")
+@click.option("-n", "--max-results", type=click.IntRange(1, MAX_RESULTS), help="How many results (default 6).")
+@click.option("--min-score", type=click.FloatRange(SEARCH.param("minScore").minimum, SEARCH.param("minScore").maximum),
+              help=f"Drop results scoring below this (default {DEFAULT_MIN_SCORE:g}).")
+@click.option("--mode", type=click.Choice(["hybrid", "keyword", "vector"]), help="Override the search mode.")
+@click.option("--type", "kind", help="Only entries annotated with this type (fact, preference, task, summary, ...).")
+@click.option("--history", is_flag=True, help="Also expired entries and the older values of keyed entries.")
+@click.option("--json", "as_json", is_flag=True, help="Print the memory_search result as JSON.")
+@click.pass_obj
+@translated
+def search(obj: Ctx, query: str, max_results, min_score, mode, kind, history, as_json) -> None:
+    """Search memory (memory_search semantics): ranked chunks with path#Lx-Ly citations."""
+    if not query.strip():
+        raise click.UsageError("the query is empty: give the words of what you are looking for")
+    with obj.memory() as mem:
+        result = mem.memory_search(query, max_results, min_score, mode=mode, kind=kind, history=history or None)
+        floor = mem.settings.query_options().min_score if min_score is None else min_score
+    if as_json:
+        emit_json(result)
+    else:
+        print_results(result, floor)
+    if result.get("disabled"):
+        sys.exit(1)
+
+
+@cli.command()
+@click.argument("path")
+@click.option("--from", "from_line", type=click.IntRange(1), help="First line (1-based).")
+@click.option("--lines", type=click.IntRange(0), help="How many lines.")
+@click.option("--json", "as_json", is_flag=True, help="Print {path, text} as JSON.")
+@click.pass_obj
+@translated
+def get(obj: Ctx, path: str, from_line, lines, as_json) -> None:
+    """Read a memory file or a line range of it (memory_get semantics)."""
+    with obj.memory() as mem:
+        shown, text = mem.read(path, from_line, lines)
+    if text is None:
+        click.echo(f"{shown} does not exist (yet); nothing to show.", err=True)
+    result = {"path": shown, "text": text or ""}
+    if as_json:
+        emit_json(result)
+    elif result["text"]:
+        click.echo(result["text"], nl=not result["text"].endswith("\n"))
+
+
+# -- status -------------------------------------------------------------------------------
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@click.option("--fast", is_flag=True, help="Skip reading every page and chunk of the index for damage (about "
+              "0.5 s per 10 000 chunks).")
+@click.option("--deep", is_flag=True, help="Also check the keyword index against the chunk texts.")
+@click.pass_obj
+@translated
+def status(obj: Ctx, as_json: bool, fast: bool, deep: bool) -> None:
+    """Show the workspace, index, provider, vector path, tokenizer, damage and whether a sync is due."""
+    with obj.memory() as mem:
+        st = mem.status(check_integrity=not fast, deep=deep)
+    if as_json:
+        emit_json(st)
+        return
+    rows = [
+        ("agent", st["agent"]),
+        ("workspace", st["workspace"] + ("" if st["workspaceExists"] else "  (missing: run `mnemoclaw init`)")),
+        ("config", st["config"] or "(none; defaults)"),
+        ("backend", st["backend"]),
+        ("index", st["index"]),
+        ("files / chunks", f"{_n(st['files'])} / {_n(st['chunks'])} ({_n(st['vectors'])} with vectors)"
+                           + (f"; {st['vectorsPending']} wait for vectors (keyword only until the provider works)"
+                              if st["vectorsPending"] else "")),
+        ("provider / model", f"{st['provider']} / {st['model'] or '-'}"
+                             + (f"  at {st['endpoint']}" if st.get("endpoint") else "")),
+        ("search mode", st["mode"]),
+        ("ranking", st["ranking"]),
+        ("minScore", st["minScore"]),
+        ("vector search", st["vectorSearch"]),
+        ("store", st.get("store") or st["sqlite"]),
+        *([("namespace", st["namespace"])] if st.get("namespace") else []),
+        ("fts tokenizer", st["ftsTokenizer"]),
+        ("embedding cache", _cache_line(st["cache"])),
+        *([("model cache", f"{mc['path']} ({mc['bytes'] / 1e6:.0f} MB; local.modelCacheDir or "
+                           "MNEMOCLAW_MODEL_CACHE moves it, \"off\" turns it off)" if mc["path"] else mc["note"])]
+          if (mc := st.get("modelCache")) else []),
+        ("fingerprint", st["fingerprint"] or "(not indexed yet)"),
+        ("state", _state_line(st)),
+    ]
+    if st.get("fallback"):
+        fb = st["fallback"]
+        rows.append(("FALLBACK", f"using {fb['to']} because {fb['from']} failed: {fb['reason']} "
+                                  "(`mnemoclaw index` retries the primary)"))
+    if st.get("qmd"):
+        rows.extend(_qmd_rows(st["qmd"]))
+    if st.get("rebuildReason"):
+        rows.append(("rebuild due", st["rebuildReason"]))
+    for note in st["ignoredSettings"]:
+        rows.append(("NOT IN EFFECT", note))
+    for warning in st["warnings"]:
+        rows.append(("warning", warning))
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        click.echo(f"{k.ljust(width)}  {v}")
+
+
+def _qmd_rows(q: dict[str, Any]) -> list[tuple[str, str]]:
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(q["lastUpdate"])) if q.get("lastUpdate") else "not yet"
+    rows = [("qmd", f"{q['version'] or 'not usable'} ({q['command']}), searchMode {q['searchMode']}, vectors "
+                    f"{'yes' if q['vectors'] else 'no'}, last update {when}, builtin keywords merged "
+                    f"{'yes' if q['mergeBuiltin'] else 'no'}")]
+    for c in q.get("collections") or []:
+        rows.append(("qmd collection", f"{c['name']}: {_n(c['files'])} files in {c['path']} ({c['pattern']})"))
+    if q.get("fallback"):
+        fb = q["fallback"]
+        since, retry = (time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(fb[k])) for k in ("since", "retryAt"))
+        rows.append(("QMD FALLBACK", f"the builtin index answers because qmd failed: {fb['reason']} (since {since}; "
+                                     f"every process of this agent until qmd is tried again at {retry}, or now by "
+                                     "`mnemoclaw index`)"))
+    return rows
+
+
+def _n(value: Any) -> str:
+    return "?" if value is None else str(value)
+
+
+def _state_line(st: dict[str, Any]) -> str:
+    if st.get("damaged"):
+        return (f"DAMAGED ({st['damaged']}): searches answer from what can still be read; "
+                "`mnemoclaw index` rebuilds it from the Markdown files")
+    if st.get("indexReadOnly"):
+        return (f"READ-ONLY ({st['indexReadOnly']}): served as it is, not synced"
+                + ("; files changed since its last sync are not in it" if st.get("dirty") else ""))
+    if st.get("indexing"):
+        i = st["indexing"]
+        return f"{i['kind']} under way by {i['by']}: {i['filesDone']} of {i['filesTotal']} files"
+    if st.get("dirty"):
+        return "dirty (run `mnemoclaw index`)"
+    return "clean" if st.get("integrityChecked") else "clean (pages not checked: run `mnemoclaw status` without --fast)"
+
+
+def _cache_line(cache: dict[str, Any]) -> str:
+    if not cache["enabled"]:
+        return "off"
+    line = f"{cache['entries']} entries" + (f" (max {cache['maxEntries']})" if cache["maxEntries"] else "")
+    if cache["hitRate"] is not None:
+        line += (f", hit rate {cache['hitRate']:.0%} ({cache['vectorsReused']} vectors reused, "
+                 f"{cache['vectorsEmbedded']} embedded)")
+    return line

@@ -1,0 +1,281 @@
+"""Commands that change memory on purpose: forget, cleanup, import, migrate, migrate-from-qmd."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from .app import Ctx, Progress, cli, emit_json, translated
+
+
+def _say_what_still_holds(done: dict) -> None:
+    """Where the removed text still is, outside the files and the index."""
+    if done.get("undoCopy"):
+        click.echo(f"An undo copy of the old files is in {done['undoCopy']} until {done['undoUntil']} (deleted "
+                   "then; delete it now to forget there too).")
+    if "gitCommit" in done:
+        click.echo(f"The removal is committed ({done['gitCommit']})." if done["gitCommit"]
+                   else "The removal is not committed: git refused (commit it yourself).")
+    held = done.get("gitHistory")
+    if held:
+        click.echo(f"Git history still holds the removed text (commit{'s' if len(held) > 1 else ''} "
+                   f"{', '.join(held[:5])}{' …' if len(held) > 5 else ''}): it is gone from the files and the "
+                   "index, not from the repository or its clones. To remove it there, rewrite history "
+                   "(e.g. `git filter-repo --replace-text`).", err=True)
+
+
+@cli.command()
+@click.argument("target")
+@click.option("--yes", is_flag=True, help="Remove without asking (after printing what is removed).")
+@click.option("--keep-copy", is_flag=True,
+              help="Keep an undo copy of the old files under the state directory for 7 days (none by default).")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan (and, with --yes, the result) as JSON.")
+@click.pass_obj
+@translated
+def forget(obj: Ctx, target: str, yes: bool, keep_copy: bool, as_json: bool) -> None:
+    """Remove from memory for good: the lines holding all of TARGET's words (each with its list
+    item or paragraph, and transcript lines when sessions are indexed), or the lines TARGET
+    cites (memory/2026-03-01.md#L3-L5). Shows them first; removes only on confirmation.
+
+    No copy of what is forgotten is kept (the preview is the safety net; --keep-copy keeps one
+    for 7 days). In a git workspace the removal is committed and the commits that still hold the
+    text are named. Then the chunks, vectors and cached vectors that held the lines are purged,
+    the index vacuumed, and the index file checked for the text.
+    """
+    with obj.memory() as mem:
+        plan = mem.notes.forget_plan(target)
+        if not as_json:
+            click.echo(f"forget {target!r}: {plan.line_count} line(s) in {len(plan.files())} file(s)")
+            for r in plan.removals:
+                where = f"{r.path}#L{r.start}" + (f"-L{r.end}" if r.end != r.start else "")
+                click.echo(f"  {where}" + ("  (session transcript)" if r.source == "sessions" else ""))
+                for line in r.lines:
+                    click.echo(f"    - {line[:200]}")
+        ask = not yes and not as_json and sys.stdin.isatty()
+        if not (yes or (ask and click.confirm("Remove these lines?", default=False))):
+            if as_json:
+                emit_json({"plan": plan.as_dict(), "applied": False})
+            else:
+                click.echo("Nothing removed (answer yes, or run with --yes).", err=True)
+            return
+        mem.settings.check_writable("forget")
+        done = mem.notes.forget(plan, keep_copy=keep_copy)
+    if as_json:
+        emit_json({"plan": plan.as_dict(), "applied": True, **done})
+        return
+    click.echo(f"Removed {plan.line_count} line(s) from {len(plan.files())} file(s).")
+    _say_what_still_holds(done)
+    click.echo(f"Index: {done['chunksReplaced']} chunk(s) replaced, {done['cachedVectorsDeleted']} cached "
+               "vector(s) deleted, vacuumed.")
+    if done["verified"]:
+        click.echo("Checked: the index file no longer holds the removed lines.")
+    else:
+        click.echo(f"Warning: the index file still holds {len(done['stillInIndex'])} removed line(s); run "
+                   "`mnemoclaw index --full`.", err=True)
+        sys.exit(1)
+
+
+@cli.command()
+@click.option("--older-than", default="180d", show_default=True,
+              help="Archive daily logs older than this (180d, 26w, 6m, 1y; 0 or 'never' archives none).")
+@click.option("--below-importance", type=click.IntRange(2, 10),
+              help="Remove entries annotated with an importance below this.")
+@click.option("--expired/--no-expired", default=True, show_default=True, help="Remove entries past their expires date.")
+@click.option("--apply", "apply_", is_flag=True, help="Do it (the default is to show what would be done).")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan (and what was done) as JSON.")
+@click.pass_obj
+@translated
+def cleanup(obj: Ctx, older_than: str, below_importance: int | None, expired: bool, apply_: bool,
+            as_json: bool) -> None:
+    """Propose, then with --apply perform, a clean-up of memory: expired entries and entries
+    below an importance removed (as `forget` removes them: no copy kept, index purged), daily
+    logs older than a cut-off moved to memory/archive/ (still searched, ranked below live notes;
+    query.archive false leaves them out)."""
+    from ..notes.cleanup import parse_age
+
+    days = None if older_than.strip().lower() in ("never", "0", "0d") else parse_age(older_than)
+    with obj.memory() as mem:
+        plan = mem.notes.cleanup_plan(older_than_days=days, below_importance=below_importance, expired=expired)
+        shown = plan.as_dict()
+        if not as_json:
+            if plan.empty:
+                click.echo("Nothing to clean up.")
+            for r in shown["remove"]:
+                click.echo(f"remove {r['path']}#L{r['startLine']}-L{r['endLine']} ({r['why']})")
+                for line in r["lines"]:
+                    click.echo(f"    - {line[:200]}")
+            for m in shown["archive"]:
+                click.echo(f"archive {m['path']} -> {m['to']}")
+        done: dict = {}
+        if apply_ and not plan.empty:
+            done = mem.notes.cleanup(plan)
+    if as_json:
+        emit_json({"plan": shown, "applied": bool(apply_ and not plan.empty), **done})
+        return
+    if plan.empty:
+        return
+    if not apply_:
+        click.echo("Nothing changed: this was a dry run (run with --apply).", err=True)
+        return
+    forgot = done.get("forget")
+    if forgot:
+        state = "no longer holds them." if forgot["verified"] else "still holds some: run `mnemoclaw index --full`."
+        click.echo(f"Removed {plan.removals.line_count} line(s); the index {state}")
+        _say_what_still_holds(forgot)
+    if done.get("archived"):
+        click.echo(f"Archived {len(done['archived'])} daily log(s) to memory/archive/.")
+
+
+def _skipped_links(links: list[str]) -> None:
+    if links:
+        click.echo(f"skipped {len(links)} symbolic link(s), never followed (copy the file itself in to import it): "
+                   + ", ".join(links[:5]) + (f" and {len(links) - 5} more" if len(links) > 5 else ""), err=True)
+
+
+@cli.command("import")
+@click.argument("source", type=click.Choice(["chatgpt", "claude", "claude-code", "codex"]))
+@click.argument("path", type=click.Path(path_type=str))
+@click.option("--yes", is_flag=True, help="Import without asking (after printing the preview).")
+@click.option("--no-index", is_flag=True, help="Write the files only; the next sync indexes them.")
+@click.option("--json", "as_json", is_flag=True, help="Print the preview (and the report) as JSON.")
+@click.pass_obj
+@translated
+def import_(obj: Ctx, source: str, path: str, yes: bool, no_index: bool, as_json: bool) -> None:
+    """Import another assistant's memory into memory/imports/SOURCE/: a ChatGPT or Claude.ai data
+    export (the zip, its folder or conversations.json) as one dated Markdown file per
+    conversation, or Claude Code's memory (~/.claude, a project's memory folder, CLAUDE.md) and
+    Codex's memories folder as they are. Secrets are redacted; importing twice adds nothing; a
+    file edited since an earlier import is kept. MEMORY.md is never touched."""
+    with obj.memory() as mem:
+        bar = Progress("reading", enabled=None if not as_json else False, unit="conversations")
+        try:
+            planned, preview = mem.notes.import_preview(source, path, bar)
+        finally:
+            bar.finish()
+        shown = preview.as_dict()
+        if not as_json:
+            click.echo(f"{source}: {preview.found} found in {path}; {len(preview.added)} to add, "
+                       f"{len(preview.updated)} to update, {preview.unchanged} unchanged"
+                       + (f", {len(preview.kept_edits)} edited since the last import (kept)" if preview.kept_edits
+                          else "") + (f", {preview.empty} empty (skipped)" if preview.empty else "")
+                       + (f"; {preview.redacted} secret(s) will be redacted" if preview.redacted else ""))
+            for rel in (preview.added + preview.updated)[:8]:
+                click.echo(f"  {rel}")
+            if len(preview.added) + len(preview.updated) > 8:
+                click.echo(f"  ... and {len(preview.added) + len(preview.updated) - 8} more")
+            _skipped_links(preview.links)
+        todo = bool(preview.added or preview.updated)
+        ask = todo and not yes and not as_json and sys.stdin.isatty()
+        if not todo or not (yes or (ask and click.confirm("Import these?", default=True))):
+            if as_json:
+                emit_json({"preview": shown, "applied": False})
+            elif todo:
+                click.echo("Nothing imported (answer yes, or run with --yes).", err=True)
+            return
+        bar = Progress("writing", enabled=None if not as_json else False, unit="files")
+        try:
+            report = mem.notes.import_files(planned, preview, bar)
+        finally:
+            bar.finish()
+        index = None
+        if not no_index:
+            bar = Progress("indexing", enabled=None if not as_json else False)
+            try:
+                index = mem.sync(progress=bar)
+            finally:
+                bar.finish()
+    if as_json:
+        emit_json({"preview": shown, "applied": True, "report": report.as_dict(),
+                    "index": index.as_dict() if index else None})
+        return
+    click.echo(f"Imported into memory/imports/{source}/: {len(report.added)} added, {len(report.updated)} updated, "
+               f"{report.unchanged} unchanged" + (f", {len(report.kept_edits)} kept with your edits"
+                                                   if report.kept_edits else "")
+               + (f"; {report.redacted} secret(s) redacted" if report.redacted else "") + ".")
+    if index is not None:
+        click.echo(f"Indexed: {index.chunks_total} chunks in the index ({index.added} new files) in "
+                   f"{index.seconds:.1f} s.")
+
+
+@cli.command("migrate-from-qmd")
+@click.option("--write", is_flag=True, help="Change the config file (a copy of it is kept as <file>.bak).")
+@click.pass_obj
+@translated
+def migrate_from_qmd(obj: Ctx, write: bool) -> None:
+    """Use the builtin engine instead of qmd: memory.qmd.paths become memorySearch.extraPaths and
+    memory.backend becomes "builtin". Without --write, shows the change."""
+    import json5
+
+    from ..atomic import write_atomic
+    from ..backends.qmd import QmdConfig, as_extra_paths
+    from ..text import parse
+
+    settings = obj.settings()
+    qmd = QmdConfig.parse(settings.qmd_config)
+    moved = as_extra_paths(qmd)
+    have = [str(p) for p in settings.memory_search["extraPaths"]]
+    added = [m["path"] for m in moved if m["path"] not in have]
+    click.echo(f'memory.backend: "builtin" (was {settings.memory["backend"]!r})')
+    click.echo(f"memorySearch.extraPaths: {json.dumps(have + added, ensure_ascii=False)}")
+    for m in moved:
+        if m["pattern"] not in ("**/*.md", "*.md"):
+            click.echo(f"note: qmd collection {m['name']!r} used the pattern {m['pattern']!r}; an extra path "
+                       f"indexes every .md file under {m['path']}")
+    if not write:
+        click.echo("(nothing changed: run again with --write to change the config file)")
+        return
+    if settings.config_path is None:
+        raise click.ClickException("no config file to change: give --config FILE (or write the lines above "
+                                   "into your config yourself)")
+    path = Path(settings.config_path)
+    raw = path.read_text(encoding="utf-8")
+    try:
+        doc = parse.loads(raw, json5.loads)
+    except ValueError as exc:
+        raise click.ClickException(f"config file {path} is not valid JSON5: {exc}") from None
+    memory = doc.setdefault("memory", {})
+    memory["backend"] = "builtin"
+    memory.pop("qmd", None)
+    search = doc.setdefault("agents", {}).setdefault("defaults", {}).setdefault("memorySearch", {})
+    search["extraPaths"] = list(dict.fromkeys([*search.get("extraPaths", []), *added]))
+    write_atomic(str(path) + ".bak", raw)
+    write_atomic(path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    click.echo(f"Changed {path} (the old one is {path}.bak; comments in it were not kept). "
+               "`mnemoclaw index` indexes the new paths.")
+
+
+@cli.command()
+@click.option("--to", "to_url", metavar="URL", help="Copy this agent's SQLite index into Postgres at URL.")
+@click.option("--from", "from_url", metavar="URL", help="Copy this agent's namespace at URL into its SQLite index.")
+@click.option("--namespace", help="The Postgres namespace (default: store.namespace, the agent id).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_obj
+@translated
+def migrate(obj: Ctx, to_url: str | None, from_url: str | None, namespace: str | None, as_json: bool) -> None:
+    """Copy the index between SQLite and Postgres without embedding anything again: files,
+    chunks, vectors, annotations and the embedding cache. The target keeps answering from what
+    it held until the copy is swapped in; the source is only read. Then point
+    memorySearch.store at the target."""
+    from ..migrate import migrate as copy
+    from ..text.secrets import redact_url
+
+    if bool(to_url) == bool(from_url):
+        raise click.UsageError("give one of --to URL (SQLite -> Postgres) or --from URL (Postgres -> SQLite)")
+    bar = Progress("copying")
+    try:
+        report = copy(obj.settings().store_options(), str(to_url or from_url), to_postgres=bool(to_url),
+                      namespace=namespace, progress=bar)
+    finally:
+        bar.finish()
+    if as_json:
+        emit_json(report)
+        return
+    click.echo(f"Copied {report['files']} files, {report['chunks']} chunks ({report['vectors']} with vectors) and "
+               f"{report['cacheEntries']} cached vectors from {report['from']} to {report['to']} in "
+               f"{report['seconds']:.1f} s; nothing was embedded again.")
+    where = f'{{driver: "postgres", url: "{redact_url(to_url)}", namespace: "{report["namespace"]}"}}' if to_url \
+        else '{driver: "sqlite"}'
+    click.echo(f"To use it: memorySearch.store = {where}")

@@ -1,0 +1,74 @@
+"""Commands that serve memory to other programs: mcp (stdio or HTTP) and the web ui."""
+
+from __future__ import annotations
+
+import click
+
+from .app import Ctx, cli, translated
+
+
+# -- mcp ----------------------------------------------------------------------------------
+@cli.command()
+@click.option("--http", "http_bind", metavar="HOST:PORT",
+              help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (loopback unless you pass a token).")
+@click.option("--token", envvar="MNEMOCLAW_MCP_TOKEN", metavar="TOKEN",
+              help="Bearer token every HTTP request must carry (env MNEMOCLAW_MCP_TOKEN); required off loopback.")
+@click.option("--no-watch", is_flag=True, help="Do not watch the files (a search still indexes what changed).")
+@click.pass_obj
+@translated
+def mcp(obj: Ctx, http_bind, token, no_watch: bool) -> None:
+    """Run an MCP server: memory_search, memory_get, memory_append, memory_status.
+
+    stdio by default (what Claude Code, Cursor and OpenClaw launch); --http HOST:PORT for
+    streamable HTTP. Logs go to stderr; stdout carries only protocol frames.
+    """
+    from ..api import Memory
+    from ..mcp_server import MemoryService, parse_bind, run_http, run_stdio
+
+    settings = obj.settings(**({"sync": {"watch": False}} if no_watch else {}))
+    read_only = settings.openclaw_dir is not None
+    service = MemoryService(lambda: Memory(settings), forget_tool=bool(settings.memory["forget"]["tool"]))
+    if http_bind:
+        host, port = parse_bind(http_bind)
+
+        def ready(url: str) -> None:
+            click.echo(f"mnemoclaw MCP server for {settings.workspace} at {url}"
+                       + (" (bearer token required)" if token else "") + (" [read-only]" if read_only else ""),
+                       err=True)
+
+        run_http(service, host, port, token, read_only=read_only, on_ready=ready)
+    else:
+        run_stdio(service, read_only=read_only)
+
+
+# -- ui -----------------------------------------------------------------------------------
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to serve on (loopback unless you pass a token).")
+@click.option("--port", default=7420, show_default=True, type=int, help="Port (0: any free one).")
+@click.option("--token", envvar="MNEMOCLAW_UI_TOKEN", metavar="TOKEN",
+              help="Token a browser gives once as ?token=… (env MNEMOCLAW_UI_TOKEN); required off loopback.")
+@click.option("--open", "open_browser", is_flag=True, help="Open the app in the default browser.")
+@click.pass_obj
+@translated
+def ui(obj: Ctx, host: str, port: int, token, open_browser: bool) -> None:
+    """Serve a web app for looking inside this agent's memory: search with why each result
+    ranked, the memory files with their lines, and the index's health."""
+    from ..serving import listen
+    from ..ui.app import serve
+
+    sock = listen(host, port, option="--port")  # before the first sync: a busy port is said at once
+    with obj.memory(background=True) as mem:
+        mem.sync()
+        if mem.settings.openclaw_dir is None:
+            mem.freshness.watch()  # a long-running process: file events instead of a walk before each search
+
+        def ready(url: str) -> None:
+            click.echo(f"mnemoclaw ui for {mem.settings.workspace} at {url}"
+                       + (" (token required: open ?token=…)" if token else ""), err=True)
+            if open_browser:
+                import webbrowser
+
+                webbrowser.open(url + (f"?token={token}" if token else ""))
+
+        serve(mem, host, sock, token, on_ready=ready)
