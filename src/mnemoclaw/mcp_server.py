@@ -17,7 +17,6 @@ index is opened only once the transport has taken over stdout.
 from __future__ import annotations
 
 import asyncio
-import hmac
 import inspect
 import ipaddress
 import json
@@ -31,6 +30,7 @@ from pydantic import Field  # the MCP SDK's own dependency: tool schemas are pyd
 from . import tools
 from .api import Memory
 from .errors import ConfigError
+from .serving import bearer, same_secret
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -164,12 +164,11 @@ class BearerAuth:
 
     def __init__(self, app: Any, token: str):
         self.app = app
-        self.expected = token.encode()
+        self.token = token
 
     def _authorized(self, header: bytes) -> bool:
-        # the scheme is case-insensitive (RFC 9110 11.1); the token is compared in constant time
-        scheme, _, credential = header.strip().partition(b" ")
-        return scheme.lower() == b"bearer" and hmac.compare_digest(credential.strip(), self.expected)
+        credential = bearer(header)
+        return credential is not None and same_secret(credential, self.token)
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":

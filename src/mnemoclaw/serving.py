@@ -7,12 +7,28 @@ that cannot be served is one line naming it and the fix, at once, not a server's
 from __future__ import annotations
 
 import errno
+import hmac
 import os
 import socket
 from collections.abc import Callable
 from typing import Any, Literal
 
 from .errors import AddressError
+
+
+def same_secret(given: str | bytes, expected: str) -> bool:
+    """A token compared in constant time, as bytes (a token in any characters is just wrong,
+    never an error)."""
+    raw = given if isinstance(given, bytes) else given.encode("utf-8", "replace")
+    return hmac.compare_digest(raw.strip(), expected.encode("utf-8"))
+
+
+def bearer(authorization: str | bytes) -> bytes | None:
+    """The credential of an ``Authorization: Bearer <token>`` header (the scheme is
+    case-insensitive, RFC 9110 11.1), or None."""
+    raw = authorization if isinstance(authorization, bytes) else authorization.encode("latin-1", "replace")
+    scheme, _, credential = raw.strip().partition(b" ")
+    return credential.strip() if scheme.lower() == b"bearer" else None
 
 
 def listen(host: str, port: int, *, option: str) -> socket.socket:

@@ -16,3 +16,11 @@ def pair_spread(unit: np.ndarray) -> tuple[float, float]:
     """Mean and standard deviation of the cosines between distinct rows of ``unit``."""
     pairs = (unit @ unit.T)[np.triu_indices(len(unit), k=1)]
     return float(pairs.mean()), float(pairs.std())
+
+
+def unit_vector(vec: np.ndarray, dims: int | None = None) -> bool:
+    """``vec`` is what an index keeps: numbers only, of length 1 (and ``dims`` long, if given).
+    A vector read back from a damaged index or answered by a broken provider is not."""
+    if not np.all(np.isfinite(vec)) or (dims is not None and len(vec) != dims):
+        return False
+    return abs(float(np.linalg.norm(vec)) - 1.0) < 1e-3

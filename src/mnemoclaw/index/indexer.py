@@ -42,6 +42,7 @@ from ..sessions.transcript import parse_transcript
 from ..store.base import CacheKey, FileWrite, HostedFiles, Store, damage_reason
 from ..text.tokenize import TOKENIZER_ID, estimate_tokens
 from ..types import Chunk, ChunkRow, FileRecord, IndexReport, Progress, SourceFile
+from ..vectors import unit_vector
 from .discovery import discover, discover_sessions
 from .planning import SyncPlan, had_it, host_notes, indexed_elsewhere, plan_sync
 
@@ -707,10 +708,7 @@ def _named(kept: list[str], indexed: dict[str, FileRecord]) -> list[tuple[str, s
 
 
 def _sound(vec: np.ndarray, target: Store) -> bool:
-    dims = target.vector_dims()
-    if not np.all(np.isfinite(vec)) or (dims is not None and len(vec) != dims):
-        return False
-    return abs(float(np.linalg.norm(vec)) - 1.0) < 1e-3
+    return unit_vector(vec, target.vector_dims())
 
 
 def embed_batch_size(provider: EmbeddingProvider | None) -> int:

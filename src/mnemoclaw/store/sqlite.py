@@ -31,7 +31,7 @@ from ..markdown.annotations import searchable
 from ..markdown.chunker import text_hash
 from ..text.tokenize import KeywordQuery, fts_document
 from ..types import ChunkRow, FileRecord, StoredChunk, VectorReference
-from ..vectors import pair_spread, unit_rows
+from ..vectors import pair_spread, unit_rows, unit_vector
 from .base import (
     CacheKey,
     FileWrite,
@@ -619,7 +619,7 @@ class SQLiteStore:
                 texts += 1
             if blob is not None:
                 v = from_blob(blob)
-                if not np.all(np.isfinite(v)) or abs(float(np.linalg.norm(v)) - 1.0) > 1e-3:
+                if not unit_vector(v):
                     vectors += 1
         out = [f"{texts} chunk texts do not match their hashes"] if texts else []
         return out + ([f"{vectors} stored vectors are not unit vectors of numbers"] if vectors else [])

@@ -30,6 +30,7 @@ from ..errors import ConfigError, EditConflictError, MnemoclawError, PathDeniedE
 from ..mcp_server import is_loopback
 from ..notes.write import EDITABLE, content_hash
 from ..search.searcher import MODES
+from ..serving import bearer, same_secret
 
 COOKIE = "mnemoclaw_ui_token"
 SESSION = "mnemoclaw_ui_session"  # a browser's session: the forms' token is derived from it
@@ -92,7 +93,7 @@ class Guard:
         if self.token:
             query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
             given = query.get("token")
-            if given is not None and _same(given, self.token):
+            if given is not None and same_secret(given, self.token):
                 rest = urlencode([(k, v) for k, v in parse_qsl(scope.get("query_string", b"").decode("latin-1"))
                                   if k != "token"])
                 await send({"type": "http.response.start", "status": 303, "headers": [
@@ -101,10 +102,11 @@ class Guard:
                 ]})
                 await send({"type": "http.response.body", "body": b""})
                 return
-            bearer = headers.get("authorization", "")
+            authorization = headers.get("authorization", "")
             cookies = dict(part.strip().split("=", 1) for part in headers.get("cookie", "").split(";") if "=" in part)
-            ok = (bearer.startswith("Bearer ") and _same(bearer[7:], self.token)) or \
-                _same(cookies.get(COOKIE, ""), self.token)
+            credential = bearer(authorization)
+            ok = (credential is not None and same_secret(credential, self.token)) or \
+                same_secret(cookies.get(COOKIE, ""), self.token)
             if not ok:
                 await _plain(send, 401, "this app needs its token: open it once as /?token=<the token it was "
                              "started with> (or send Authorization: Bearer <token>)")
@@ -119,11 +121,6 @@ class Guard:
             await send(message)
 
         await self.app(scope, receive, timed)
-
-
-def _same(given: str, expected: str) -> bool:
-    """A secret compared in constant time (any characters: a mistyped token is just wrong)."""
-    return hmac.compare_digest(given.encode("utf-8", "replace"), expected.encode("utf-8"))
 
 
 async def _plain(send: Send, status: int, text: str) -> None:
@@ -222,7 +219,7 @@ def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: st
                         "write to memory")
         fields = dict(parse_qsl((await request.body()).decode("utf-8", "replace"), keep_blank_values=True))
         session = request.cookies.get(SESSION, "")
-        if not session or not _same(fields.get("csrf", ""), form_token(session)):
+        if not session or not same_secret(fields.get("csrf", ""), form_token(session)):
             return page("error.html", 403, request, title="Refused", message="this form is out of date (the app "
                         "restarted, or cookies are off): load the page again and resubmit")
         return fields
