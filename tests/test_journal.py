@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-import mnemoclaw.index.journal as journal_mod
-from mnemoclaw.index.journal import IN_Q_OVERFLOW, ChangeJournal
+import mnemoclaw.freshness.journal as journal_mod
+from mnemoclaw.freshness.journal import IN_Q_OVERFLOW, ChangeJournal
 
 from conftest import write
 

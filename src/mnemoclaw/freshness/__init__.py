@@ -16,13 +16,13 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .backends.base import Backend
-from .errors import IndexCorruptError, LockTimeoutError, MnemoclawError, ReadOnlyError, WorkspaceError
-from .index.background import BackgroundSync, Writer
-from .index.journal import ChangeJournal
-from .index.watcher import Watcher
-from .store.base import damage_reason
-from .types import IndexReport
+from ..backends.base import Backend
+from ..errors import IndexCorruptError, LockTimeoutError, MnemoclawError, ReadOnlyError, WorkspaceError
+from ..store.base import damage_reason
+from ..types import IndexReport
+from .journal import ChangeJournal
+from .watcher import Watcher
+from .writer import BackgroundSync, Writer
 
 log = logging.getLogger(__name__)
 
