@@ -13,12 +13,14 @@ import hashlib
 import logging
 import math
 import os
+import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .atomic import write_atomic
 from .backends import BACKENDS
 from .backends.qmd import qmd_roots
 from .embeddings.base import available_providers
@@ -605,3 +607,46 @@ def openclaw_settings(openclaw_dir: str | os.PathLike[str], *, state_dir: str | 
     settings.transcripts_dir = root / "agents" / settings.agent_id / "sessions"
     settings.openclaw_dir = root
     return settings
+
+
+# -- writing a config file (the one writer of config files) -------------------------------------
+# `workspace: "..."` in JSON5, the key quoted or not, the value in either quote
+_WORKSPACE_VALUE = re.compile(
+    r"""(?P<key>["']?\bworkspace["']?\s*:\s*)(?P<q>["'])(?P<value>(?:\\.|(?!(?P=q)).)*)(?P=q)""")
+
+
+def set_workspace_value(config: Path, old: Path, new: Path) -> None:
+    """Replace the one ``workspace`` value that names ``old`` by ``new``, as text: the file's
+    comments and layout stay as the user wrote them."""
+    text = config.read_text("utf-8")
+    hits = [m for m in _WORKSPACE_VALUE.finditer(text)
+            if Path(os.path.expanduser(m.group("value"))).absolute() == old]
+    if len(hits) != 1:
+        raise ConfigError(
+            f"{config} does not name workspace {old} in exactly one place; set agents.defaults.workspace "
+            f"to {str(new)!r} there by hand"
+        )
+    m = hits[0]
+    value = str(new).replace("\\", "/")
+    write_atomic(config, text[: m.start("value")] + value + text[m.end("value"):])
+
+def rewrite_file(path: Path, change: Callable[[dict[str, Any]], None]) -> Path:
+    """Apply ``change`` to the config file at ``path`` (parsed, changed, written back as JSON in
+    one rename); the old file is kept as ``<file>.bak``, which is returned. Comments are not
+    kept (JSON5 has no round trip): ``set_workspace_value`` edits one value as text instead."""
+    import json
+
+    import json5
+
+    raw = path.read_text(encoding="utf-8")
+    try:
+        doc = parse.loads(raw, json5.loads)
+    except ValueError as exc:
+        raise ConfigError(f"config file {path} is not valid JSON5: {exc}") from None
+    if not isinstance(doc, dict):
+        raise ConfigError(f"config file {path} must hold an object at the top level")
+    change(doc)
+    backup = Path(str(path) + ".bak")
+    write_atomic(backup, raw)
+    write_atomic(path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    return backup

@@ -941,3 +941,11 @@ def as_extra_paths(config: QmdConfig) -> list[dict[str, Any]]:
     """``memory.qmd.paths`` as builtin ``extraPaths`` (for ``migrate-from-qmd``)."""
     return [{"path": str(c.path), "pattern": c.pattern, "name": c.name} for c in config.paths]
 
+def leave_qmd(doc: dict[str, Any], extra_paths: Sequence[str]) -> None:
+    """A config document moved off qmd: the builtin backend, no memory.qmd, its collections'
+    folders added to memorySearch.extraPaths (``migrate-from-qmd``)."""
+    memory = doc.setdefault("memory", {})
+    memory["backend"] = "builtin"
+    memory.pop("qmd", None)
+    search = doc.setdefault("agents", {}).setdefault("defaults", {}).setdefault("memorySearch", {})
+    search["extraPaths"] = list(dict.fromkeys([*search.get("extraPaths", []), *extra_paths]))

@@ -207,11 +207,8 @@ def import_(obj: Ctx, source: str, path: str, yes: bool, no_index: bool, as_json
 def migrate_from_qmd(obj: Ctx, write: bool) -> None:
     """Use the builtin engine instead of qmd: memory.qmd.paths become memorySearch.extraPaths and
     memory.backend becomes "builtin". Without --write, shows the change."""
-    import json5
-
-    from ..atomic import write_atomic
-    from ..backends.qmd import QmdConfig, as_extra_paths
-    from ..text import parse
+    from ..backends.qmd import QmdConfig, as_extra_paths, leave_qmd
+    from ..config import rewrite_file
 
     settings = obj.settings()
     qmd = QmdConfig.parse(settings.qmd_config)
@@ -231,19 +228,8 @@ def migrate_from_qmd(obj: Ctx, write: bool) -> None:
         raise click.ClickException("no config file to change: give --config FILE (or write the lines above "
                                    "into your config yourself)")
     path = Path(settings.config_path)
-    raw = path.read_text(encoding="utf-8")
-    try:
-        doc = parse.loads(raw, json5.loads)
-    except ValueError as exc:
-        raise click.ClickException(f"config file {path} is not valid JSON5: {exc}") from None
-    memory = doc.setdefault("memory", {})
-    memory["backend"] = "builtin"
-    memory.pop("qmd", None)
-    search = doc.setdefault("agents", {}).setdefault("defaults", {}).setdefault("memorySearch", {})
-    search["extraPaths"] = list(dict.fromkeys([*search.get("extraPaths", []), *added]))
-    write_atomic(str(path) + ".bak", raw)
-    write_atomic(path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
-    click.echo(f"Changed {path} (the old one is {path}.bak; comments in it were not kept). "
+    backup = rewrite_file(path, lambda doc: leave_qmd(doc, added))
+    click.echo(f"Changed {path} (the old one is {backup}; comments in it were not kept). "
                "`mnemoclaw index` indexes the new paths.")
 
 

@@ -10,14 +10,11 @@ workspace plain commands will use, and ``set_default`` rewrites the config's
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from ..atomic import write_atomic
-from ..config import ENV_CONFIG, Settings, load_settings
-from ..errors import ConfigError
+from ..config import ENV_CONFIG, Settings, load_settings, set_workspace_value
 
 
 @dataclass
@@ -32,26 +29,6 @@ class InitReport:
 
 def _template(name: str) -> str:
     return resources.files("mnemoclaw.templates").joinpath(name).read_text("utf-8")
-
-
-# `workspace: "..."` in JSON5, the key quoted or not, the value in either quote
-_WORKSPACE_VALUE = re.compile(
-    r"""(?P<key>["']?\bworkspace["']?\s*:\s*)(?P<q>["'])(?P<value>(?:\\.|(?!(?P=q)).)*)(?P=q)""")
-
-
-def _set_workspace(config: Path, old: Path, new: Path) -> None:
-    """Replace the one ``workspace`` value that names ``old`` by ``new``."""
-    text = config.read_text("utf-8")
-    hits = [m for m in _WORKSPACE_VALUE.finditer(text)
-            if Path(os.path.expanduser(m.group("value"))).absolute() == old]
-    if len(hits) != 1:
-        raise ConfigError(
-            f"{config} does not name workspace {old} in exactly one place; set agents.defaults.workspace "
-            f"to {str(new)!r} there by hand"
-        )
-    m = hits[0]
-    value = str(new).replace("\\", "/")
-    write_atomic(config, text[: m.start("value")] + value + text[m.end("value"):])
 
 
 def init_workspace(*, workspace: str | os.PathLike[str] | None = None, state_dir: str | os.PathLike[str] | None = None,
@@ -84,7 +61,7 @@ def init_workspace(*, workspace: str | os.PathLike[str] | None = None, state_dir
     plain = load_settings(state_dir=state_dir, config=cfg, agent_id=agent_id).workspace
     if plain != ws:
         if set_default:
-            _set_workspace(cfg, plain, ws)
+            set_workspace_value(cfg, plain, ws)
             report.config_updated = True
         else:
             report.default_workspace = plain
