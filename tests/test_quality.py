@@ -168,7 +168,15 @@ def test_the_postgres_store_gives_the_sqlite_figures_on_every_shared_set(bench):
         return bench.evaluate(str(BENCH / name), f"postgres/{where}" if store else where, mode="hybrid",
                               scope_field=scope, queries_dir=bench.queries(name, queries), **options)[metric]
 
+    def cached() -> set:
+        target = open_store(StoreOptions("postgres", "", url=url, namespace="seed"))
+        try:
+            return {(key, h) for key, items in target.cache_items() for h in items}
+        finally:
+            target.close()
+
     lite = {s[0]: figure(*s) for s in sets}
+    copied = set()
     target = open_store(StoreOptions("postgres", "", url=url, namespace="seed"))
     try:
         for index in bench.work.glob("**/memory/*.sqlite"):
@@ -176,11 +184,15 @@ def test_the_postgres_store_gives_the_sqlite_figures_on_every_shared_set(bench):
             try:
                 for key, items in source.cache_items():
                     target.cache_put(key, items)
+                    copied |= {(key, h) for h in items}
             finally:
                 source.close()
     finally:
         target.close()
+    assert cached() == copied
     pg = {s[0]: figure(*s, store={"driver": "postgres", "url": url}) for s in sets}
     print({name: (lite[name], pg[name]) for name in lite})
     for name in lite:
         assert abs(pg[name] - lite[name]) <= 0.002, (name, lite[name], pg[name])
+    # indexing every set into Postgres embedded nothing: its cache holds only what was copied
+    assert cached() == copied
