@@ -34,11 +34,11 @@ demo: $(STAMP)
 
 ## The default test suite (what .ci/run runs first).
 test: $(STAMP) $(TOOLS_STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=15
 
 ## Quality and scale suites over ../shared/bench (slow).
 test-slow: $(STAMP) $(TOOLS_STAMP)
-	$(BIN)/python -m pytest -q -m slow
+	$(BIN)/python -m pytest -q -m slow --durations=15
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/speed.py
