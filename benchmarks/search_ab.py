@@ -13,6 +13,7 @@ minutes apart in turns compare where two tables from different days cannot.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import statistics
 import subprocess
@@ -32,7 +33,9 @@ def one(src: str, scale: int) -> list[float]:
     if not Path(mnemoclaw.__file__).resolve().is_relative_to(Path(src).resolve()):
         sys.exit(f"{src} did not provide mnemoclaw ({mnemoclaw.__file__})")
     work = Path("bench-results/speed").resolve()
-    with speed.open_memory(work / f"ws-{scale}", work / f"ws-{scale}-state") as mem:
+    # each version its own index: one with a newer schema is refused by an older mnemoclaw
+    tag = hashlib.sha256(str(Path(src).resolve()).encode()).hexdigest()[:8]
+    with speed.open_memory(work / f"ws-{scale}", work / f"ws-{scale}-state-{tag}") as mem:
         mem.sync()
         mem.settings.memory_search["sync"]["onSearch"] = False
         qs = speed._queries(speed.bench_dir(), 600)[:300]
