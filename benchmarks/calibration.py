@@ -2,6 +2,7 @@
 
     python benchmarks/calibration.py collect [--modes hybrid,keyword,vector]   # search, keep the evidence
     python benchmarks/calibration.py fit                                      # fit, report, draw
+    python benchmarks/calibration.py weak [--modes hybrid]                    # what failing soft does
 
 ``collect`` runs the real indexer and searcher (``mnemoclaw eval``, default
 configuration, ``min_score`` 0 so nothing is filtered) and records, for the first
@@ -13,6 +14,11 @@ result holds the answer:
 - out of scope: every LoCoMo conversation's workspace asked SciFact claims, XQuAD
   questions in English and in Chinese, and questions about the other nine
   conversations. Nothing in the workspace answers them.
+
+``weak`` replays every query with the shipped model and floor and, for each coverage a weak
+result needs (search/relevance.py ``WEAK_COVERAGE``), counts both errors: in-scope questions
+answered with nothing, and out-of-scope questions answered with something (a weak result
+included), on the half the threshold was chosen on and on the held-out half.
 
 ``fit`` fits one logistic model per search mode on half of the queries (split by a
 hash of the query) and reports on the other half: the reliability of the score, the
@@ -215,6 +221,50 @@ def fit(args: argparse.Namespace) -> None:
         draw(args, {m: np.array(c) for m, c in coefficients.items()})
 
 
+def weak(args: argparse.Namespace) -> None:
+    """Both kinds of error with the shipped model and floor, by the coverage a weak result needs."""
+    thresholds = [float(t) for t in args.weak_coverage.split(",")]
+    for mode in args.modes.split(","):
+        if mode == "vector":
+            continue  # no keyword evidence to fail soft on
+        records = load(args.data, mode)
+        beta = np.array(COEFFICIENTS[mode])
+        print(f"\n## {mode}, minScore {args.default_floor:g}: share of questions "
+              "in scope: [] / weak and right / weak and wrong; out of scope: answered (weak included)")
+        for half, name in ((False, "chosen on"), (True, "held out")):
+            rows: dict[str, dict[float, list[tuple[str, float]]]] = defaultdict(lambda: defaultdict(list))
+            for r in records:
+                if held_out(r) != half:
+                    continue
+                hits = r["hits"]
+                probs = predict(beta, np.array([features(h, mode) for h in hits])) if hits else np.array([])
+                kept = [h for h, p in zip(hits, probs, strict=True) if p >= args.default_floor]
+                inside = r["kind"] == IN_SCOPE
+                label = r["set"] if inside else f"{r['set']} <- {r['kind']}"
+                for t in [-1.0, *thresholds]:  # -1: no weak results
+                    if kept:
+                        rows[label][t].append(("answered", 1.0))
+                        continue
+                    best = hits[0] if hits else None
+                    if t >= 0 and best is not None and (best["e"][0] or 0.0) >= t:
+                        rows[label][t].append(("weak right" if best["holds"] else "weak wrong", 1.0))
+                    else:
+                        rows[label][t].append(("empty", 1.0))
+            print(f"### {name} half")
+            for label, by_t in sorted(rows.items()):
+                cells = []
+                for t, got in sorted(by_t.items()):
+                    n = len(got)
+                    share = {k: sum(1 for g, _ in got if g == k) / n for k in ("empty", "weak right", "weak wrong",
+                                                                               "answered")}
+                    head = "none" if t < 0 else f"{t:.2f}"
+                    if " <- " in label:
+                        cells.append(f"{head}: {share['answered'] + share['weak right'] + share['weak wrong']:.3f}")
+                    else:
+                        cells.append(f"{head}: {share['empty']:.3f}/{share['weak right']:.3f}/{share['weak wrong']:.3f}")
+                print(f"{label} ({len(next(iter(by_t.values())))}): " + "; ".join(cells))
+
+
 # -- pictures -------------------------------------------------------------------------------
 def draw(args: argparse.Namespace, coefficients: dict[str, np.ndarray]) -> None:
     mode = "hybrid"
@@ -330,7 +380,7 @@ def reliability_svg(pairs: list[tuple[float, bool, float]]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("step", choices=("collect", "fit"))
+    ap.add_argument("step", choices=("collect", "fit", "weak"))
     ap.add_argument("--bench", default=None)
     ap.add_argument("--sets", default="locomo,zh,xl,scifact,cmrc,workspace,small")
     ap.add_argument("--modes", default="hybrid,keyword,vector")
@@ -341,9 +391,9 @@ def main() -> None:
     ap.add_argument("--default-floor", type=float, default=DEFAULT_MIN_SCORE)
     ap.add_argument("--miss-weight", type=float, default=0.0)
     ap.add_argument("--no-draw", action="store_true")
+    ap.add_argument("--weak-coverage", default="0.4,0.5,0.6,0.7,0.8,0.9,1.0")
     args = ap.parse_args()
-    _ = COEFFICIENTS  # the model in force, for comparison
-    collect(args) if args.step == "collect" else fit(args)
+    {"collect": collect, "fit": fit, "weak": weak}[args.step](args)
 
 
 if __name__ == "__main__":

@@ -166,3 +166,22 @@ def test_the_flush_tool_takes_annotations_but_no_target(workspace, make_memory, 
     assert found["results"] == [] and "note" in found
     assert tools.call(mem, "memory_search", {"query": "deploy", "history": "yes"})["error"] == \
         "history must be true or false, got 'yes'"
+
+
+def test_a_heading_left_alone_by_annotated_entries_is_never_a_hit(workspace, make_memory, store):
+    """Annotated entries become chunks of their own and leave their section's heading alone in a
+    chunk: it matches the heading's word, and says nothing."""
+    write(workspace / "memory" / "2026-11-30.md",
+          "# Project Heron\n\n## Decisions\n\n- Use Postgres 16 for the decisions service <!-- key: heron-db -->\n\n"
+          "- Deploy on Fridays only <!-- importance: 8 -->\n")
+    mem = make_memory(workspace, overrides=store)
+    mem.sync()
+    chunks = mem.store.file_chunks("memory/2026-11-30.md").chunks
+    assert any(c.text.strip() == "# Project Heron\n\n## Decisions" for c in chunks)  # the case exists
+    for query in ("decisions", "project heron decisions", "Heron"):
+        out = mem.memory_search(query, min_score=0.0)
+        assert out["results"], query
+        assert all(r["startLine"] >= 5 for r in out["results"]), (query, out["results"])
+    # the file named by the query answers with a chunk that says something
+    named = mem.memory_search("2026-11-30.md")["results"]
+    assert named[0]["path"] == "memory/2026-11-30.md" and named[0]["startLine"] >= 5

@@ -118,3 +118,58 @@ def test_selection_keeps_the_floor_puts_named_files_first_and_relaxes_only_when_
     assert [h.path for h in stages.select(scored, front, 0.05, 1)] == ["2026-11-12.md"]
     assert stages.select(scored[1:], [], 0.5, 6) == []
     assert [h.path for h in stages.select(scored[1:], [], 0.5, 6, relaxed_floor=0.03)] == ["b.md"]
+
+
+def test_selection_never_returns_a_chunk_of_headings_and_annotations_alone():
+    def hit(text, score):
+        return Hit("a.md", 1, 1, score, text, "memory")
+
+    bare = ["## Decisions", "# Project\n\n## Decisions\n", "## Log <!-- type: event -->\n<!-- key: k -->", "  ### x"]
+    said = ["## Decisions\n- use Postgres", "#123 is the ticket", "#hashtag note", "- ## not a heading"]
+    got = stages.select([hit(t, 0.9) for t in bare + said], [], 0.05, 10)
+    assert [h.text for h in got] == said
+
+
+def test_scores_never_rise_down_the_list_and_the_annotations_keep_their_places():
+    def hit(path, score, line=1, importance=None, superseded_by=None, text="a note"):
+        return Hit(path, line, line, score, text, "memory",
+                   annotations={} if importance is None else {"importance": importance}, superseded_by=superseded_by)
+
+    fused = [hit("a.md", 0.7), hit("b.md", 0.99), hit("c.md", 0.5)]
+    got = stages.select(fused, [], 0.05, 6)  # the fused order is kept, each score capped by the one above
+    assert [h.path for h in got] == ["a.md", "b.md", "c.md"] and [h.score for h in got] == [0.7, 0.7, 0.5]
+    by_score = stages.select(fused, [], 0.05, 6, order="pool")
+    assert [h.path for h in by_score] == ["b.md", "a.md", "c.md"] and [h.score for h in by_score] == [0.99, 0.7, 0.5]
+    # ordered by score, an old value asked for with history stays right after what replaced it,
+    # and the more important of two notes saying the same thing comes first
+    hits = [hit("old.md", 0.95, 3, superseded_by="new.md#L2-L4"), hit("new.md", 0.6, 3),
+            hit("x.md", 0.8, text="editor is helix"), hit("y.md", 0.7, importance=9, text="editor is helix")]
+    got = stages.select(hits, [], 0.05, 6, order="pool")
+    assert [h.path for h in got] == ["y.md", "x.md", "new.md", "old.md"]
+    assert all(a.score >= b.score for a, b in zip(got, got[1:], strict=False))
+    # a named file leads, scored at least as high as anything after it
+    front = stages.named_first(["c.md"], fused, lambda p: None)
+    got = stages.select([hit("a.md", 0.995)] + fused, front, 0.05, 6)
+    assert got[0].path == "c.md" and got[0].score == 0.995
+
+
+def test_when_nothing_reaches_the_floor_the_best_candidate_with_real_keyword_evidence_comes_back_weak():
+    from mnemoclaw.answers import SearchAnswer
+    from mnemoclaw.search.relevance import WEAK_COVERAGE, Evidence
+
+    def hit(path, score, coverage, text="a note"):
+        return Hit(path, 1, 1, score, text, "memory", evidence=Evidence(coverage=coverage))
+
+    held = [hit("t.md", 0.03, 1.0, "## Heron"), hit("a.md", 0.02, WEAK_COVERAGE), hit("b.md", 0.04, 0.2)]
+    got = stages.select(held, [], 0.05, 6)
+    assert [(h.path, h.weak) for h in got] == [("a.md", True)]  # the first that says something, marked
+    assert stages.select([hit("b.md", 0.04, WEAK_COVERAGE - 0.01)], [], 0.05, 6) == []  # too few of its words
+    assert stages.select(held, [], 0.05, 6, weak=False) == []
+    assert not any(h.weak for h in stages.select(held, [], 0.0, 6))  # no floor: nothing is weak
+    wire = SearchAnswer(got, "heron budget", citations=True, provider="p", model=None, fallback=False,
+                        mode="hybrid", min_score=0.05).wire()
+    assert wire["results"][0]["weak"] is True
+    assert "may not be the answer" in wire["note"] and "under the floor 0.05" in wire["note"]
+    strong = SearchAnswer([hit("a.md", 0.9, 1.0)], "heron", citations=True, provider="p", model=None,
+                          fallback=False, mode="hybrid", min_score=0.05).wire()
+    assert "weak" not in strong["results"][0] and "note" not in strong

@@ -62,6 +62,8 @@ class SearchAnswer:
             item.update({name: h.annotations[name] for name in ANNOTATION_NAMES if name in h.annotations})
             if h.superseded_by:
                 item["supersededBy"] = h.superseded_by
+            if h.weak:
+                item["weak"] = True
             if self.citations:
                 cite = f"{h.path}#L{h.start_line}-L{h.end_line}"
                 item["citation"] = cite
@@ -72,6 +74,11 @@ class SearchAnswer:
         if not results and ("indexing" in self.extra or "damaged" in self.extra):
             out["note"] = ("nothing found, but memory is not fully searchable right now (see indexing/damaged): "
                            "say you could not check all of it rather than that it is not there")
+        elif any(h.weak for h in self.hits):
+            floor = f" {self.min_score:g}" if self.min_score else ""
+            out["note"] = (f"only a weak match (its score is under the floor{floor}, but it holds most of the "
+                           "question's words): it may not be the answer; read it before you rely on it, and if it "
+                           "does not answer, say memory has nothing on this")
         elif not results:
             # the honest answer, in words an agent can pass on
             floor = f" (none scored {self.min_score:g} or more)" if self.min_score else ""

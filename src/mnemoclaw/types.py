@@ -91,6 +91,7 @@ class Hit:
     analysed: list[list[str]] | None = None
     annotations: dict = field(default_factory=dict)  # importance, type, expires, key
     superseded_by: str | None = None  # "path#Lx-Ly" of the newer entry with the same key
+    weak: bool = False  # under the floor, returned for its keyword evidence alone (stages.select)
 
 
 @dataclass

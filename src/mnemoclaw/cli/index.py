@@ -216,8 +216,13 @@ def print_results(result: dict[str, Any], floor: float | None = None) -> None:
         else:
             click.echo("No results.")
         return
+    if any(r.get("weak") for r in result["results"]):
+        scored = f"{floor:g}" if floor is not None else "minScore"
+        click.echo(f"Only a weak match: nothing scored {scored} or more, but this holds most of the query's words "
+                   "(it may not be the answer).", err=True)
     for i, r in enumerate(result["results"], 1):
-        click.echo(f"{i}. {r['path']}#L{r['startLine']}-L{r['endLine']}  score {r['score']:.3f}  [{r['source']}]")
+        weak = "  weak" if r.get("weak") else ""
+        click.echo(f"{i}. {r['path']}#L{r['startLine']}-L{r['endLine']}  score {r['score']:.3f}{weak}  [{r['source']}]")
         body = r["snippet"].split("\n\nSource: ")[0]
         for line in body.strip().splitlines()[:8]:
             click.echo(f"     {line}")

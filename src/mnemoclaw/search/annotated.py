@@ -9,6 +9,7 @@ index changes; an index without annotations costs one dictionary look-up per sea
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -126,6 +127,15 @@ class AnnotationView:
 def content(text: str) -> str:
     """What a chunk says: its lines without headings (structure) and comments (annotations)."""
     return "\n".join(strip_comments(line) for line in text.splitlines() if not line.lstrip().startswith("#"))
+
+
+HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
+
+
+def says_nothing(text: str) -> bool:
+    """Nothing but headings, annotations and blank lines: structure left on its own (a
+    ``## Decisions`` whose entries became chunks of their own), which answers nothing."""
+    return all(not strip_comments(line).strip() or HEADING.match(line) for line in text.splitlines())
 
 
 def same_thing(a: frozenset[str], b: frozenset[str]) -> bool:

@@ -98,6 +98,17 @@ COEFFICIENTS: dict[str, tuple[float, ...]] = {
 }
 
 
+# Fail soft: when no result reaches the floor, the best candidate is still returned, marked weak,
+# if it holds this share of the query's IDF weight (docs/quality.md, "Weak results").
+WEAK_COVERAGE = 0.6
+
+
+def keyword_backed(evidence: Evidence) -> bool:
+    """Enough of the query's words, weighed by their rarity in the index, to be worth showing
+    when the score alone would show nothing."""
+    return evidence.coverage is not None and evidence.coverage >= WEAK_COVERAGE
+
+
 def probability(evidence: Evidence, mode: str) -> float:
     """P(the chunk answers the query | its evidence), by the model fitted for ``mode``."""
     weights = COEFFICIENTS[mode]

@@ -18,7 +18,7 @@ from ..store.base import CacheKey, ChunkSource, EmbeddingCache, KeywordSource, S
 from ..types import Hit, SearchOutcome, UnrelatedReference
 from ..vectors import pair_spread, unit_rows
 from . import stages, unrelated
-from .annotated import AnnotationView, today
+from .annotated import AnnotationView, says_nothing, today
 from .relevance import DEFAULT_MIN_SCORE
 from .stages import RELEVANCE_LOOKAHEAD
 
@@ -192,7 +192,8 @@ class Searcher:
         got = self.chunks.file_chunks(path)
         if got is None or not got.chunks:
             return None
-        c = min(got.chunks, key=lambda c: c.start_line)
+        # its first chunk that says something (not a title alone)
+        c = min(got.chunks, key=lambda c: (says_nothing(c.text), c.start_line))
         return Hit(c.path, c.start_line, c.end_line, 0.0, c.text, c.source, terms=terms)
 
     def search(
@@ -245,4 +246,7 @@ class Searcher:
         if o.fusion == "weighted" and mode == "hybrid":
             # OpenClaw's relaxed floor: keyword-backed hits survive when nothing else passes
             relaxed = min(floor, 0.3 if o.text_weight is None else o.text_weight)
-        return SearchOutcome(stages.select(scored, front, floor, k, relaxed_floor=relaxed), mode, fused)
+        order = "fused" if o.mmr else None  # what MMR chose stays chosen
+        # a floor the caller asked for is kept to the letter: failing soft is for the configured one
+        return SearchOutcome(stages.select(scored, front, floor, k, relaxed_floor=relaxed, order=order,
+                                           weak=min_score is None), mode, fused)

@@ -25,10 +25,18 @@ from ..text.dates import note_date, query_dates
 from ..text.tokenize import keyword_query
 from ..types import Hit, StoredChunk, UnrelatedReference, VectorReference
 from . import keyword
-from .annotated import ARCHIVE_SHIFT, AnnotationView, archived, content, important_first
+from .annotated import (
+    ARCHIVE_SHIFT,
+    NEUTRAL_IMPORTANCE,
+    AnnotationView,
+    archived,
+    content,
+    important_first,
+    says_nothing,
+)
 from .fusion import Fused, decay_factor, fuse, mmr, standardise
 from .keyword import KeywordEvidence
-from .relevance import Evidence, probability
+from .relevance import Evidence, keyword_backed, probability
 
 MAX_CANDIDATES = 200
 # Z-score and min-max fusion estimate each signal's spread over a pool of this many
@@ -44,6 +52,10 @@ DATE_BOOST = {1: 0.5, 2: 1.0, 3: 2.0}
 RELEVANCE_LOOKAHEAD = 4
 # A file the query names (Searcher.named_files) is taken as what was asked for.
 NAMED_FILE_SCORE = 0.99
+# How the hits are ordered: "pool", every scored candidate by its score; "topk", the first k of
+# the fused ranking by their scores; "fused", the fused ranking, each score capped by the one
+# above it (docs/quality.md compares them). A search diversified by MMR keeps MMR's order.
+ORDER = "fused"
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,20 +278,73 @@ def named_first(named: Sequence[str], scored: list[Hit], first_chunk: Callable[[
     what was asked for."""
     front = []
     for path in named:
-        best = next((h for h in scored if h.path == path), None) or first_chunk(path)
+        best = next((h for h in scored if h.path == path and not says_nothing(h.text)), None) or first_chunk(path)
         if best is not None:
             front.append(replace(best, score=max(best.score, NAMED_FILE_SCORE)))
     return front
 
 
+def in_score_order(hits: list[Hit], by_score: bool = True) -> list[Hit]:
+    """``hits`` by score, highest first (``by_score``; else in the order given, diversified by
+    MMR), but where the annotations place a hit: the more important of two entries saying the
+    same thing first, and an entry a newer one replaced (asked for with history) right after its
+    replacement. A hit placed so above a higher-scored one lends it its own score, so scores
+    never rise down the list."""
+    if not by_score:
+        return _monotone(hits)
+    ranked = sorted((h for h in hits if not h.superseded_by), key=lambda h: -h.score)
+    ranked = important_first(ranked, lambda h: int(h.annotations.get("importance", NEUTRAL_IMPORTANCE)),
+                             lambda h: content(h.text))
+    for old in (h for h in hits if h.superseded_by):
+        path, _, span = (old.superseded_by or "").partition("#L")
+        lo, _, hi = span.partition("-L")
+        at = next((i for i, h in enumerate(ranked) if h.path == path and lo.isdigit() and hi.isdigit()
+                   and int(lo) <= h.start_line <= int(hi)), None)
+        if at is None:
+            at = next((i for i, h in enumerate(ranked) if h.score < old.score), len(ranked))
+        else:
+            at += 1
+            while at < len(ranked) and ranked[at].superseded_by == old.superseded_by:
+                at += 1
+        ranked.insert(at, old)
+    return _monotone(ranked)
+
+
+def _monotone(hits: list[Hit]) -> list[Hit]:
+    out: list[Hit] = []
+    for h in hits:
+        if out and h.score > out[-1].score:
+            h = replace(h, score=out[-1].score)
+        out.append(h)
+    return out
+
+
 def select(scored: list[Hit], front: list[Hit], floor: float, k: int, *,
-           relaxed_floor: float | None = None) -> list[Hit]:
-    """The hits at ``floor`` or above, the named files first, at most ``k``. ``relaxed_floor``
-    (OpenClaw's weighted merge): when nothing passes, keyword-backed hits at or above it."""
-    kept = [h for h in scored if h.score >= floor]
+           relaxed_floor: float | None = None, order: str | None = None, weak: bool = True) -> list[Hit]:
+    """The hits at ``floor`` or above that say something (a chunk of headings and annotations
+    alone is never a hit), their scores in order (``ORDER``), the named files first (scored at
+    least as high as what follows them), at most ``k``. ``relaxed_floor`` (OpenClaw's weighted
+    merge): when nothing passes, keyword-backed hits at or above it. ``weak``: when nothing
+    passes, the best candidate with real keyword evidence (relevance.keyword_backed), marked."""
+    order = order or ORDER
+    kept = [h for h in scored if h.score >= floor and not says_nothing(h.text)]
+    if not kept and relaxed_floor is not None:
+        kept = [h for h in scored if h.text_score is not None and h.score >= relaxed_floor
+                and not says_nothing(h.text)]
+    if not kept and not front and weak and floor > 0:
+        # fail soft: rather than "nothing", the best candidate whose keyword evidence is real,
+        # marked as possibly not the answer
+        best = next((h for h in scored if not says_nothing(h.text)), None)
+        if best is not None and isinstance(best.evidence, Evidence) and keyword_backed(best.evidence):
+            return [replace(best, weak=True)]
+    if order == "topk":
+        kept = in_score_order(kept[:k])
+    else:
+        kept = in_score_order(kept, by_score=order == "pool")
     if front:
         shown = {(h.path, h.start_line) for h in front}
-        kept = front + [h for h in kept if (h.path, h.start_line) not in shown]
-    if not kept and relaxed_floor is not None:
-        kept = [h for h in scored if h.text_score is not None and h.score >= relaxed_floor]
+        kept = [h for h in kept if (h.path, h.start_line) not in shown]
+        top = max((h.score for h in kept), default=0.0)
+        front = [replace(h, score=max(h.score, top)) for h in front]
+        kept = front + kept
     return kept[:k]
