@@ -5,7 +5,7 @@
 
 Titles, texts and questions go through OpenCC's ``s2t`` table; ids and qrels are kept, so
 the converted set measures the same questions in the other script. The copy is written
-under bench-results only (``pip install -e '.[bench]'`` brings OpenCC).
+under bench-results only (OpenCC comes with mnemoclaw).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def convert(source: str, dest: str) -> str:
     try:
         from opencc import OpenCC
     except ImportError:
-        sys.exit("the zh-Hant set needs OpenCC: pip install -e '.[bench]' (opencc-python-reimplemented)")
+        sys.exit("the zh-Hant set needs OpenCC: pip install opencc")
     cc = OpenCC("s2t")
     tmp = dest + ".tmp"
     os.makedirs(tmp, exist_ok=True)

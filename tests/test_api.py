@@ -224,3 +224,19 @@ def test_an_index_damaged_inside_is_rebuilt_from_the_markdown(workspace, make_me
     assert out["results"] and out["results"][0]["path"].startswith("memory/2026-01-")
     assert [p for p in os.listdir(os.path.dirname(path)) if ".corrupt-" in p]
     assert again.status()["files"] == 60
+
+
+@pytest.mark.parametrize("provider", ["hash", None])
+def test_a_note_in_either_chinese_script_is_found_by_a_query_in_the_other(workspace, make_memory, provider):
+    write(workspace / "memory" / "2026-11-20.md", "# 2026-11-20\n\n- 和王芳討論了資料庫遷移方案，決定下週五切換\n"
+          "- 圖書館週末不開\n")
+    write(workspace / "memory" / "2026-11-21.md", "# 2026-11-21\n\n- 软件更新推迟到月底\n- 内存不足的报警要处理\n")
+    write(workspace / "memory" / "2026-11-22.md", "# 2026-11-22\n\n- 午饭吃了面条\n- 天气很好，去公园散步\n")
+    kw = make_memory(workspace, **({} if provider else {"provider": None}))
+    kw.sync()
+    for query, path, line in (("数据库迁移", "memory/2026-11-20.md", "資料庫遷移"), ("图书馆", "memory/2026-11-20.md", "圖書館"),
+                              ("軟體更新", "memory/2026-11-21.md", "软件更新"), ("記憶體不足", "memory/2026-11-21.md", "内存不足")):
+        out = kw.memory_search(query, mode="keyword")
+        top = out["results"][0]
+        assert top["path"] == path, (query, out["results"])
+        assert line in top["snippet"]  # the note as written, its matching line shown

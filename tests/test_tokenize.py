@@ -59,3 +59,25 @@ def test_estimate_tokens_counts_cjk_per_character():
 
 def test_similarity_tokens_include_cjk_pairs():
     assert similarity_tokens("Hello 数据库") == {"hello", "数据", "据库"}
+
+
+def test_traditional_and_simplified_chinese_are_the_same_terms():
+    from mnemoclaw.text.tokenize import analyze
+
+    # characters, and Taiwan's words for things (資料庫 is 数据库, 軟體 is 软件, 記憶體 is 内存)
+    for hant, hans in (("資料庫遷移", "数据库迁移"), ("圖書館", "图书馆"), ("軟體更新", "软件更新"), ("記憶體不足", "内存不足")):
+        assert analyze(hant) == analyze(hans), (hant, hans)
+        assert set(keyword_query(hant).terms) == set(keyword_query(hans).terms) <= set(analyze(hans))
+    assert analyze("Café PR-4821") == analyze("café pr-4821")  # no Chinese: untouched
+    # a Traditional question's question words go as the Simplified ones do
+    assert keyword_query("資料庫什麼時候遷移").terms == keyword_query("数据库什么时候迁移").terms
+
+
+def test_the_highlighter_gets_the_query_words_as_the_other_script_writes_them():
+    from mnemoclaw.text.script import marks
+
+    text = "我們討論了資料庫遷移方案，決定下週五切換到新伺服器。圖書館在三樓。"
+    assert marks(text, ["数据库", "图书馆"]) == ["資料庫", "圖書館"]
+    assert marks("我们讨论了数据库迁移", ["資料庫"]) == ["数据库"]
+    assert marks(text, ["資料庫"]) == []  # same script: the highlighter finds it as typed
+    assert marks("no Chinese here", ["数据库"]) == [] and marks(text, ["database"]) == []

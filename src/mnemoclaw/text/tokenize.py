@@ -15,6 +15,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from .script import SCHEME, fold
+
 # Ideographs (basic, extensions A-F, compatibility), kana, Hangul syllables and jamo,
 # bopomofo. CJK punctuation (U+3000-303F) and full-width forms are deliberately not
 # here: they are separators, not word characters.
@@ -40,7 +42,7 @@ WORD = re.compile(rf"(?:(?![{_CJK_CLASS}])[^\W_])+")
 
 # Version of the scheme below; part of the index fingerprint, so changing how text is
 # tokenized forces a rebuild instead of silently mixing two schemes.
-TOKENIZER_ID = "mnemoclaw-analyzer-v3 (porter stems, CJK unigrams+bigrams, lines kept)"
+TOKENIZER_ID = f"mnemoclaw-analyzer-v4 (porter stems, CJK unigrams+bigrams, lines kept, {SCHEME})"
 
 # English function words dropped from keyword queries (never from the index, so
 # phrases still match). Measured on LoCoMo: stemming + stop words lift recall@5.
@@ -129,7 +131,10 @@ def has_terms(text: str) -> bool:
 
 
 def analyze(text: str) -> list[str]:
-    """Index terms of ``text``: stemmed words and CJK grams, in reading order."""
+    """Index terms of ``text``: stemmed words and CJK grams (Chinese in Simplified script,
+    text/script.py), in reading order."""
+    if _CJK_CHAR.search(text):
+        text = fold(text)
     out: list[str] = []
     append = out.append
     terms = _TERMS
@@ -181,7 +186,7 @@ def keyword_query(query: str) -> KeywordQuery:
     terms: list[str] = []
     phrases: list[tuple[str, ...]] = []
     dropped: list[str] = []
-    for piece in _ZH_QUESTION.sub(" ", query).split():
+    for piece in _ZH_QUESTION.sub(" ", fold(query)).split():
         words = []
         for m in _TOKEN.finditer(piece):
             tok = m.group()

@@ -31,6 +31,7 @@ from ..mcp_server import is_loopback
 from ..notes.write import EDITABLE, content_hash
 from ..search.searcher import MODES
 from ..serving import bearer, same_secret
+from ..text import script
 
 COOKIE = "mnemoclaw_ui_token"
 SESSION = "mnemoclaw_ui_session"  # a browser's session: the forms' token is derived from it
@@ -247,7 +248,7 @@ def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: st
             return answer(503, error=mem.public(str(exc)))
         took = (time.perf_counter() - started) * 1000
         wire = mem.answer(hits, q, mode, citations=True).wire()
-        results = [_explained(hit, item) for hit, item in zip(hits, wire["results"], strict=True)]
+        results = [_explained(hit, item, q) for hit, item in zip(hits, wire["results"], strict=True)]
         return answer(results=results, warning=wire.get("warning"), took=took)
 
     def file(request: Request) -> Response:
@@ -395,13 +396,14 @@ def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: st
     return Guard(app, host, port, token)
 
 
-def _explained(hit: Any, item: dict[str, Any]) -> dict[str, Any]:
+def _explained(hit: Any, item: dict[str, Any], query: str) -> dict[str, Any]:
     """A result with why it ranked: the keyword score and the query terms it holds, the
-    vector similarity, the fused score."""
+    vector similarity, the fused score; and the query's Chinese words as the snippet writes
+    them in the other script (``marks``: 資料庫 for 数据库), for the highlighter."""
     words = {t for line in (hit.analysed or []) for t in line}
     matched = [t for t in hit.terms if t in words] if words else []
     return {**item, "href": f"/file/{quote(hit.path)}#L{hit.start_line}-L{hit.end_line}", "keyword": hit.text_score,
-            "vector": hit.vector_score, "matched": matched}
+            "vector": hit.vector_score, "matched": matched, "marks": script.marks(item["snippet"], query.split())}
 
 
 DATED = re.compile(r"memory/(\d{4})-(\d{2})-(\d{2})(?:-(.+))?\.md")

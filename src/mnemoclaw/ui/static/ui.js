@@ -32,8 +32,11 @@ function markWords() {
     if (/[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/.test(w)) return e;
     return "(?<!" + WORDCHAR + ")" + e + (w.length >= 4 ? "(?:s|es|ed|ing|'s)?" : "") + "(?!" + WORDCHAR + ")";
   });
-  const re = new RegExp("(" + parts.join("|") + ")", "giu");
+  const escape = (w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   list.querySelectorAll(".snippet").forEach((pre) => {
+    // the query's Chinese words as this snippet writes them in the other script (資料庫 for 数据库)
+    const other = (pre.dataset.marks || "").split(" ").filter((w) => w).map(escape);
+    const re = new RegExp("(" + parts.concat(other).join("|") + ")", "giu");
     const text = pre.textContent;
     pre.textContent = "";
     let last = 0;
