@@ -1,7 +1,7 @@
 """Retrieval quality on the shared benchmark sets, every mode, one command.
 
     python benchmarks/quality.py [--bench ../shared/bench] [--out bench-results/quality.json]
-                                 [--sets locomo,zh,xl,scifact,cmrc,cmrc-hant,workspace]
+                                 [--sets locomo,zh,xl,scifact,cmrc,cmrc-hant,cmrc-cross,cmrc-cross-rev,workspace]
                                  [--modes keyword,vector,hybrid] [--min-score 0.05]
                                  [--model multilingual-e5-small] [--vector-weight 0.3]
                                  [--override '{"query": {"hybrid": {"dateMatch": {"enabled": false}}}}']
@@ -14,7 +14,10 @@ bench-results/work) so a second run only re-searches.
 The workspace set is also asked questions nothing in it answers (SciFact claims, XQuAD
 questions in English and Chinese, questions about the other conversations): the share
 answered with nothing is reported beside recall. ``cmrc-hant`` is CMRC 2018 converted to
-Traditional Chinese by benchmarks/zh_hant.py (written under bench-results on first use).
+Traditional Chinese by benchmarks/zh_hant.py (written under bench-results on first use);
+``cmrc-cross`` has its paragraphs in Taiwan's Traditional script and words (OpenCC s2twp) and
+its questions as asked, ``cmrc-cross-rev`` the other way round: a question in one script, the
+note in the other.
 """
 
 from __future__ import annotations
@@ -28,6 +31,12 @@ import time
 from mnemoclaw.eval.runner import EvalOptions, evaluate
 
 ZH_HANT = "zh-hant:cmrc2018/dev-paragraph"  # made by zh_hant.py from the Simplified set
+# across scripts: the paragraphs in Taiwan's Traditional (words included), the questions as
+# asked; and the other way round (zh_hant.py, OpenCC s2twp)
+ZH_TW_NOTES = "zh-tw-notes:cmrc2018/dev-paragraph"
+ZH_TW_QUESTIONS = "zh-tw-questions:cmrc2018/dev-paragraph"
+CONVERTED = {"zh-hant": ("s2t", ("corpus.jsonl", "queries.jsonl")), "zh-tw-notes": ("s2twp", ("corpus.jsonl",)),
+             "zh-tw-questions": ("s2twp", ("queries.jsonl",))}
 # questions asked of every LoCoMo workspace that nothing in it answers, and how many
 FOREIGN = ("scifact/beir-test", "xquad/en-paragraph", "xquad/zh-paragraph")
 OTHERS = 100  # questions about the other conversations, per workspace
@@ -40,6 +49,8 @@ SETS = {
     "scifact": ("scifact/beir-test", None, None, "ndcg@10"),
     "cmrc": ("cmrc2018/dev-paragraph", None, None, "recall@1"),
     "cmrc-hant": (ZH_HANT, None, None, "recall@1"),
+    "cmrc-cross": (ZH_TW_NOTES, None, None, "recall@1"),
+    "cmrc-cross-rev": ("cmrc2018/dev-paragraph", None, ZH_TW_QUESTIONS, "recall@1"),
     "workspace": ("locomo/markdown", "conv", "locomo/turns", "recall@5"),
 }
 LABELS = {
@@ -49,6 +60,8 @@ LABELS = {
     "scifact": "scifact/beir-test",
     "cmrc": "cmrc2018/dev-paragraph",
     "cmrc-hant": "cmrc2018 in Traditional Chinese (OpenCC)",
+    "cmrc-cross": "cmrc2018: Traditional (Taiwan) paragraphs, Simplified questions",
+    "cmrc-cross-rev": "cmrc2018: Simplified paragraphs, Traditional (Taiwan) questions",
     "workspace": "LoCoMo workspace mode (400/80 chunks)",
 }
 
@@ -62,14 +75,20 @@ def default_bench() -> str:
     sys.exit("benchmark data not found: pass --bench DIR or set MNEMOCLAW_BENCH_DIR")
 
 
-def directory_of(bench: str, name: str, out_root: str = "bench-results/zh-hant") -> str:
-    directory = SETS[name][0]
-    if directory.startswith("zh-hant:"):
+def resolve(bench: str, spec: str, out_root: str = "bench-results/zh-hant") -> str:
+    """The folder of a set's corpus or queries: under ``bench``, or converted by zh_hant.py."""
+    kind, _, source = spec.partition(":")
+    if kind in CONVERTED and source:
         from zh_hant import convert
 
-        source = directory.split(":", 1)[1]
-        return convert(os.path.join(bench, source), os.path.join(os.path.abspath(out_root), source.replace("/", "-")))
-    return os.path.join(bench, directory)
+        table, parts = CONVERTED[kind]
+        folder = source.replace("/", "-") if kind == "zh-hant" else f"{kind}-{source.replace('/', '-')}"
+        return convert(os.path.join(bench, source), os.path.join(os.path.abspath(out_root), folder), table, parts)
+    return os.path.join(bench, spec)
+
+
+def directory_of(bench: str, name: str, out_root: str = "bench-results/zh-hant") -> str:
+    return resolve(bench, SETS[name][0], out_root)
 
 
 def main() -> None:
@@ -84,12 +103,18 @@ def main() -> None:
     ap.add_argument("--model", default=None, help="local model to compare (e.g. multilingual-e5-small)")
     ap.add_argument("--vector-weight", type=float, default=None,
                     help="a fixed hybrid vector weight (text weight 1 - it) instead of the adaptive one")
+    ap.add_argument("--order", default=None, choices=("fused", "topk", "pool"),
+                    help="how hits are ordered (search/stages.py ORDER; a measurement, not a setting)")
     ap.add_argument("--override", default=None, metavar="JSON",
                     help='memorySearch settings to change, e.g. \'{"query": {"hybrid": {"dateMatch": {"enabled": false}}}}\'')
     args = ap.parse_args()
     # memorySearch settings given as a config file's would be: validated, unknown keys named
     config = {"agents": {"defaults": {"memorySearch": json.loads(args.override)}}} if args.override else None
     bench = args.bench or default_bench()
+    if args.order:
+        from mnemoclaw.search import stages
+
+        stages.ORDER = args.order
     results: dict[str, dict] = {}
     for name in args.sets.split(","):
         directory, scope, queries, metric = SETS[name]
@@ -103,7 +128,7 @@ def main() -> None:
                 hybrid = overrides.setdefault("query", {}).setdefault("hybrid", {})
                 hybrid.update(vectorWeight=args.vector_weight, textWeight=1 - args.vector_weight)
             workspace = name == "workspace"
-            opts = EvalOptions(mode=mode, scope_field=scope, queries_dir=os.path.join(bench, queries) if queries else None,
+            opts = EvalOptions(mode=mode, scope_field=scope, queries_dir=resolve(bench, queries) if queries else None,
                                work_dir=os.path.join(args.work_dir, name), overrides=overrides,
                                config=config, min_score=args.min_score,
                                foreign_dirs=tuple(os.path.join(bench, f) for f in FOREIGN) if workspace else (),
@@ -112,19 +137,21 @@ def main() -> None:
             r["wall_seconds"] = round(time.monotonic() - t, 1)  # includes indexing on the first mode
             results[f"{name}/{mode}"] = r
             print(f"{name:9} {mode:7} {metric} {r[metric]:.4f}  recall@5 {r['recall@5']:.4f}  "
+                  f"[] {r['empty']:.3f} weak {r['weak']:.3f}  "
                   f"p50 {r['latency_ms_p50']} ms  ({r['wall_seconds']} s)", file=sys.stderr, flush=True)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as fh:
         json.dump(results, fh, indent=2)
     modes = args.modes.split(",")
-    print("| set | metric | " + " | ".join(modes) + " | hybrid p50 / p95 ms |")
-    print("|---|---|" + "---|" * len(modes) + "---|")
+    print("| set | metric | " + " | ".join(modes) + " | hybrid p50 / p95 ms | hybrid: answerable, [] / weak |")
+    print("|---|---|" + "---|" * len(modes) + "---|---|")
     for name in args.sets.split(","):
         metric = SETS[name][3]
         cells = [f"{results[f'{name}/{m}'][metric]:.3f}" for m in modes]
         h = results.get(f"{name}/hybrid", {})
         lat = f"{h.get('latency_ms_p50', '-')} / {h.get('latency_ms_p95', '-')}"
-        print(f"| {LABELS[name]} | {metric} | " + " | ".join(cells) + f" | {lat} |")
+        errs = f"{h['empty']:.3f} / {h['weak']:.3f}" if h else "-"
+        print(f"| {LABELS[name]} | {metric} | " + " | ".join(cells) + f" | {lat} | {errs} |")
     for mode in modes:
         w = results.get(f"workspace/{mode}")
         if not w:
@@ -133,8 +160,8 @@ def main() -> None:
               f"snippet recall@5 {w['snippet_recall@5']:.3f}, "
               f"multi-hop recall@5 {w['by_category'].get('1', {}).get('recall@5', 0):.3f}, "
               f"average returned chunk {w['avg_chunk_chars@5']} chars")
-        print("  answered with nothing: " + ", ".join(
-            f"{kind} {o['empty']:.2f}" for kind, o in w.get("out_of_scope", {}).items()))
+        print("  out of scope, answered with nothing (weak results among the rest): " + ", ".join(
+            f"{kind} {o['empty']:.3f} ({o.get('weak', 0):.3f})" for kind, o in w.get("out_of_scope", {}).items()))
 
 
 if __name__ == "__main__":

@@ -20,15 +20,18 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from quality import default_bench  # noqa: E402
 
 
-def convert(source: str, dest: str) -> str:
-    """Write the Traditional copy of the BEIR folder ``source`` to ``dest`` (once) and return it."""
+def convert(source: str, dest: str, table: str = "s2t",
+            parts: tuple[str, ...] = ("corpus.jsonl", "queries.jsonl")) -> str:
+    """Write the Traditional copy of the BEIR folder ``source`` to ``dest`` (once) and return it:
+    the files of ``parts`` through OpenCC's ``table`` (``s2twp``: Taiwan's script and words), the
+    others copied as they are."""
     if os.path.isfile(os.path.join(dest, "qrels.tsv")):
         return dest
     try:
         from opencc import OpenCC
     except ImportError:
         sys.exit("the zh-Hant set needs OpenCC: pip install opencc")
-    cc = OpenCC("s2t")
+    cc = OpenCC(table)
     tmp = dest + ".tmp"
     os.makedirs(tmp, exist_ok=True)
     for name in ("corpus.jsonl", "queries.jsonl"):
@@ -36,7 +39,7 @@ def convert(source: str, dest: str) -> str:
                 open(os.path.join(tmp, name), "w", encoding="utf-8") as out:
             for line in src:
                 row = json.loads(line)
-                for key in ("title", "text"):
+                for key in ("title", "text") if name in parts else ():
                     if row.get(key):
                         row[key] = cc.convert(row[key])
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")

@@ -161,13 +161,16 @@ def test_eval_asks_workspaces_what_they_cannot_answer_and_reports_the_empty_shar
     assert out["recall@5"] == 1.0 and out["empty"] == 0.0 and out["min_score"] == DEFAULT_MIN_SCORE
     assert out["snippet_recall@5"] == 1.0
     label = f"{tmp_path.name}/unrelated"
-    assert out["out_of_scope"][label] == {"queries": 6, "empty": 1.0}  # 3 questions x 2 workspaces
+    assert out["out_of_scope"][label] == {"queries": 6, "empty": 1.0, "weak": 0.0}  # 3 questions x 2 workspaces
+    assert out["weak"] == 0.0
     assert out["out_of_scope"]["other scopes"]["queries"] == 2
     assert sum(out["score_histogram"]["relevant_top"]) == 2
     text = run(*args)
     assert text.exit_code == 0, text.output
-    assert f"out of scope, {label}: 6 queries, answered with nothing 1.000" in text.output
-    assert "answered with nothing: 0.000 of these queries" in text.output
+    assert (f"out of scope, {label}: 6 queries (none has an answer), answered with something 0.000 (weak 0.000), "
+            "with nothing 1.000") in text.output
+    assert "answered with nothing: 0.000 of these queries (each has an answer); with only a weak result: 0.000" \
+        in text.output
 
 
 def test_the_real_entry_point_and_the_demo(tmp_path):

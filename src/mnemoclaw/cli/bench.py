@@ -76,9 +76,12 @@ def eval_cmd(obj: Ctx, directory, scope_field, queries_dir, mode, min_score, lim
     keys = [k for k in ("recall@1", "recall@5", "recall@10", "hit@5", "snippet_recall@5", "mrr@10", "ndcg@10")
             if k in result]
     click.echo("  " + "  ".join(f"{k} {result[k]:.3f}" for k in keys))
-    click.echo(f"  answered with nothing: {result['empty']:.3f} of these queries")
+    click.echo(f"  answered with nothing: {result['empty']:.3f} of these queries (each has an answer); "
+               f"with only a weak result: {result.get('weak', 0):.3f}")
     for kind, row in result.get("out_of_scope", {}).items():
-        click.echo(f"  out of scope, {kind}: {row['queries']} queries, answered with nothing {row['empty']:.3f}")
+        answered = 1 - row["empty"]
+        click.echo(f"  out of scope, {kind}: {row['queries']} queries (none has an answer), answered with something "
+                   f"{answered:.3f} (weak {row.get('weak', 0):.3f}), with nothing {row['empty']:.3f}")
     histogram = result["score_histogram"]
     for key, label in (("relevant_top", "best relevant result"), ("out_of_scope_top", "best out-of-scope result")):
         if key in histogram:

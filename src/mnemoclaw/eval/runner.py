@@ -156,7 +156,8 @@ def _histogram(scores: list[float]) -> list[int]:
 
 
 def _summarise(results: list[_QueryResult], extra_keys: tuple[str, ...] = ()) -> dict[str, Any]:
-    keys = [f"recall@{k}" for k in K_VALUES] + ["mrr@10", "ndcg@10", "empty", *extra_keys]
+    # empty: answered with nothing; weak: answered only with a result under the floor (weak)
+    keys = [f"recall@{k}" for k in K_VALUES] + ["mrr@10", "ndcg@10", "empty", "weak", *extra_keys]
     out: dict[str, Any] = {"queries": len(results)}
     for key in keys:
         out[key] = round(mean([r.scores[key] for r in results]), 4)
@@ -247,6 +248,7 @@ def _evaluate_beir(directory: str, options: EvalOptions, progress: PhaseProgress
                     scores["mrr@10"] = mrr_at(ranked, relevant)
                     scores["ndcg@10"] = ndcg_at(ranked, relevant)
                     scores["empty"] = float(not hits)
+                    scores["weak"] = float(bool(hits) and hits[0].weak)
                     good = [h.score for h in hits if path_to_doc.get(h.path) in relevant]
                     if good:
                         top_relevant.append(max(good))
@@ -308,6 +310,7 @@ def _evaluate_workspaces(root: str, subdirs: list[str], options: EvalOptions,
     top_relevant: list[float] = []  # the best score among the relevant results of a query
     top_foreign: list[float] = []  # the best score of a query asked where nothing answers it
     foreign_empty: dict[str, list[float]] = defaultdict(list)
+    foreign_weak: dict[str, list[float]] = defaultdict(list)
     try:
         for scope in subdirs:
             scope_queries = by_scope.get(scope, [])
@@ -346,6 +349,7 @@ def _evaluate_workspaces(root: str, subdirs: list[str], options: EvalOptions,
                     hits = mem.search(q.text, max_results=10, min_score=options.min_score, mode=options.mode,
                                       sync=False)
                     foreign_empty[kind].append(float(not hits))
+                    foreign_weak[kind].append(float(bool(hits) and hits[0].weak))
                     if hits:
                         top_foreign.append(hits[0].score)
                     if options.collect:
@@ -359,7 +363,8 @@ def _evaluate_workspaces(root: str, subdirs: list[str], options: EvalOptions,
     out = _summarise(results, tuple(f"hit@{k}" for k in K_VALUES) + ("snippet_recall@5",))
     out["avg_chunk_chars@5"] = round(mean(chunk_chars), 1)
     if foreign_empty:  # asked where nothing answers: the share answered []
-        out["out_of_scope"] = {kind: {"queries": len(e), "empty": round(mean(e), 4)}
+        out["out_of_scope"] = {kind: {"queries": len(e), "empty": round(mean(e), 4),
+                                      "weak": round(mean(foreign_weak[kind]), 4)}
                                for kind, e in foreign_empty.items()}
     out["score_histogram"] = {"bins": SCORE_BINS, "relevant_top": _histogram(top_relevant),
                               "out_of_scope_top": _histogram(top_foreign)}
@@ -422,6 +427,7 @@ def _score_evidence(hits: list, evidence: dict[str, tuple[str, int]]) -> dict[st
     scores.update({f"hit@{k}": float(covered(k) > 0) for k in K_VALUES})
     scores["mrr@10"] = 1.0 / first_hit if first_hit and first_hit <= 10 else 0.0
     scores["empty"] = float(not hits)
+    scores["weak"] = float(bool(hits) and hits[0].weak)
     shown: set[str] = set()  # what an agent reading only the snippets of the first five sees
     top = hits[:5]
     snippets = choose_all(((h.path, h.text, h.start_line, h.terms, h.analysed) for h in top), SNIPPET_MAX_CHARS)

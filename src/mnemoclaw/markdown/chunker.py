@@ -9,6 +9,7 @@ do not split a combining sequence; the overlap carries whole trailing lines.
 from __future__ import annotations
 
 import hashlib
+import re
 import unicodedata
 from collections.abc import Iterator
 
@@ -17,6 +18,10 @@ from ..types import Chunk
 
 DEFAULT_TOKENS = 400
 DEFAULT_OVERLAP = 80
+# An ATX heading line: a chunk of nothing but these (and blank lines) says nothing on its own
+HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
+# the least room (char-equivalents) worth starting a line beside the headings before it
+MIN_PIECE = 64
 # Characters that must stay attached to the character before them.
 _JOINERS = {"\u200d", "\u20e3"}
 
@@ -101,9 +106,19 @@ def chunk_markdown(
             kept, acc = [], 0
         current, current_w = kept, acc
 
+    def headings_only() -> bool:
+        return all(not seg.strip() or HEADING.match(seg) for _, seg, _ in current)
+
     for lineno, line in enumerate(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), 1):
         w = _weight(line) + 1
-        segments = [line] if w <= max_w else list(_slice_line(line, max_w - 1))
+        room = max_w - current_w
+        if current and w > room and room > MIN_PIECE and line.strip() and headings_only():
+            # a heading is never a chunk of its own: the line's first piece joins it
+            first = next(_slice_line(line, room - 1))
+            rest = line[len(first):]
+            segments = [first, *(_slice_line(rest, max_w - 1) if rest else [])]
+        else:
+            segments = [line] if w <= max_w else list(_slice_line(line, max_w - 1))
         for seg in segments:
             sw = _weight(seg) + 1
             if current and current_w + sw > max_w:
@@ -130,6 +145,8 @@ def chunk_spans(
         body = "\n".join(lines[span.start - 1 : span.end])
         if not body.strip():
             continue
+        # a section's heading between annotated entries stays a chunk of its own (its line
+        # numbers are the entries' citations); search never returns it (search/annotated.py)
         shift = span.start - 1
         for c in chunk_markdown(body, tokens, overlap):
             out.append((Chunk(c.start_line + shift, c.end_line + shift, c.text, c.hash), span.attrs))

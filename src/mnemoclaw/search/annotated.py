@@ -9,13 +9,13 @@ index changes; an index without annotations costs one dictionary look-up per sea
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
 from ..markdown.annotations import decode, strip_comments
+from ..markdown.chunker import HEADING
 from ..store.base import ChunkSource
 from ..text.dates import note_date
 from ..text.tokenize import similarity_tokens
@@ -127,9 +127,6 @@ class AnnotationView:
 def content(text: str) -> str:
     """What a chunk says: its lines without headings (structure) and comments (annotations)."""
     return "\n".join(strip_comments(line) for line in text.splitlines() if not line.lstrip().startswith("#"))
-
-
-HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
 
 
 def says_nothing(text: str) -> bool:
