@@ -37,7 +37,7 @@ from ..errors import (
     WorkspaceError,
 )
 from ..markdown.annotations import Span, annotate, encode
-from ..markdown.chunker import chunk_markdown, chunk_spans, text_hash
+from ..markdown.chunker import CHUNKER_ID, chunk_markdown, chunk_spans, text_hash
 from ..sessions.transcript import parse_transcript
 from ..store.base import CacheKey, FileWrite, HostedFiles, Store, damage_reason
 from ..text.tokenize import TOKENIZER_ID, estimate_tokens
@@ -89,6 +89,7 @@ class IndexSpec:
             "extraPaths": sorted(self.extra_paths),
             "chunking": [self.chunk_tokens, self.chunk_overlap],
             "tokenizer": TOKENIZER_ID,
+            "chunker": CHUNKER_ID,
         }
         text = json.dumps(data, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16], text

@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from ..text.tokenize import count_cjk
 from ..types import Chunk
 
+# part of the index fingerprint: chunks made another way are made again
+CHUNKER_ID = "lines, headings kept with the line after"
 DEFAULT_TOKENS = 400
 DEFAULT_OVERLAP = 80
 # An ATX heading line: a chunk of nothing but these (and blank lines) says nothing on its own
