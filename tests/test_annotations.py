@@ -185,3 +185,16 @@ def test_a_heading_left_alone_by_annotated_entries_is_never_a_hit(workspace, mak
     # the file named by the query answers with a chunk that says something
     named = mem.memory_search("2026-11-30.md")["results"]
     assert named[0]["path"] == "memory/2026-11-30.md" and named[0]["startLine"] >= 5
+
+
+def test_a_title_over_a_long_first_line_answers_with_the_text_it_heads(workspace, make_memory):
+    """The title alone is a chunk when the line after it does not fit beside it; a query that
+    matches the title gets the text under it."""
+    write(workspace / "memory" / "heron.md", "# Project Heron budget\n\n" + "word " * 400 + "\n")
+    write(workspace / "memory" / "2026-11-02.md", "- lunch was noodles\n")
+    mem = make_memory(workspace)
+    mem.sync()
+    chunks = mem.store.file_chunks("memory/heron.md").chunks
+    assert chunks[0].text == "# Project Heron budget"
+    top = mem.memory_search("project heron budget")["results"][0]
+    assert (top["path"], top["startLine"]) == ("memory/heron.md", 3), top

@@ -70,14 +70,3 @@ def test_same_text_same_hash_different_text_different_hash():
     c = chunk_markdown("alpha\ngamma")[0]
     assert a.hash == b.hash != c.hash
 
-
-def test_a_heading_is_never_a_chunk_of_its_own_when_a_long_line_follows():
-    from mnemoclaw.markdown.chunker import HEADING
-
-    for body in ("x" * 3000, "word " * 700, "长" * 900):  # sliced, or one line that fits alone but not with it
-        text = f"# A title\n\n## A section\n\n{body}\n"
-        chunks = chunk_markdown(text, 400, 80)
-        assert chunks[0].text.startswith("# A title") and body[:50] in chunks[0].text
-        assert all(any(line.strip() and not HEADING.match(line) for line in c.text.splitlines()) for c in chunks)
-    # a heading the next line fits beside chunks as before
-    assert [c.text for c in chunk_markdown("# T\n\nshort line\n", 400, 80)] == ["# T\n\nshort line"]

@@ -173,3 +173,18 @@ def test_when_nothing_reaches_the_floor_the_best_candidate_with_real_keyword_evi
     strong = SearchAnswer([hit("a.md", 0.9, 1.0)], "heron", citations=True, provider="p", model=None,
                           fallback=False, mode="hybrid", min_score=0.05).wire()
     assert "weak" not in strong["results"][0] and "note" not in strong
+
+
+def test_a_heading_gives_its_place_to_what_it_heads():
+    def hit(path, line, score, text):
+        return Hit(path, line, line, score, text, "memory")
+
+    body = hit("a.md", 3, 0.4, "the text under the title")
+    scored = [hit("a.md", 1, 0.9, "# A title"), hit("b.md", 1, 0.8, "other"), body, hit("c.md", 1, 0.7, "## Alone")]
+    following = {("a.md", 1): body, ("c.md", 1): None}
+    got = stages.headings_give_way(scored, lambda h: following[(h.path, h.start_line)])
+    # a.md's text takes its title's place and score, once; a heading with nothing after it is gone
+    assert [(h.path, h.start_line, h.score) for h in got] == [("a.md", 3, 0.9), ("b.md", 1, 0.8)]
+    unscored = hit("a.md", 3, 0.0, "the text under the title")
+    got = stages.headings_give_way(scored[:2], lambda h: unscored)
+    assert [(h.path, h.start_line, h.score) for h in got] == [("a.md", 3, 0.9), ("b.md", 1, 0.8)]

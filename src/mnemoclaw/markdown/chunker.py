@@ -17,13 +17,12 @@ from ..text.tokenize import count_cjk
 from ..types import Chunk
 
 # part of the index fingerprint: chunks made another way are made again
-CHUNKER_ID = "lines, headings kept with the line after"
+CHUNKER_ID = "lines"
 DEFAULT_TOKENS = 400
 DEFAULT_OVERLAP = 80
-# An ATX heading line: a chunk of nothing but these (and blank lines) says nothing on its own
+# An ATX heading line. A chunk of nothing but these (and blank lines) says nothing on its own:
+# search returns what it heads instead (search/stages.py ``headings_give_way``)
 HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
-# the least room (char-equivalents) worth starting a line beside the headings before it
-MIN_PIECE = 64
 # Characters that must stay attached to the character before them.
 _JOINERS = {"\u200d", "\u20e3"}
 
@@ -108,19 +107,9 @@ def chunk_markdown(
             kept, acc = [], 0
         current, current_w = kept, acc
 
-    def headings_only() -> bool:
-        return all(not seg.strip() or HEADING.match(seg) for _, seg, _ in current)
-
     for lineno, line in enumerate(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), 1):
         w = _weight(line) + 1
-        room = max_w - current_w
-        if current and w > room and room > MIN_PIECE and line.strip() and headings_only():
-            # a heading is never a chunk of its own: the line's first piece joins it
-            first = next(_slice_line(line, room - 1))
-            rest = line[len(first):]
-            segments = [first, *(_slice_line(rest, max_w - 1) if rest else [])]
-        else:
-            segments = [line] if w <= max_w else list(_slice_line(line, max_w - 1))
+        segments = [line] if w <= max_w else list(_slice_line(line, max_w - 1))
         for seg in segments:
             sw = _weight(seg) + 1
             if current and current_w + sw > max_w:

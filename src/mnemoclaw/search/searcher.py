@@ -6,13 +6,14 @@ import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from ..embeddings.base import EmbeddingProvider
 from ..errors import MnemoclawError
+from ..markdown.annotations import decode
 from ..markdown.chunker import text_hash
 from ..store.base import CacheKey, ChunkSource, EmbeddingCache, KeywordSource, Store, VectorSource
 from ..types import Hit, SearchOutcome, UnrelatedReference
@@ -188,6 +189,18 @@ class Searcher:
                 found += stems.get(word, [])
         return [p for p in dict.fromkeys(found) if not sources or records[p].source in sources]
 
+    def _following(self, heading: Hit) -> Hit | None:
+        """The first chunk after ``heading`` in its file that says something, as a hit with the
+        heading's evidence (what the query matched was the heading over it)."""
+        got = self.chunks.file_chunks(heading.path)
+        after = [c for c in (got.chunks if got else [])
+                 if c.start_line > heading.start_line and not says_nothing(c.text)]
+        if not after:
+            return None
+        c = min(after, key=lambda c: c.start_line)
+        return replace(heading, start_line=c.start_line, end_line=c.end_line, text=c.text, analysed=None,
+                       annotations=decode(c.meta))
+
     def _first_chunk(self, path: str, terms: dict[str, float]) -> Hit | None:
         got = self.chunks.file_chunks(path)
         if got is None or not got.chunks:
@@ -240,6 +253,7 @@ class Searcher:
                               reference=self.vectors.vector_reference(g.qvec) if g.qvec is not None else None,
                               unrelated=self._unrelated_reference(g.qvec) if g.qvec is not None else None,
                               levels=levels, superseded=superseded)
+        scored = stages.headings_give_way(scored, self._following)
         named = self._named_files(query, sources) if not kind else []
         front = stages.named_first(named, scored, lambda path: self._first_chunk(path, g.words.weights))
         relaxed = None

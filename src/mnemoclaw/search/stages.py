@@ -273,6 +273,33 @@ def score(cands: Sequence[Candidate], g: Gathered, mode: str, *, reference: Vect
     return out
 
 
+def headings_give_way(scored: list[Hit], following: Callable[[Hit], Hit | None]) -> list[Hit]:
+    """A hit of headings alone (a document's title over a long first line, a section heading
+    left alone by annotated entries) gives its place to what it heads: ``following`` finds the
+    next chunk of its file that says something, which takes the heading's place with the better
+    of the two scores. A heading with nothing after it is no hit at all."""
+    if not any(says_nothing(h.text) for h in scored):
+        return scored
+    out: list[Hit] = []
+    placed: dict[tuple[str, int], int] = {}
+    for h in scored:
+        if says_nothing(h.text):
+            nxt = following(h)
+            if nxt is None:
+                continue
+            mine = next((s for s in scored if (s.path, s.start_line) == (nxt.path, nxt.start_line)), None)
+            h = replace(mine or nxt, score=max(h.score, mine.score if mine else 0.0))
+        key = (h.path, h.start_line)
+        if key in placed:
+            at = placed[key]
+            if h.score > out[at].score:
+                out[at] = replace(out[at], score=h.score)
+            continue
+        placed[key] = len(out)
+        out.append(h)
+    return out
+
+
 def named_first(named: Sequence[str], scored: list[Hit], first_chunk: Callable[[str], Hit | None]) -> list[Hit]:
     """The files the query names, each as its best scored chunk (or its first chunk), scored as
     what was asked for."""
