@@ -137,7 +137,7 @@ def main() -> None:
             r["wall_seconds"] = round(time.monotonic() - t, 1)  # includes indexing on the first mode
             results[f"{name}/{mode}"] = r
             print(f"{name:9} {mode:7} {metric} {r[metric]:.4f}  recall@5 {r['recall@5']:.4f}  "
-                  f"[] {r['empty']:.3f} weak {r['weak']:.3f}  "
+                  f"[] {r['empty']:.3f} weak {r.get('weak', 0):.3f}  "
                   f"p50 {r['latency_ms_p50']} ms  ({r['wall_seconds']} s)", file=sys.stderr, flush=True)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as fh:
@@ -150,7 +150,7 @@ def main() -> None:
         cells = [f"{results[f'{name}/{m}'][metric]:.3f}" for m in modes]
         h = results.get(f"{name}/hybrid", {})
         lat = f"{h.get('latency_ms_p50', '-')} / {h.get('latency_ms_p95', '-')}"
-        errs = f"{h['empty']:.3f} / {h['weak']:.3f}" if h else "-"
+        errs = f"{h['empty']:.3f} / {h.get('weak', 0):.3f}" if h else "-"
         print(f"| {LABELS[name]} | {metric} | " + " | ".join(cells) + f" | {lat} | {errs} |")
     for mode in modes:
         w = results.get(f"workspace/{mode}")

@@ -33,7 +33,7 @@ def mem(workspace, make_memory):
           "than one writer.\n- 用户喜欢喝乌龙茶，不加糖。\n")
     write(workspace / "memory" / "2026-11-30.md", "# 2026-11-30\n\n- Migrated the staging database to Hangzhou.\n"
           "- 服务器迁移到杭州机房，旧服务器下线。\n- Risk: the island bridge is closed.\n- A note with <script>alert('x')</script> and "
-          "<img src=x onerror=alert(1)> in it.\n")
+          "<img src=x onerror=alert(1)> in it.\n- 和王芳討論了資料庫遷移方案，下週五切換。\n")
     m = make_memory(workspace)
     m.sync()
     return m
@@ -74,6 +74,12 @@ def test_search_follow_append_edit_and_conflict_in_a_browser(browser_page, works
     marks = page.eval_on_selector_all(".result .snippet mark", "ms => ms.map(m => m.textContent)")
     assert sorted(set(marks)) == ["Risk", "is"], marks
     page.screenshot(path=str(shots / "search-marks.png"), full_page=True)
+    # a Simplified query marks the Traditional words of the note, as the note writes them
+    page.goto(server.base + "/search?q=数据库迁移&mode=keyword")
+    page.wait_for_selector(".result mark")
+    marks = page.eval_on_selector_all(".result .snippet mark", "ms => ms.map(m => m.textContent)")
+    assert "資料庫遷移" in marks, marks
+    page.screenshot(path=str(shots / "search-cross-script.png"), full_page=True)
     page.screenshot(path=str(shots / "search-zh.png"), full_page=True)
     # and in English, keyword mode, from the URL
     page.goto(server.base + "/search?q=PostgreSQL+writer&mode=keyword")
