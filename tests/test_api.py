@@ -240,3 +240,32 @@ def test_a_note_in_either_chinese_script_is_found_by_a_query_in_the_other(worksp
         top = out["results"][0]
         assert top["path"] == path, (query, out["results"])
         assert line in top["snippet"]  # the note as written, its matching line shown
+
+
+def test_traditional_chinese_is_embedded_as_simplified_and_old_vectors_of_it_are_not_reused(workspace, make_memory,
+                                                                                          embedder):
+    import numpy as np
+
+    from mnemoclaw.index.indexer import vector_key
+    from mnemoclaw.store.base import CacheKey
+    from mnemoclaw.text.script import fold
+
+    hant = "- 和王芳討論了資料庫遷移方案\n"
+    write(workspace / "memory" / "2026-11-20.md", hant)
+    write(workspace / "memory" / "2026-11-21.md", "- 午饭吃了面条\n")
+    mem = make_memory(workspace)
+    mem.sync()
+    (chunk,) = mem.store.file_chunks("memory/2026-11-20.md").chunks
+    (vec,) = mem.store.file_chunks("memory/2026-11-20.md").vectors
+    assert np.allclose(vec, embedder.embed([fold(chunk.text)])[0])  # what is embedded is the Simplified text
+    key = CacheKey(embedder.id, embedder.model, embedder.provider_key)
+    assert set(mem.store.cache_get(key, [vector_key(chunk.text, chunk.hash)])) == {vector_key(chunk.text, chunk.hash)}
+    assert vector_key(chunk.text, chunk.hash) != chunk.hash and vector_key("- 午饭吃了面条", "h") == "h"
+    # the Simplified question finds it by meaning as well as by keyword
+    top = mem.memory_search("和王芳讨论了数据库迁移方案", mode="vector")["results"][0]
+    assert top["path"] == "memory/2026-11-20.md" and top["score"] > 0.5
+    # a vector of the text as written (an index of an earlier version) is not taken for it
+    mem.store.cache_put(key, {chunk.hash: embedder.embed([chunk.text])[0]})
+    mem.sync(full=True)
+    (again,) = mem.store.file_chunks("memory/2026-11-20.md").vectors
+    assert np.allclose(again, vec)

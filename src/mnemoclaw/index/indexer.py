@@ -40,6 +40,7 @@ from ..markdown.annotations import Span, annotate, encode
 from ..markdown.chunker import CHUNKER_ID, chunk_markdown, chunk_spans, text_hash
 from ..sessions.transcript import parse_transcript
 from ..store.base import CacheKey, FileWrite, HostedFiles, Store, damage_reason
+from ..text.script import fold
 from ..text.tokenize import TOKENIZER_ID, estimate_tokens
 from ..types import Chunk, ChunkRow, FileRecord, IndexReport, Progress, SourceFile
 from ..vectors import unit_vector
@@ -93,6 +94,17 @@ class IndexSpec:
         }
         text = json.dumps(data, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16], text
+
+
+def vector_key(text: str, digest: str) -> str:
+    """What a chunk's vector is stored and looked up under: its text's hash (``digest``), or for
+    text with Traditional Chinese in it the hash of what is embedded, the text folded into
+    Simplified (text/script.py), so a vector of the text as written is never taken for it."""
+    folded = fold(text)
+    return digest if folded == text else text_hash(FOLDED + folded)
+
+
+FOLDED = "mnemoclaw: embedded as Simplified Chinese\n"
 
 
 @dataclass
@@ -607,7 +619,8 @@ class Indexer:
         files failed. A provider that cannot be reached at all raises.
         """
         assert self.provider is not None
-        texts = {r.hash: r.text for r in rows}
+        keys = {r.hash: vector_key(r.text, r.hash) for r in rows}
+        texts = {keys[r.hash]: r.text for r in rows}  # by what a vector is stored under
         found = cache_source.vectors_for_hashes(texts, self.model)
         key = CacheKey(self.provider.id, self.provider.model, self.provider.provider_key)
         if self.spec.cache_enabled:
@@ -632,7 +645,7 @@ class Indexer:
         for i in range(0, len(todo), size):
             group = todo[i : i + size]
             try:
-                mat = self.provider.embed([texts[h] for h in group])
+                mat = self.provider.embed([fold(texts[h]) for h in group])
                 mat = np.asarray(mat, dtype=np.float32)
                 if mat.ndim != 2 or mat.shape[0] != len(group) or not np.all(np.isfinite(mat)):
                     raise ProviderResponseError(
@@ -655,7 +668,8 @@ class Indexer:
         if fresh and self.spec.cache_enabled:
             target.cache_put(key, fresh)
         found.update(fresh)
-        return found, errors
+        return ({h: found[k] for h, k in keys.items() if k in found},
+                {h: errors[k] for h, k in keys.items() if k in errors})
 
 
     # -- chunks indexed without vectors -----------------------------------------------
@@ -678,10 +692,11 @@ class Indexer:
             rows = self.store.chunks_without_vectors(size)
             if not rows:
                 break
+            rows = [(rid, vector_key(text, h), text) for rid, h, text in rows]
             cached = self.store.cache_get(key, [h for _, h, _ in rows]) if self.spec.cache_enabled else {}
             todo = [(rid, h, text) for rid, h, text in rows if h not in cached]
             try:
-                mat = np.asarray(self.provider.embed([text for _, _, text in todo]), dtype=np.float32) if todo \
+                mat = np.asarray(self.provider.embed([fold(text) for _, _, text in todo]), dtype=np.float32) if todo \
                     else np.zeros((0, 0), dtype=np.float32)
                 dims = self.store.vector_dims()
                 if todo and (mat.ndim != 2 or mat.shape[0] != len(todo) or not np.all(np.isfinite(mat))

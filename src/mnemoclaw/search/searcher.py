@@ -16,6 +16,7 @@ from ..errors import MnemoclawError
 from ..markdown.annotations import decode
 from ..markdown.chunker import text_hash
 from ..store.base import CacheKey, ChunkSource, EmbeddingCache, KeywordSource, Store, VectorSource
+from ..text.script import fold
 from ..types import Hit, SearchOutcome, UnrelatedReference
 from ..vectors import pair_spread, unit_rows
 from . import stages, unrelated
@@ -116,7 +117,8 @@ class Searcher:
         vec = self._query_vectors.get(query)
         if vec is None:
             assert self.provider is not None
-            vec = np.asarray(self.provider.embed([query], query=True)[0], dtype=np.float32)
+            # Chinese as the notes were embedded: in Simplified script (index/indexer.py vector_key)
+            vec = np.asarray(self.provider.embed([fold(query)], query=True)[0], dtype=np.float32)
             self._query_vectors[query] = vec
             if len(self._query_vectors) > 256:
                 self._query_vectors.popitem(last=False)
