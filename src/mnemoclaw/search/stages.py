@@ -355,7 +355,7 @@ def select(scored: list[Hit], front: list[Hit], floor: float, k: int, *,
     passes, the best candidate with real keyword evidence (relevance.keyword_backed), marked."""
     order = order or ORDER
     kept = [h for h in scored if h.score >= floor and not says_nothing(h.text)]
-    if not kept and relaxed_floor is not None:
+    if not kept and not front and relaxed_floor is not None:
         kept = [h for h in scored if h.text_score is not None and h.score >= relaxed_floor
                 and not says_nothing(h.text)]
     if not kept and not front and weak and floor > 0:
@@ -373,5 +373,5 @@ def select(scored: list[Hit], front: list[Hit], floor: float, k: int, *,
         kept = [h for h in kept if (h.path, h.start_line) not in shown]
         top = max((h.score for h in kept), default=0.0)
         front = [replace(h, score=max(h.score, top)) for h in front]
-        kept = front + kept
+        kept = _monotone(front + kept)
     return kept[:k]
