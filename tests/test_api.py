@@ -269,3 +269,13 @@ def test_traditional_chinese_is_embedded_as_simplified_and_old_vectors_of_it_are
     mem.sync(full=True)
     (again,) = mem.store.file_chunks("memory/2026-11-20.md").vectors
     assert np.allclose(again, vec)
+
+
+def test_status_says_when_traditional_and_simplified_chinese_cannot_match(workspace, make_memory, monkeypatch):
+    from mnemoclaw.text import script
+
+    mem = make_memory(workspace)
+    mem.sync()
+    assert "OpenCC could not be loaded" not in mem.status()["ftsTokenizer"]
+    monkeypatch.setattr(script, "available", lambda: False)  # a broken install: matched as written
+    assert "OpenCC could not be loaded" in mem.status()["ftsTokenizer"]

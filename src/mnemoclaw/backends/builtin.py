@@ -14,6 +14,7 @@ from ..index.indexer import Indexer, IndexSpec
 from ..index.planning import host_notes
 from ..search.searcher import QueryOptions, Searcher
 from ..store.base import Store, damage_reason
+from ..text import script
 from ..text.tokenize import TOKENIZER_ID
 from ..types import IndexReport, Progress, SearchOutcome
 
@@ -157,7 +158,9 @@ class BuiltinBackend:
             "store": desc["driver"],
             **({"namespace": desc["namespace"]} if "namespace" in desc else {}),
             "vectorSearch": desc["vector"],
-            "ftsTokenizer": f"{TOKENIZER_ID}, in FTS5 {desc['ftsTokenizer']}; BM25 k1 1.2 b 0.4",
+            "ftsTokenizer": f"{TOKENIZER_ID}, in FTS5 {desc['ftsTokenizer']}; BM25 k1 1.2 b 0.4"
+                            + ("" if script.available() else "; OpenCC could not be loaded, so Traditional and "
+                               "Simplified Chinese do not match each other (pip install --force-reinstall opencc)"),
             "sources": list(self.spec.sources),
             "vectorsPending": int(meta.get("vectors_pending", 0)),
             "indexReadOnly": store.read_only_why if store.read_only else None,
