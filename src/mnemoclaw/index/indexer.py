@@ -96,12 +96,17 @@ class IndexSpec:
         return hashlib.sha256(text.encode()).hexdigest()[:16], text
 
 
-def vector_key(text: str, digest: str) -> str:
-    """What a chunk's vector is stored and looked up under: its text's hash (``digest``), or for
-    text with Traditional Chinese in it the hash of what is embedded, the text folded into
-    Simplified (text/script.py), so a vector of the text as written is never taken for it."""
+def vector_input(text: str, digest: str) -> tuple[str, str]:
+    """What a chunk's vector is stored and looked up under, and the text that is embedded: its
+    text and that text's hash (``digest``), or for text with Traditional Chinese in it the text
+    folded into Simplified (text/script.py) and the hash of that, so a vector of the text as
+    written is never taken for it."""
     folded = fold(text)
-    return digest if folded == text else text_hash(FOLDED + folded)
+    return (digest, text) if folded == text else (text_hash(FOLDED + folded), folded)
+
+
+def vector_key(text: str, digest: str) -> str:
+    return vector_input(text, digest)[0]
 
 
 FOLDED = "mnemoclaw: embedded as Simplified Chinese\n"
@@ -619,8 +624,9 @@ class Indexer:
         files failed. A provider that cannot be reached at all raises.
         """
         assert self.provider is not None
-        keys = {r.hash: vector_key(r.text, r.hash) for r in rows}
-        texts = {keys[r.hash]: r.text for r in rows}  # by what a vector is stored under
+        inputs = {r.hash: vector_input(r.text, r.hash) for r in rows}
+        keys = {h: key for h, (key, _) in inputs.items()}
+        texts = dict(inputs.values())  # what is embedded, by what its vector is stored under
         found = cache_source.vectors_for_hashes(texts, self.model)
         key = CacheKey(self.provider.id, self.provider.model, self.provider.provider_key)
         if self.spec.cache_enabled:
@@ -645,7 +651,7 @@ class Indexer:
         for i in range(0, len(todo), size):
             group = todo[i : i + size]
             try:
-                mat = self.provider.embed([fold(texts[h]) for h in group])
+                mat = self.provider.embed([texts[h] for h in group])
                 mat = np.asarray(mat, dtype=np.float32)
                 if mat.ndim != 2 or mat.shape[0] != len(group) or not np.all(np.isfinite(mat)):
                     raise ProviderResponseError(
@@ -692,11 +698,11 @@ class Indexer:
             rows = self.store.chunks_without_vectors(size)
             if not rows:
                 break
-            rows = [(rid, vector_key(text, h), text) for rid, h, text in rows]
+            rows = [(rid, *vector_input(text, h)) for rid, h, text in rows]
             cached = self.store.cache_get(key, [h for _, h, _ in rows]) if self.spec.cache_enabled else {}
             todo = [(rid, h, text) for rid, h, text in rows if h not in cached]
             try:
-                mat = np.asarray(self.provider.embed([fold(text) for _, _, text in todo]), dtype=np.float32) if todo \
+                mat = np.asarray(self.provider.embed([text for _, _, text in todo]), dtype=np.float32) if todo \
                     else np.zeros((0, 0), dtype=np.float32)
                 dims = self.store.vector_dims()
                 if todo and (mat.ndim != 2 or mat.shape[0] != len(todo) or not np.all(np.isfinite(mat))
