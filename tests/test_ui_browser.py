@@ -68,6 +68,7 @@ def test_search_follow_append_edit_and_conflict_in_a_browser(browser_page, works
     page.wait_for_selector(".result")
     assert "memory/2026-11-30.md#L" in page.inner_text(".result .cite")
     assert page.inner_text(".result mark") == "杭州机房"
+    page.screenshot(path=str(shots / "search-zh.png"), full_page=True)
     # whole words only: "is" marks the word, never the letters inside "Risk" or "island"
     page.goto(server.base + "/search?q=is+risk&mode=keyword")
     page.wait_for_selector(".result mark")
@@ -80,7 +81,6 @@ def test_search_follow_append_edit_and_conflict_in_a_browser(browser_page, works
     marks = page.eval_on_selector_all(".result .snippet mark", "ms => ms.map(m => m.textContent)")
     assert "資料庫遷移" in marks, marks
     page.screenshot(path=str(shots / "search-cross-script.png"), full_page=True)
-    page.screenshot(path=str(shots / "search-zh.png"), full_page=True)
     # and in English, keyword mode, from the URL
     page.goto(server.base + "/search?q=PostgreSQL+writer&mode=keyword")
     assert page.locator(".result").count() >= 1 and "MEMORY.md#L" in page.inner_text(".result .cite")
