@@ -17,8 +17,7 @@ and ``available()`` says so for ``mnemoclaw status``.
 from __future__ import annotations
 
 import re
-import threading
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 # CJK unified ideographs (basic, extension A, compatibility): where Traditional and Simplified differ
@@ -28,24 +27,14 @@ TABLE = "tw2sp"
 # part of the index fingerprint (text/tokenize.py TOKENIZER_ID): a new table rebuilds the index
 SCHEME = f"zh: lines with Traditional characters folded by OpenCC {TABLE}"
 
-_lock = threading.Lock()
-_converters: dict[str, Any] = {}
-_missing: list[str] = []
-
-
+@cache
 def _converter(table: str = TABLE) -> Any:
-    conv = _converters.get(table)
-    if conv is None and not _missing:
-        with _lock:
-            conv = _converters.get(table)
-            if conv is None:
-                try:
-                    from opencc import OpenCC
-                except ImportError as exc:  # a broken install: match as written
-                    _missing.append(str(exc))
-                    return None
-                conv = _converters[table] = OpenCC(table)
-    return conv
+    """OpenCC's converter for ``table``, made once (None on a broken install: match as written)."""
+    try:
+        from opencc import OpenCC
+    except ImportError:
+        return None
+    return OpenCC(table)
 
 
 def available() -> bool:
