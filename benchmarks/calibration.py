@@ -1,30 +1,39 @@
-"""Fit and check the relevance score (search/relevance.py) on the shared benchmark sets.
+"""Fit and check the relevance score (search/relevance.py) on a family of benchmark memories.
 
     python benchmarks/calibration.py collect [--modes hybrid,keyword,vector]   # search, keep the evidence
-    python benchmarks/calibration.py fit                                      # fit, report, draw
+    python benchmarks/calibration.py fit [--write]                            # fit, report, draw
+    python benchmarks/calibration.py loco                                     # each corpus by a fit without it
     python benchmarks/calibration.py weak [--modes hybrid]                    # what failing soft does
 
 ``collect`` runs the real indexer and searcher (``mnemoclaw eval``, default
 configuration, ``min_score`` 0 so nothing is filtered) and records, for the first
 results of every query, the evidence the score is computed from and whether the
-result holds the answer:
+result holds the answer. The family (benchmarks/quality.py SETS and FAMILY):
 
-- in scope: the six sets of benchmarks/quality.py (LoCoMo as memory workspaces,
-  LoCoMo turns, XQuAD zh, XQuAD zh -> en, SciFact, CMRC 2018);
-- out of scope: every LoCoMo conversation's workspace asked SciFact claims, XQuAD
-  questions in English and in Chinese, and questions about the other nine
-  conversations. Nothing in the workspace answers them.
+- in scope: LoCoMo as memory workspaces (one conversation, two people; the same cut to its
+  first two sessions, a new memory; five conversations in one workspace, ten people), LoCoMo
+  turns, XQuAD zh, XQuAD zh -> en, SciFact, CMRC 2018, and half of CMRC, XQuAD en, XQuAD zh
+  and SciFact indexed (whole articles) with the questions on that half;
+- out of scope, asked where nothing answers them: SciFact claims and XQuAD questions in
+  English and Chinese asked of every LoCoMo workspace; questions about the other
+  conversations (other people's lives); the questions on the half of a corpus left out (the
+  same kind of question about something memory does not hold); and the other corpora's
+  questions asked of each half-corpus memory.
+
+``fit`` fits one model per search mode on half of the queries (split by a hash of the
+query) and reports on the other half: what each candidate ``minScore`` keeps of every set's
+recall, the share of in-scope questions answered with nothing, the share of out-of-scope
+questions answered with nothing (failing soft as shipped). ``--write`` puts the models in
+search/relevance_model.json; the pictures of docs/quality.md are redrawn (docs/img/*.svg).
+
+``loco`` (leave one corpus out) fits on every record that draws on neither a corpus's
+memories nor its questions and answers that corpus's sets with it: the figure for a corpus
+the fit never saw.
 
 ``weak`` replays every query with the shipped model and floor and, for each coverage a weak
 result needs (search/relevance.py ``WEAK_COVERAGE``), counts both errors: in-scope questions
 answered with nothing, and out-of-scope questions answered with something (a weak result
 included), on the half the threshold was chosen on and on the held-out half.
-
-``fit`` fits one logistic model per search mode on half of the queries (split by a
-hash of the query) and reports on the other half: the reliability of the score, the
-share of out-of-scope questions answered with nothing, and what each candidate
-``minScore`` keeps of every set's recall. It prints the coefficients to put in
-search/relevance.py and writes the pictures of docs/quality.md (docs/img/*.svg).
 """
 
 from __future__ import annotations
@@ -36,19 +45,35 @@ import math
 import os
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from mnemoclaw.eval.runner import IN_SCOPE, EvalOptions, evaluate, evidence_in
-from mnemoclaw.search.relevance import COEFFICIENTS, DEFAULT_MIN_SCORE, Evidence
+from mnemoclaw.search.relevance import DEFAULT_MIN_SCORE, MODEL_FILE, WEAK_COVERAGE, Evidence, Model, models
 from mnemoclaw.types import UnrelatedReference, VectorReference
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from quality import FOREIGN, OTHERS, SETS, default_bench  # noqa: E402
+from quality import FAMILY, MEMORIES, OTHERS, SETS, WORK, default_bench, foreign_of, resolve  # noqa: E402
 
 KEEP = 20  # results recorded per query
-SMALL_SESSIONS = 2  # "small": each LoCoMo workspace cut to its first two sessions (a new memory)
+# sets a mode's model is not fitted on: keyword search does not cross languages, so its results
+# for Chinese questions over English paragraphs hold the answer by chance
+NOT_FITTED = {"keyword": ("xl",)}
+# the corpus a set's memory comes from, and the corpus of each kind of foreign question: a
+# leave-one-corpus-out fit sees neither
+CORPUS = {"locomo": "locomo", "workspace": "locomo", "small": "locomo", "many": "locomo", "zh": "xquad",
+          "xl": "xquad", "xquad-en-absent": "xquad", "xquad-zh-absent": "xquad", "scifact": "scifact",
+          "scifact-absent": "scifact", "cmrc": "cmrc", "cmrc-absent": "cmrc"}
+QUESTION_CORPUS = {"scifact/beir-test": "scifact", "xquad/en-paragraph": "xquad", "xquad/zh-paragraph": "xquad",
+                   "locomo/turns": "locomo", "cmrc2018/dev-paragraph": "cmrc"}
+
+
+def corpora(record: dict[str, Any]) -> set[str]:
+    """The corpora a collected record draws on: its memory's, and its question's."""
+    own = CORPUS[record["set"]]
+    return {own, QUESTION_CORPUS.get(record["kind"], own)}
 
 
 def collect(args: argparse.Namespace) -> None:
@@ -58,19 +83,20 @@ def collect(args: argparse.Namespace) -> None:
         path = os.path.join(args.data, f"{mode}.jsonl")
         with open(path + ".tmp", "w") as out:
             for name in args.sets.split(","):
-                directory, scope, queries, _ = SETS["workspace" if name == "small" else name]
+                directory, scope, queries, _ = SETS[name]
 
                 def keep(scope_value: str, kind: str, text: str, hits: list[Any], relevant: Any,
                          name: str = name) -> None:
                     rows = []
                     for h in hits[:KEEP]:
                         e: Evidence = h.evidence
-                        if name in ("workspace", "small"):
+                        if name in MEMORIES:
                             holds = sorted(evidence_in(h, relevant))
                         else:
                             holds = [h.path] if h.path in relevant else []
                         ref, far = e.reference, e.unrelated
-                        rows.append({"e": [e.coverage, e.bm25, e.cosine, e.date, e.vector_rel, e.text_rel],
+                        rows.append({"e": [e.coverage, e.bm25, e.cosine, e.date, e.vector_rel, e.text_rel, e.content,
+                                           e.unseen, e.names_unseen, e.names_missing],
                                      "ref": [ref.mean, ref.sd, ref.pair_mean, ref.pair_sd] if ref else None,
                                      "far": [far.mean, far.best, far.pair_sd] if far else None,
                                      "holds": holds, "doc": h.path})
@@ -78,24 +104,30 @@ def collect(args: argparse.Namespace) -> None:
                               "relevant": len(relevant), "hits": rows}
                     out.write(json.dumps(record, ensure_ascii=False) + "\n")
 
-                memories = name in ("workspace", "small")
-                foreign = tuple(os.path.join(bench, f) for f in FOREIGN) if memories else ()
+                memories = name in MEMORIES
+                foreign = tuple(os.path.join(bench, f) for f in foreign_of(name))
                 opts = EvalOptions(mode=mode, scope_field=scope, min_score=0.0,
-                                   queries_dir=os.path.join(bench, queries) if queries else None,
-                                   work_dir=os.path.join(args.work_dir, name), foreign_dirs=foreign,
-                                   others=OTHERS if memories else 0, collect=keep,
-                                   first_files=SMALL_SESSIONS if name == "small" else 0)
-                r = evaluate(os.path.join(bench, directory), opts)
+                                   queries_dir=resolve(bench, queries) if queries else None,
+                                   work_dir=os.path.join(args.work_dir, WORK.get(name, name)), foreign_dirs=foreign,
+                                   others=OTHERS if memories else 0, collect=keep, **FAMILY.get(name, {}))
+                r = evaluate(resolve(bench, directory), opts)
                 print(f"{mode:7} {name:9} {r['queries']} queries", file=sys.stderr, flush=True)
+        # the sets collected now replace theirs; the rest of an earlier collection stays
+        collected = set(args.sets.split(","))
+        if os.path.exists(path):
+            with open(path) as old, open(path + ".tmp", "a") as out:
+                out.writelines(line for line in old if json.loads(line)["set"] not in collected)
         os.replace(path + ".tmp", path)
 
 
 # -- fitting --------------------------------------------------------------------------------
 def features(row: dict[str, Any], mode: str) -> tuple[float, ...]:
-    cov, bm, cos, date, vrel, trel = row["e"]
+    cov, bm, cos, date, vrel, trel, *more = row["e"]
+    content, unseen, names_unseen, names_missing = (more + [None] * 4)[:4]
     ref = VectorReference(*row["ref"]) if row["ref"] else None
     far = UnrelatedReference(*row["far"]) if row.get("far") else None
-    return Evidence(cov, bm, cos, ref, int(date), vrel, trel, far).features(mode)
+    return Evidence(cov, bm, cos, ref, int(date), vrel, trel, far, content, unseen, names_unseen,
+                    names_missing).features(mode)
 
 
 def held_out(record: dict[str, Any]) -> bool:
@@ -120,8 +152,44 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float = 1e-3) 
     return beta
 
 
-def predict(beta: np.ndarray, x: np.ndarray) -> np.ndarray:
-    return 1 / (1 + np.exp(-np.clip(beta[0] + x @ beta[1:], -40, 40)))
+def fit_network(x: np.ndarray, y: np.ndarray, w: np.ndarray, hidden: int = 16, l2: float = 1e-4,
+                steps: int = 3000, seed: int = 0) -> Model:
+    """One hidden layer of ``hidden`` tanh units and a logistic output, fitted to the weighted
+    log loss by full-batch Adam from a fixed seed (so a fit is reproducible)."""
+    mean, scale = x.mean(0), x.std(0) + 1e-6
+    z = (x - mean) / scale
+    rng = np.random.default_rng(seed)
+    params = [rng.normal(0, 1 / math.sqrt(z.shape[1]), (z.shape[1], hidden)), np.zeros(hidden),
+              rng.normal(0, 1 / math.sqrt(hidden), hidden), np.zeros(())]
+    first = [np.zeros_like(p) for p in params]
+    second = [np.zeros_like(p) for p in params]
+    share = w / w.sum()
+    for step in range(1, steps + 1):
+        h = np.tanh(z @ params[0] + params[1])
+        p = 1 / (1 + np.exp(-np.clip(h @ params[2] + params[3], -40, 40)))
+        g = share * (p - y)
+        back = np.outer(g, params[2]) * (1 - h * h)
+        grads = [z.T @ back + l2 * params[0], back.sum(0), h.T @ g + l2 * params[2], np.array(g.sum())]
+        for i, grad in enumerate(grads):
+            first[i] = 0.9 * first[i] + 0.1 * grad
+            second[i] = 0.999 * second[i] + 0.001 * grad * grad
+            params[i] = params[i] - 0.01 * (first[i] / (1 - 0.9 ** step)) / (
+                np.sqrt(second[i] / (1 - 0.999 ** step)) + 1e-8)
+    return Model(mean, scale, params[0], params[1], params[2], float(params[3]))
+
+
+def fit_model(x: np.ndarray, y: np.ndarray, w: np.ndarray, mode: str, args: argparse.Namespace) -> Model:
+    """Vector-only search keeps a logistic model of its features; the modes with a keyword side
+    a small network, whose units can weigh each kind of evidence by the others (the query's names
+    memory never mentions against the vector match, say)."""
+    if mode == "vector" or args.hidden == 0:
+        beta = fit_logistic(x, y, w)
+        return Model(out=beta[1:], out_bias=float(beta[0]))
+    return fit_network(x, y, w, hidden=args.hidden, l2=args.l2)
+
+
+def predict(model: Model, x: np.ndarray) -> np.ndarray:
+    return model.predict(x) if len(x) else np.array([])
 
 
 def load(data: str, mode: str) -> list[dict[str, Any]]:
@@ -131,30 +199,31 @@ def load(data: str, mode: str) -> list[dict[str, Any]]:
 
 def query_weights(records: list[dict[str, Any]]) -> Any:
     """Each query's weight: in-scope and out-of-scope questions weigh the same in total, and
-    so does every set (every kind of out-of-scope question) within each."""
-    per_set: dict[tuple[str, bool], int] = defaultdict(int)
+    so does every set within the first, and every kind of question asked of every set within
+    the second."""
+    per_set: dict[tuple[str, str], int] = defaultdict(int)
     for r in records:
-        per_set[(r["set"], r["kind"] == IN_SCOPE)] += 1
-    in_sets = sum(1 for (_, inside) in per_set if inside)
-    out_sets = sum(1 for (_, inside) in per_set if not inside)
+        per_set[(r["set"], r["kind"])] += 1
+    in_sets = sum(1 for (_, kind) in per_set if kind == IN_SCOPE)
+    out_sets = len(per_set) - in_sets
 
     def weight(r: dict[str, Any]) -> float:
         inside = r["kind"] == IN_SCOPE
-        return 1.0 / per_set[(r["set"], inside)] / (in_sets if inside else out_sets)
+        return 1.0 / per_set[(r["set"], r["kind"])] / (in_sets if inside else out_sets)
     return weight
 
 
-def training_rows(records: list[dict[str, Any]], mode: str,
-                  miss_weight: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def training_rows(records: list[dict[str, Any]], mode: str, miss_weight: float,
+                  chosen: Callable[[dict[str, Any]], bool] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The first ten results of every training query; in-scope and out-of-scope queries weigh
     the same in total, and so does every set among the in-scope ones. An in-scope result that
     does not hold the answer weighs ``miss_weight``: it is often about the question (the
     same person, the same topic) without being the one chunk the set marks."""
     xs, ys, ws = [], [], []
+    chosen = chosen or (lambda r: not held_out(r))
+    records = [r for r in records if chosen(r) and r["set"] not in NOT_FITTED.get(mode, ())]
     weight_of = query_weights(records)
     for r in records:
-        if held_out(r):
-            continue
         inside = r["kind"] == IN_SCOPE
         weight = weight_of(r)
         for h in r["hits"][:10]:
@@ -166,23 +235,27 @@ def training_rows(records: list[dict[str, Any]], mode: str,
     return np.array(xs), np.array(ys), np.array(ws) * len(ws) / sum(ws)
 
 
-def simulate(records: list[dict[str, Any]], mode: str, beta: np.ndarray, floor: float) -> dict[str, dict[str, float]]:
-    """Each held-out query answered with ``floor`` as minScore: recall@5 (hit@5 for the
-    workspace set) among the kept results, and the share answered with nothing."""
+def simulate(records: list[dict[str, Any]], mode: str, beta: Model, floor: float,
+             chosen: Callable[[dict[str, Any]], bool] = held_out, weak: bool = False) -> dict[str, dict[str, float]]:
+    """Each chosen query (the held-out half) answered with ``floor`` as minScore: recall@5
+    (hit@5 for the workspace set) among the kept results, and the share answered with nothing;
+    ``weak``: failing soft as the searcher does (search/relevance.py WEAK_COVERAGE)."""
     acc: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for r in records:
-        if not held_out(r):
+        if not chosen(r):
             continue
         hits = r["hits"]
         probs = predict(beta, np.array([features(h, mode) for h in hits])) if hits else np.array([])
         kept = [h for h, p in zip(hits, probs, strict=True) if p >= floor]
+        if not kept and weak and floor > 0 and hits and (hits[0]["e"][0] or 0.0) >= WEAK_COVERAGE:
+            kept = hits[:1]
         label = r["set"] if r["kind"] == IN_SCOPE else f"{r['set']} <- {r['kind']}"
         a = acc[label]
         a["empty"].append(float(not kept))
         if r["kind"] != IN_SCOPE:
             continue
         n = max(r["relevant"], 1)
-        if r["set"] in ("workspace", "small"):
+        if r["set"] in MEMORIES:
             top = {e for h in kept[:5] for e in h["holds"]}
             a["recall@5"].append(len(top) / n)
             a["hit@5"].append(float(bool(top)))
@@ -195,30 +268,60 @@ def simulate(records: list[dict[str, Any]], mode: str, beta: np.ndarray, floor: 
 
 
 def fit(args: argparse.Namespace) -> None:
-    coefficients = {}
+    fitted = {}
     for mode in args.modes.split(","):
         records = load(args.data, mode)
         x, y, w = training_rows(records, mode, args.miss_weight)
-        beta = fit_logistic(x, y, w)
-        coefficients[mode] = tuple(round(float(b), 3) for b in beta)
+        beta = fitted[mode] = fit_model(x, y, w, mode, args)
         print(f"\n## {mode}: {len(y)} training results, {int(y.sum())} hold the answer", flush=True)
-        print("coefficients", coefficients[mode])
         base = simulate(records, mode, beta, 0.0)
         for floor in [float(f) for f in args.floors.split(",")]:
-            sim = simulate(records, mode, beta, floor)
+            sim = simulate(records, mode, beta, floor, weak=mode != "vector")
             cells = []
             for label, m in sim.items():
                 if "recall@5" in m:
-                    key = "recall@1" if label == "cmrc" else "recall@5"
-                    cells.append(f"{label} {key} {m[key]:.3f} ({m[key] - base[label][key]:+.3f})")
-                    if label in ("workspace", "small"):
+                    key = "recall@1" if label.startswith("cmrc") else "recall@5"
+                    cells.append(f"{label} {key} {m[key]:.3f} ({m[key] - base[label][key]:+.3f}) [] {m['empty']:.3f}")
+                    if label in MEMORIES:
                         cells.append(f"hit@5 {m['hit@5']:.3f}")
                 else:
                     cells.append(f"{label} empty {m['empty']:.2f}")
-            print(f"minScore {floor:.2f}: " + "; ".join(cells))
-    print("\nCOEFFICIENTS = " + json.dumps(coefficients).replace("[", "(").replace("]", ")"))
+            print(f"minScore {floor:.2f}: " + "; ".join(cells), flush=True)
+    if args.write:
+        with open(MODEL_FILE, encoding="utf-8") as fh:
+            shipped = json.load(fh)
+        shipped.update({mode: model.to_json() for mode, model in fitted.items()})
+        with open(MODEL_FILE, "w", encoding="utf-8") as fh:
+            json.dump(shipped, fh, separators=(",", ":"))
+            fh.write("\n")
+        print(f"wrote {MODEL_FILE}", file=sys.stderr)
     if not args.no_draw:
-        draw(args, {m: np.array(c) for m, c in coefficients.items()})
+        draw(args, fitted)
+
+
+def loco(args: argparse.Namespace) -> None:
+    """Leave one corpus out: fit on every record that draws on neither the corpus's memories nor
+    its questions, and answer the corpus's own sets with that fit and the default floor (failing
+    soft as shipped): in-scope recall and [] share, and each out-of-scope kind's [] share."""
+    for mode in args.modes.split(","):
+        records = load(args.data, mode)
+        print(f"\n## {mode}, minScore {args.default_floor:g}, each corpus answered by a fit that never saw it")
+        print("| left out | set | in scope: recall@5 (hit@5) | in scope: [] | out of scope: [] by kind |")
+        print("|---|---|---|---|---|")
+        for corpus in sorted(set(CORPUS.values())):
+            x, y, w = training_rows(records, mode, args.miss_weight, lambda r, c=corpus: c not in corpora(r))
+            beta = fit_model(x, y, w, mode, args)
+            sim = simulate(records, mode, beta, args.default_floor, lambda r, c=corpus: CORPUS[r["set"]] == c,
+                           weak=mode != "vector")
+            for name in [n for n in args.sets.split(",") if CORPUS[n] == corpus]:
+                m = sim.get(name)
+                if not m:
+                    continue
+                key = "recall@1" if name.startswith("cmrc") else "recall@5"
+                got = f"{key[-3:]} {m[key]:.3f}" + (f" ({m['hit@5']:.3f})" if "hit@5" in m else "")
+                outs = "; ".join(f"{label.split(' <- ')[1]} {v['empty']:.3f}" for label, v in sim.items()
+                                 if label.startswith(f"{name} <- "))
+                print(f"| {corpus} | {name} | {got} | {m['empty']:.3f} | {outs} |", flush=True)
 
 
 def weak(args: argparse.Namespace) -> None:
@@ -228,7 +331,7 @@ def weak(args: argparse.Namespace) -> None:
         if mode == "vector":
             continue  # no keyword evidence to fail soft on
         records = load(args.data, mode)
-        beta = np.array(COEFFICIENTS[mode])
+        beta = models()[mode]
         print(f"\n## {mode}, minScore {args.default_floor:g}: share of questions "
               "in scope: [] / weak and right / weak and wrong; out of scope: answered (weak included)")
         for half, name in ((False, "chosen on"), (True, "held out")):
@@ -266,11 +369,11 @@ def weak(args: argparse.Namespace) -> None:
 
 
 # -- pictures -------------------------------------------------------------------------------
-def draw(args: argparse.Namespace, coefficients: dict[str, np.ndarray]) -> None:
+def draw(args: argparse.Namespace, fitted: dict[str, Model]) -> None:
     mode = "hybrid"
-    if mode not in coefficients:
+    if mode not in fitted:
         return
-    beta = coefficients[mode]
+    beta = fitted[mode]
     everything = load(args.data, mode)
     weight_of = query_weights(everything)
     records = [r for r in everything if held_out(r)]
@@ -380,9 +483,10 @@ def reliability_svg(pairs: list[tuple[float, bool, float]]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("step", choices=("collect", "fit", "weak"))
+    ap.add_argument("step", choices=("collect", "fit", "loco", "weak"))
     ap.add_argument("--bench", default=None)
-    ap.add_argument("--sets", default="locomo,zh,xl,scifact,cmrc,workspace,small")
+    ap.add_argument("--sets", default="locomo,zh,xl,scifact,cmrc,workspace,small,many,cmrc-absent,xquad-en-absent,"
+                                      "xquad-zh-absent,scifact-absent")
     ap.add_argument("--modes", default="hybrid,keyword,vector")
     ap.add_argument("--work-dir", default="bench-results/work")
     ap.add_argument("--data", default="bench-results/calibration")
@@ -391,9 +495,12 @@ def main() -> None:
     ap.add_argument("--default-floor", type=float, default=DEFAULT_MIN_SCORE)
     ap.add_argument("--miss-weight", type=float, default=0.0)
     ap.add_argument("--no-draw", action="store_true")
+    ap.add_argument("--write", action="store_true", help="fit: write the models to search/relevance_model.json")
+    ap.add_argument("--hidden", type=int, default=16, help="hidden units (0: a logistic model)")
+    ap.add_argument("--l2", type=float, default=1e-4)
     ap.add_argument("--weak-coverage", default="0.4,0.5,0.6,0.7,0.8,0.9,1.0")
     args = ap.parse_args()
-    {"collect": collect, "fit": fit, "weak": weak}[args.step](args)
+    {"collect": collect, "fit": fit, "loco": loco, "weak": weak}[args.step](args)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
     python benchmarks/quality.py [--bench ../shared/bench] [--out bench-results/quality.json]
                                  [--sets locomo,zh,xl,scifact,cmrc,cmrc-hant,cmrc-cross,cmrc-cross-rev,workspace]
+                                 [--sets family]   # small, many and the *-absent sets
                                  [--modes keyword,vector,hybrid] [--min-score 0.05]
                                  [--model multilingual-e5-small] [--vector-weight 0.3]
                                  [--override '{"query": {"hybrid": {"dateMatch": {"enabled": false}}}}']
@@ -52,7 +53,37 @@ SETS = {
     "cmrc-cross": (ZH_TW_NOTES, None, None, "recall@1"),
     "cmrc-cross-rev": ("cmrc2018/dev-paragraph", None, ZH_TW_QUESTIONS, "recall@1"),
     "workspace": ("locomo/markdown", "conv", "locomo/turns", "recall@5"),
+    # the rest of the family the score is fitted on (benchmarks/calibration.py): not run by default
+    "small": ("locomo/markdown", "conv", "locomo/turns", "recall@5"),
+    "many": ("locomo/markdown", "conv", "locomo/turns", "recall@5"),
+    "cmrc-absent": ("cmrc2018/dev-paragraph", None, None, "recall@1"),
+    "xquad-en-absent": ("xquad/en-paragraph", None, None, "recall@5"),
+    "xquad-zh-absent": ("xquad/zh-paragraph", None, None, "recall@5"),
+    "scifact-absent": ("scifact/beir-test", None, None, "ndcg@10"),
 }
+DEFAULT_SETS = ("locomo", "zh", "xl", "scifact", "cmrc", "cmrc-hant", "cmrc-cross", "cmrc-cross-rev", "workspace")
+SMALL_SESSIONS = 2  # "small": each LoCoMo workspace cut to its first two sessions (a new memory)
+MANY = 5  # "many": five LoCoMo conversations in one workspace (ten people), the other five asked of it
+# how the family's sets are made from their data
+FAMILY = {
+    "small": {"first_files": SMALL_SESSIONS},
+    "many": {"together": MANY},
+    # half of each corpus indexed, the questions on the other half asked of it: the same kind of
+    # question about something memory does not hold
+    "cmrc-absent": {"absent": True},
+    "xquad-en-absent": {"absent": True},
+    "xquad-zh-absent": {"absent": True},
+    "scifact-absent": {"absent": True},
+}
+# what else each half-corpus memory is asked: the other corpora's questions (FOREIGN for LoCoMo's)
+ABSENT_FOREIGN = {"cmrc-absent": ("locomo/turns", "scifact/beir-test", "xquad/en-paragraph"),
+                  "xquad-en-absent": ("locomo/turns", "scifact/beir-test", "cmrc2018/dev-paragraph"),
+                  "xquad-zh-absent": ("locomo/turns", "scifact/beir-test", "cmrc2018/dev-paragraph"),
+                  "scifact-absent": ("locomo/turns", "xquad/en-paragraph", "cmrc2018/dev-paragraph")}
+MEMORIES = ("workspace", "small", "many")  # LoCoMo as memory workspaces: evidence lines, foreign questions
+# where a set's scratch indexes live: a family set shares the folder of the set it is made from
+WORK = {"small": "workspace", "many": "workspace", "cmrc-absent": "cmrc", "xquad-en-absent": "xquad-en",
+        "xquad-zh-absent": "xquad-zh", "scifact-absent": "scifact"}
 LABELS = {
     "locomo": "locomo/turns (scoped by conv)",
     "zh": "xquad/zh-sentence",
@@ -63,7 +94,18 @@ LABELS = {
     "cmrc-cross": "cmrc2018: Traditional (Taiwan) paragraphs, Simplified questions",
     "cmrc-cross-rev": "cmrc2018: Simplified paragraphs, Traditional (Taiwan) questions",
     "workspace": "LoCoMo workspace mode (400/80 chunks)",
+    "small": "LoCoMo workspaces cut to their first two sessions",
+    "many": "LoCoMo: five conversations (ten people) in one workspace",
+    "cmrc-absent": "cmrc2018: half the articles indexed",
+    "xquad-en-absent": "xquad/en-paragraph: half the articles indexed",
+    "xquad-zh-absent": "xquad/zh-paragraph: half the articles indexed",
+    "scifact-absent": "scifact: half the abstracts indexed",
 }
+
+
+def foreign_of(name: str) -> tuple[str, ...]:
+    """The question folders (under the bench) a set's memories are asked and cannot answer."""
+    return FOREIGN if name in MEMORIES else ABSENT_FOREIGN.get(name, ())
 
 
 def default_bench() -> str:
@@ -94,7 +136,8 @@ def directory_of(bench: str, name: str, out_root: str = "bench-results/zh-hant")
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bench", default=None)
-    ap.add_argument("--sets", default=",".join(SETS))
+    ap.add_argument("--sets", default=",".join(DEFAULT_SETS),
+                    help=f"comma-separated, or 'family' for the rest of the calibration family ({', '.join(FAMILY)})")
     ap.add_argument("--modes", default="keyword,vector,hybrid")
     ap.add_argument("--work-dir", default="bench-results/work")
     ap.add_argument("--out", default="bench-results/quality.json")
@@ -116,7 +159,8 @@ def main() -> None:
 
         stages.ORDER = args.order
     results: dict[str, dict] = {}
-    for name in args.sets.split(","):
+    names = [n for part in args.sets.split(",") for n in (FAMILY if part == "family" else [part])]
+    for name in names:
         directory, scope, queries, metric = SETS[name]
         for mode in args.modes.split(","):
             t = time.monotonic()
@@ -127,12 +171,12 @@ def main() -> None:
             if args.vector_weight is not None:
                 hybrid = overrides.setdefault("query", {}).setdefault("hybrid", {})
                 hybrid.update(vectorWeight=args.vector_weight, textWeight=1 - args.vector_weight)
-            workspace = name == "workspace"
+            workspace = name in MEMORIES
             opts = EvalOptions(mode=mode, scope_field=scope, queries_dir=resolve(bench, queries) if queries else None,
-                               work_dir=os.path.join(args.work_dir, name), overrides=overrides,
+                               work_dir=os.path.join(args.work_dir, WORK.get(name, name)), overrides=overrides,
                                config=config, min_score=args.min_score,
-                               foreign_dirs=tuple(os.path.join(bench, f) for f in FOREIGN) if workspace else (),
-                               others=OTHERS if workspace else 0)
+                               foreign_dirs=tuple(os.path.join(bench, f) for f in foreign_of(name)),
+                               others=OTHERS if workspace else 0, **FAMILY.get(name, {}))
             r = evaluate(directory_of(bench, name), opts)
             r["wall_seconds"] = round(time.monotonic() - t, 1)  # includes indexing on the first mode
             results[f"{name}/{mode}"] = r
@@ -145,23 +189,26 @@ def main() -> None:
     modes = args.modes.split(",")
     print("| set | metric | " + " | ".join(modes) + " | hybrid p50 / p95 ms | hybrid: answerable, [] / weak |")
     print("|---|---|" + "---|" * len(modes) + "---|---|")
-    for name in args.sets.split(","):
+    for name in names:
         metric = SETS[name][3]
         cells = [f"{results[f'{name}/{m}'][metric]:.3f}" for m in modes]
         h = results.get(f"{name}/hybrid", {})
         lat = f"{h.get('latency_ms_p50', '-')} / {h.get('latency_ms_p95', '-')}"
         errs = f"{h['empty']:.3f} / {h.get('weak', 0):.3f}" if h else "-"
         print(f"| {LABELS[name]} | {metric} | " + " | ".join(cells) + f" | {lat} | {errs} |")
-    for mode in modes:
-        w = results.get(f"workspace/{mode}")
-        if not w:
-            continue
-        print(f"\nworkspace mode ({mode}): recall@5 {w['recall@5']:.3f}, hit@5 {w['hit@5']:.3f}, "
-              f"snippet recall@5 {w['snippet_recall@5']:.3f}, "
-              f"multi-hop recall@5 {w['by_category'].get('1', {}).get('recall@5', 0):.3f}, "
-              f"average returned chunk {w['avg_chunk_chars@5']} chars")
-        print("  out of scope, answered with nothing (weak results among the rest): " + ", ".join(
-            f"{kind} {o['empty']:.3f} ({o.get('weak', 0):.3f})" for kind, o in w.get("out_of_scope", {}).items()))
+    for name in names:
+        for mode in modes:
+            w = results.get(f"{name}/{mode}")
+            if not w or "out_of_scope" not in w:
+                continue
+            print(f"\n{name} ({mode}): recall@5 {w['recall@5']:.3f}, answerable answered with nothing "
+                  f"{w['empty']:.3f}")
+            if name in MEMORIES:
+                print(f"  hit@5 {w['hit@5']:.3f}, snippet recall@5 {w['snippet_recall@5']:.3f}, "
+                      f"multi-hop recall@5 {w['by_category'].get('1', {}).get('recall@5', 0):.3f}, "
+                      f"average returned chunk {w['avg_chunk_chars@5']} chars")
+            print("  out of scope, answered with nothing (weak results among the rest): " + ", ".join(
+                f"{kind} {o['empty']:.3f} ({o.get('weak', 0):.3f})" for kind, o in w["out_of_scope"].items()))
 
 
 if __name__ == "__main__":

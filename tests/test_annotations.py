@@ -92,6 +92,20 @@ def test_search_leaves_out_expired_entries_unless_history_is_asked(workspace, ma
     assert (old[0]["startLine"], old[0]["expires"]) == (3, "2020-01-31")
 
 
+def test_a_heading_over_an_expired_entry_does_not_bring_it_back(workspace, make_memory, store):
+    """A heading that matches gives its place to what it heads, but never to an entry the
+    annotations leave out."""
+    write(workspace / "MEMORY.md", "# Office wifi\n\n- the hint is the cat's name <!-- expires: 2020-01-31 -->\n\n"
+          "- printer on floor three <!-- type: fact -->\n")
+    mem = make_memory(workspace, overrides=store)
+    mem.sync()
+    got = [(h.start_line, h.annotations.get("expires")) for h in mem.search("office wifi", min_score=0.0)]
+    assert got and (3, "2020-01-31") not in got, got
+    old = [(h.start_line, h.annotations.get("expires")) for h in mem.search("office wifi", min_score=0.0,
+                                                                           history=True)]
+    assert (3, "2020-01-31") in old
+
+
 def test_a_newer_entry_with_the_same_key_answers_in_place_of_the_old(workspace, make_memory, store):
     write(workspace / "memory" / "2026-01-05.md", "# 2026-01-05\n\n- the database host is pg1.internal "
           "<!-- key: db-host -->\n- lunch was noodles\n")

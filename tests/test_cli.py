@@ -1,3 +1,4 @@
+import hashlib
 import json
 import os
 import re
@@ -272,3 +273,48 @@ def test_get_takes_the_citation_search_prints_and_an_empty_search_asks_for_words
     assert run(*flags, "get", "MEMORY.md#L4").output == "- lunch at noon\n"
     empty = run(*flags, "search", "  ")
     assert empty.exit_code == 2 and "the query is empty" in empty.output and "Nothing in memory" not in empty.output
+
+
+def test_eval_leaves_half_out_and_asks_what_the_other_half_answered(tmp_path):
+    """--leave-half-out: the questions on documents left out of the index are out of scope, and
+    the share answered with nothing is reported beside the in-scope figures."""
+    beir = tmp_path / "beir"
+    beir.mkdir()
+    titles = [f"article {i}" for i in range(12)]
+    kept = [t for t in titles if hashlib.sha256(t.encode()).digest()[0] % 2 == 0]
+    assert 0 < len(kept) < len(titles)
+    topics = ["volcano basalt eruption", "violin concerto tuning", "glacier moraine ice", "tram network depot",
+              "honeybee waggle dance", "saffron harvest crocus", "lighthouse keeper lamp", "chess endgame rook",
+              "coral reef bleaching", "printing press movable type", "kite surfing wind", "tea ceremony matcha"]
+    (beir / "corpus.jsonl").write_text("\n".join(json.dumps({"_id": f"d{i}", "title": t, "text": f"Notes on {topics[i]}."})
+                                               for i, t in enumerate(titles)))
+    (beir / "queries.jsonl").write_text("\n".join(json.dumps({"_id": f"q{i}", "text": f"what about {topics[i]}"})
+                                                for i in range(12)))
+    (beir / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"q{i}\td{i}\t1\n" for i in range(12)))
+    r = run("eval", str(beir), "--mode", "keyword", "--leave-half-out", "--json", "--work-dir", str(tmp_path / "w"))
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert out["queries"] == len(kept) and out["recall@1"] == 1.0
+    absent = out["out_of_scope"]["not in memory"]
+    assert absent["queries"] == len(titles) - len(kept) and absent["empty"] == 1.0
+
+
+def test_eval_puts_several_folders_in_one_workspace_and_asks_about_the_rest(tmp_path):
+    root = tmp_path / "convs"
+    people = {"a": "Alice adopted a grey cat called Miso", "b": "Bruno repairs vintage motorbikes",
+              "c": "Chen grows chillies on her balcony", "d": "Dara sings in a harbour choir"}
+    for folder, line in people.items():
+        write(root / folder / "session1.md", f"- (D1:1) {line}\n")
+    queries = tmp_path / "queries"
+    queries.mkdir()
+    asked = {"a": "what is the name of Alice's cat", "b": "what does Bruno repair", "c": "what does Chen grow",
+             "d": "where does Dara sing"}
+    (queries / "queries.jsonl").write_text("\n".join(json.dumps(
+        {"_id": k, "text": t, "metadata": {"conv": k, "evidence": ["D1:1"]}}) for k, t in asked.items()))
+    r = run("eval", str(root), "--queries", str(queries), "--mode", "keyword", "--together", "2", "--others", "5",
+            "--json", "--work-dir", str(tmp_path / "w"))
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    # two workspaces of two people; each question found in its own folder despite the shared D1:1
+    assert out["scopes"] == 4 and out["queries"] == 4 and out["recall@1"] == 1.0
+    assert out["out_of_scope"]["other scopes"]["queries"] == 4  # two about the other pair, per workspace

@@ -81,3 +81,24 @@ def test_the_highlighter_gets_the_query_words_as_the_other_script_writes_them():
     assert marks("我们讨论了数据库迁移", ["資料庫"]) == ["数据库"]
     assert marks(text, ["資料庫"]) == []  # same script: the highlighter finds it as typed
     assert marks("no Chinese here", ["数据库"]) == [] and marks(text, ["database"]) == []
+
+
+def test_a_query_s_names_are_its_capitalised_words_past_the_first_and_its_identifiers():
+    from mnemoclaw.text.tokenize import keyword_query
+
+    assert keyword_query("When did Caroline meet Dr. Seuss in IT?").names == ("carolin", "dr", "seuss")
+    assert keyword_query("Caroline went where").names == ()  # the first word of any sentence is capitalised
+    assert keyword_query("status of PR-4821 and v2").names == ("pr", "v2")
+    assert keyword_query("数据库什么时候迁移").names == ()
+
+
+def test_keyword_evidence_says_what_memory_never_mentions():
+    from mnemoclaw.search.keyword import KeywordEvidence
+
+    words = KeywordEvidence({"carolin": 3.0, "paint": 1.0, "said": 1.0}, {1: [["paint", "said"]]}, complete=True,
+                            unseen=frozenset({"carolin"}), names=("carolin",))
+    present = words.present(1, "")
+    assert words.coverage(1, "", present) == 2 / 5
+    assert words.content_coverage(1, "", present) == 1 / 4  # "said" only frames the question
+    assert words.unseen_share == 3 / 5 and words.names_unseen == 1.0 and words.names_missing(present) == 1.0
+    assert words.present(2, "not a candidate") == set()  # every chunk holding a query word was one

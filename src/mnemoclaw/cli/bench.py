@@ -25,18 +25,24 @@ from .index import print_results
 @click.option("--min-score", type=click.FloatRange(0, 1), help="Override query.minScore.")
 @click.option("--limit", "limit_queries", type=click.IntRange(1), help="Evaluate only the first N queries.")
 @click.option("--out-of-scope", "foreign", metavar="DIR3", multiple=True, type=click.Path(exists=True, file_okay=False),
-              help="Workspace mode: also ask every workspace the queries.jsonl of DIR3, which nothing in it "
-                   "answers (up to 300, spread over the file), and report the share answered with nothing. "
+              help="Also ask every workspace (every scope, in BEIR mode) the queries.jsonl of DIR3, which nothing "
+                   "in it answers (up to 300, spread over the file), and report the share answered with nothing. "
                    "Repeatable.")
 @click.option("--others", type=click.IntRange(0), default=0,
               help="Workspace mode: also ask each workspace N questions about the other workspaces.")
+@click.option("--together", type=click.IntRange(0), default=0, metavar="N",
+              help="Workspace mode: index N folders in one workspace (a memory of many people); --others then "
+                   "asks about the folders left out.")
+@click.option("--leave-half-out", "absent", is_flag=True,
+              help="BEIR mode: index half of the documents (whole titles) and also ask the questions on the other "
+                   "half, which nothing indexed answers (up to 300), reporting the share answered with nothing.")
 @click.option("--work-dir", type=click.Path(file_okay=False),
               help="Keep scratch workspaces and indexes here to reuse them.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.pass_obj
 @translated
 def eval_cmd(obj: Ctx, directory, scope_field, queries_dir, mode, min_score, limit_queries, foreign, others,
-             work_dir, as_json) -> None:
+             together, absent, work_dir, as_json) -> None:
     """Measure retrieval on a BEIR directory (or a folder of Markdown workspaces) with the real index.
 
     Prints recall@1/5/10, MRR@10, nDCG@10 and latency percentiles (plus by_category),
@@ -55,7 +61,7 @@ def eval_cmd(obj: Ctx, directory, scope_field, queries_dir, mode, min_score, lim
         config = load_file(config)
     opts = EvalOptions(mode=mode, scope_field=scope_field, queries_dir=queries_dir, min_score=min_score,
                        work_dir=work_dir, config=config, limit_queries=limit_queries, foreign_dirs=tuple(foreign),
-                       others=others)
+                       others=others, together=together, absent=absent)
     last = [0.0]
 
     def progress(phase: str, done: int, total: int) -> None:

@@ -38,6 +38,7 @@ EVIDENCE = re.compile(r"\((D\d+:\d+)\)")
 PhaseProgress = Callable[[str, int, int], None]  # (phase, done, total)
 IN_SCOPE = "in scope"
 OTHER_SCOPES = "other scopes"
+ABSENT = "not in memory"  # BEIR with ``absent``: the questions on the documents left out
 
 
 @dataclass
@@ -50,11 +51,17 @@ class EvalOptions:
     overrides: dict[str, Any] = field(default_factory=dict)
     config: str | dict[str, Any] | None = None
     limit_queries: int | None = None
-    # out of scope, workspace mode: questions each workspace has nothing on; the honest answer is []
+    # out of scope: questions each workspace (each scope, in BEIR mode) has nothing on; the honest answer is []
     foreign_dirs: tuple[str, ...] = ()  # BEIR queries.jsonl folders (SciFact claims, XQuAD questions)
     foreign_limit: int = 300  # at most this many of each (spread over the file), the same for every workspace
     others: int = 0  # and this many questions from the other scopes (another person's conversations)
     first_files: int = 0  # workspace mode: index only each folder's first N files (a small, new memory)
+    # workspace mode: this many folders in one workspace (a memory of many people), each query
+    # answered from its own folder's lines; ``others`` then come from the folders left out
+    together: int = 0
+    # BEIR mode: leave half of the documents out of the index (whole titles: every paragraph of an
+    # article), and ask the questions on them as well; nothing indexed answers those (ABSENT)
+    absent: bool = False
     # called for every search with (scope, kind, query text, hits, relevant): kind is "in scope", a
     # foreign folder's label or "other scopes"; relevant is what holds the answer (empty out of scope)
     collect: Callable[[str, str, str, list[Any], Any], None] | None = None
@@ -209,12 +216,19 @@ def _evaluate_beir(directory: str, options: EvalOptions, progress: PhaseProgress
         queries = queries[: options.limit_queries]
     if not queries:
         raise EvalDataError(f"no query in {qdir} has a relevant document in qrels.tsv")
+    absent: list[Query] = []
+    if options.absent:
+        corpus, queries, absent = _leave_half_out(corpus, queries, qrels, options.foreign_limit)
     docs_by_scope: dict[str, list[Doc]] = defaultdict(list)
     for d in corpus:
         docs_by_scope[_scope_of(d, options.scope_field)].append(d)
     queries_by_scope: dict[str, list[Query]] = defaultdict(list)
     for q in queries:
         queries_by_scope[_scope_of(q, options.scope_field)].append(q)
+    asked = [(_label(d), q) for d in options.foreign_dirs
+             for q in _spread(load_queries(os.path.abspath(d)), options.foreign_limit)]
+    foreign_empty: dict[str, list[float]] = defaultdict(list)
+    foreign_weak: dict[str, list[float]] = defaultdict(list)
 
     session = _Session(options, progress)
     digest = hashlib.sha256(directory.encode()).hexdigest()[:8]
@@ -223,7 +237,7 @@ def _evaluate_beir(directory: str, options: EvalOptions, progress: PhaseProgress
     try:
         for scope, scope_queries in sorted(queries_by_scope.items()):
             docs = docs_by_scope.get(scope, [])
-            key = f"{_safe(os.path.basename(directory))}-{digest}-{_safe(scope)}"
+            key = f"{_safe(os.path.basename(directory))}-{digest}-{_safe(scope)}" + ("-half" if options.absent else "")
             mem = session.memory(key)
             path_to_doc: dict[str, str] = {}
             wanted = set()
@@ -258,16 +272,44 @@ def _evaluate_beir(directory: str, options: EvalOptions, progress: PhaseProgress
                     results.append(_QueryResult(q.metadata.get("category"), scores, ms))
                     if progress and n % 50 == 0:
                         progress(f"search {scope}", n, len(scope_queries))
+                # asked where nothing answers them: the questions on the documents left out, and
+                # the foreign folders' (of every scope)
+                outside = [(ABSENT, a) for a in absent if _scope_of(a, options.scope_field) == scope] + asked
+                for kind, q in outside:
+                    hits = mem.search(q.text, max_results=30, min_score=options.min_score, mode=options.mode,
+                                      sync=False)
+                    foreign_empty[kind].append(float(not hits))
+                    foreign_weak[kind].append(float(bool(hits) and hits[0].weak))
+                    if options.collect:
+                        options.collect(scope, kind, q.text, hits, set())
             finally:
                 mem.close()
     finally:
         session.close()
     out = _summarise(results)
+    if foreign_empty:
+        out["out_of_scope"] = {kind: {"queries": len(e), "empty": round(mean(e), 4),
+                                      "weak": round(mean(foreign_weak[kind]), 4)} for kind, e in foreign_empty.items()}
     out["score_histogram"] = {"bins": SCORE_BINS, "relevant_top": _histogram(top_relevant)}
     out.update({"dataset": directory, "queries_from": qdir, "scope_field": options.scope_field,
                 "scopes": len(queries_by_scope), "chunks": session.chunks,
                 "index_seconds": round(session.index_seconds, 2), "cores": cpu_count(), **session.described})
     return out
+
+
+def _leave_half_out(corpus: list[Doc], queries: list[Query], qrels: dict[str, Any],
+                    limit: int) -> tuple[list[Doc], list[Query], list[Query]]:
+    """Half the documents (by a hash of their title, so an article's paragraphs go together),
+    the questions they still answer, and at most ``limit`` of the questions only the other half
+    answered."""
+    def kept(doc: Doc) -> bool:
+        key = (doc.title or doc.id).encode()
+        return hashlib.sha256(key).digest()[0] % 2 == 0
+
+    keep = {d.id for d in corpus if kept(d)}
+    inside = [q for q in queries if all(d in keep for d in qrels[q.id])]
+    outside = [q for q in queries if not any(d in keep for d in qrels[q.id])]
+    return [d for d in corpus if d.id in keep], inside, _spread(outside, limit)
 
 
 def _evidence_lines(folder: str) -> dict[str, tuple[str, int]]:
@@ -312,21 +354,25 @@ def _evaluate_workspaces(root: str, subdirs: list[str], options: EvalOptions,
     foreign_empty: dict[str, list[float]] = defaultdict(list)
     foreign_weak: dict[str, list[float]] = defaultdict(list)
     try:
-        for scope in subdirs:
-            scope_queries = by_scope.get(scope, [])
-            if not scope_queries:
+        size = max(1, options.together)
+        for group in (subdirs[i:i + size] for i in range(0, len(subdirs), size)):
+            members = [s for s in group if by_scope.get(s)]
+            if not members:
                 continue
-            folder = os.path.join(root, scope)
-            key = f"ws-{_safe(scope)}"
+            key = "ws-" + "+".join(_safe(s) for s in members)
+            folders = [os.path.join(root, s) for s in members]
             if options.first_files:
                 key += f"-first{options.first_files}"
-                folder = _first_files(folder, os.path.join(session.root, key, "notes"), options.first_files)
-            lines = _evidence_lines(folder)
-            mem = session.memory(key, {"extraPaths": [folder]})
+                folders = [_first_files(f, os.path.join(session.root, key, "notes", s), options.first_files)
+                           for f, s in zip(folders, members, strict=True)]
+            lines = {s: _evidence_lines(f) for s, f in zip(members, folders, strict=True)}
+            scope = "+".join(members)
+            mem = session.memory(key, {"extraPaths": folders})
             try:
                 session.index(mem, scope)
-                for q in scope_queries:
-                    evidence = {e: lines[e] for e in q.metadata["evidence"] if e in lines}
+                for q in (q for s in members for q in by_scope[s]):
+                    own = lines[_scope_of(q, field_name)]
+                    evidence = {e: own[e] for e in q.metadata["evidence"] if e in own}
                     if not evidence:
                         continue
                     t = time.perf_counter()
@@ -343,7 +389,7 @@ def _evaluate_workspaces(root: str, subdirs: list[str], options: EvalOptions,
                         options.collect(scope, IN_SCOPE, q.text, hits, evidence)
                 asked = list(foreign)
                 if options.others:
-                    pool = [q for s2, qs in sorted(by_scope.items()) if s2 != scope for q in qs]
+                    pool = [q for s2, qs in sorted(by_scope.items()) if s2 not in members for q in qs]
                     asked += [(OTHER_SCOPES, q) for q in _spread(pool, options.others)]
                 for kind, q in asked:
                     hits = mem.search(q.text, max_results=10, min_score=options.min_score, mode=options.mode,

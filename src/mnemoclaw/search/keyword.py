@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..text.tokenize import KeywordQuery, analyze
+from ..text.tokenize import FRAME_WORDS, KeywordQuery, analyze
 from ..types import KeywordCandidates
 from . import bm25
 
@@ -20,6 +20,8 @@ from . import bm25
 # 4 gave the same quality within 0.001; 4 doubled keyword latency on long CJK chunks).
 RESCORE_DEPTH = 2
 MAX_DEPTH = 400
+# the index terms of the words that frame a question (text/tokenize.py FRAME_WORDS)
+FRAME_TERMS = frozenset(t for w in FRAME_WORDS for t in analyze(w))
 
 
 class CandidateSource(Protocol):
@@ -45,24 +47,53 @@ class KeywordEvidence:
     weights: dict[str, float] = field(default_factory=dict)  # IDF of each query term
     lines: dict[int, list[list[str]]] = field(default_factory=dict)  # the candidates' analysed lines
     complete: bool = False  # every chunk holding a query term is among the candidates
+    unseen: frozenset[str] = frozenset()  # query terms no chunk of the index holds
+    names: tuple[str, ...] = ()  # the query's names (KeywordQuery.names)
 
     @property
     def total(self) -> float:
         return sum(self.weights.values())
 
-    def coverage(self, rowid: int, text: str) -> float:
+    def present(self, rowid: int, text: str) -> set[str]:
+        """The chunk's index terms (those of a candidate as the index analysed them)."""
+        lines = self.lines.get(rowid)
+        if lines is None:
+            # not a candidate, and every chunk holding a query term was one: it holds none
+            return set() if self.complete else set(analyze(text))
+        return {t for line in lines for t in line}
+
+    def coverage(self, rowid: int, text: str, present: set[str] | None = None) -> float:
         """The share of the query's IDF weight the chunk contains (0 to 1). A query term the
         index has never seen weighs most (its IDF is the highest) and is in no chunk."""
         if not self.total:
             return 0.0
-        lines = self.lines.get(rowid)
-        if lines is None:
-            if self.complete:
-                return 0.0  # not a candidate, and every chunk holding a query term was one
-            present = set(analyze(text))
-        else:
-            present = {t for line in lines for t in line}
+        present = self.present(rowid, text) if present is None else present
         return sum(w for t, w in self.weights.items() if t in present) / self.total
+
+    def content_coverage(self, rowid: int, text: str, present: set[str] | None = None) -> float:
+        """``coverage`` of the words that say what the question is about, without those that
+        only frame it ("what did … say about …"); a query of frame words alone keeps them."""
+        content = {t: w for t, w in self.weights.items() if t not in FRAME_TERMS} or self.weights
+        total = sum(content.values())
+        if not total:
+            return 0.0
+        present = self.present(rowid, text) if present is None else present
+        return sum(w for t, w in content.items() if t in present) / total
+
+    @property
+    def unseen_share(self) -> float:
+        """The share of the query's IDF weight on words no chunk holds: what memory never mentions."""
+        total = self.total
+        return sum(w for t, w in self.weights.items() if t in self.unseen) / total if total else 0.0
+
+    @property
+    def names_unseen(self) -> float:
+        """The share of the query's names no chunk of the index mentions (0 without names)."""
+        return sum(1 for t in self.names if t in self.unseen) / len(self.names) if self.names else 0.0
+
+    def names_missing(self, present: set[str]) -> float:
+        """The share of the query's names the chunk does not mention (0 without names)."""
+        return sum(1 for t in self.names if t not in present) / len(self.names) if self.names else 0.0
 
     def bm25_share(self, score: float | None) -> float:
         """A keyword score per unit of the query's IDF weight."""
@@ -78,7 +109,9 @@ def search_explained(store: CandidateSource, query: KeywordQuery, limit: int,
     candidates = store.keyword_candidates(query, depth, sources)
     n_docs = max(candidates.n_docs, 1)
     weights = {t: bm25.idf(n_docs, candidates.df.get(t, 0)) for t in query.terms}
-    evidence = KeywordEvidence(weights, candidates.lines, complete=len(candidates.lines) < depth)
+    unseen = frozenset(t for t in query.terms if not candidates.df.get(t, 0))
+    evidence = KeywordEvidence(weights, candidates.lines, complete=len(candidates.lines) < depth, unseen=unseen,
+                               names=tuple(t for t in query.names if t in weights))
     return rank(query, candidates, limit), evidence
 
 

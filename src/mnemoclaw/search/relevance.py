@@ -5,26 +5,40 @@ ranks first, whether it answers or not. The score an agent reads is instead a
 probability estimated from evidence measured mostly against the whole index:
 
 - ``coverage``: the share of the query's IDF weight (index statistics) that the chunk
-  contains; a query word the index has never seen counts against every chunk;
+  contains; a query word the index has never seen counts against every chunk; ``content``:
+  the same without the words that only frame a question ("what did … say about …");
+- ``unseen``: the share of the query's IDF weight on words no chunk holds, and
+  ``names_unseen`` / ``names_missing``: the share of the query's names (people, places,
+  identifiers) memory never mentions, or this chunk does not: a question about someone
+  memory has never heard of is a question about someone else;
 - ``bm25``: the chunk's BM25 (with its best line) per unit of query IDF;
 - ``cosine`` against a ``reference``: what the same query scores against a fixed sample
   of the index's chunks (text that mostly does not answer it) and how the sample's chunks
   score against each other, so the excess is in the index's own units and carries over to
-  another embedder;
+  another embedder; and against sentences about nothing a memory holds (search/unrelated.py);
 - ``vector_rel`` / ``text_rel``: how far the chunk stands out of the query's candidates;
 - ``date``: how precisely the note's date matches a date the query names (0-3).
 
-``probability`` is a logistic model of these, fitted per search mode on the results of
-benchmark questions memory answers (those that hold the answer) against the results of
-questions it has nothing on, the two weighed alike
-(``benchmarks/calibration.py``; coefficients and how they were measured:
-docs/quality.md, "What a score means").
+``probability`` is a model of these fitted per search mode on the results of benchmark
+questions memory answers against the results of questions it has nothing on, the two weighed
+alike (``benchmarks/calibration.py``; the models are in relevance_model.json, a logistic model
+or one hidden layer of tanh units; what each measured: docs/quality.md, "What a score means").
+The shipped models are logistic and give the query's names, its unseen words and its
+content coverage no weight yet: the network fitted on the wider family measured better on the
+memories it was fitted on and worse on those it was not (docs/quality.md, "A score for a new
+kind of memory").
 """
 
 from __future__ import annotations
 
-import math
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from ..types import UnrelatedReference, VectorReference
 
@@ -40,6 +54,11 @@ class Evidence:
     vector_rel: float | None = None
     text_rel: float | None = None
     unrelated: UnrelatedReference | None = None
+    # what memory mentions of the query at all (None: no keyword side in this mode)
+    content: float | None = None  # coverage of the words the question is about, its frame left out
+    unseen: float | None = None  # share of the query's IDF weight on words no chunk holds
+    names_unseen: float | None = None  # share of the query's names (people, places, ids) memory never mentions
+    names_missing: float | None = None  # share of them this chunk does not mention
 
     def features(self, mode: str) -> tuple[float, ...]:
         cov = self.coverage or 0.0
@@ -59,13 +78,17 @@ class Evidence:
         else:  # how far the chunk stands above sentences about nothing in memory
             beyond = _cap((self.cosine - far.mean) / far.pair_sd, SPREADS)
             beats = _cap((self.cosine - far.best) / far.pair_sd, SPREADS)
-        if mode == "keyword":
-            return (cov, cov * cov, bm, trel, date)
         if mode == "vector":
             return (excess, level, vrel, beyond, beats, date)
+        content = self.content if self.content is not None else cov
+        unseen = self.unseen or 0.0
+        gone = self.names_unseen or 0.0
+        away = self.names_missing or 0.0
+        if mode == "keyword":
+            return (cov, cov * cov, bm, trel, date, content, unseen, gone, away)
         none = 1.0 - cov
         return (cov, cov * cov, bm, trel, excess, vrel, excess * cov, none * excess, none * vrel, none * level,
-                beyond, beats, none * beats, date)
+                beyond, beats, none * beats, date, content, unseen, gone, away)
 
 
 # Without a usable reference (an index of fewer than a handful of vectors, or of chunks all
@@ -89,18 +112,57 @@ def _cap(z: float | None, cap: float = 6.0) -> float:
 # sets' recall needs while answering most out-of-scope questions with nothing (docs/quality.md).
 DEFAULT_MIN_SCORE = 0.05
 
-# Intercept first, then one weight per feature of ``Evidence.features`` for the mode.
-COEFFICIENTS: dict[str, tuple[float, ...]] = {
-    "hybrid": (0.922, 0.271, 0.119, 0.508, 0.182, -0.381, -0.267, 0.163, -0.543, -0.246, 1.88, 1.349, 0.331, 0.536,
-               0.421),
-    "keyword": (-4.039, 2.857, 1.599, 4.749, 0.243, 0.72),
-    "vector": (-1.667, -0.212, 1.22, -0.296, 1.866, 0.743, 0.75),
-}
-
-
 # Fail soft: when no result reaches the floor, the best candidate is still returned, marked weak,
 # if it holds this share of the query's IDF weight (docs/quality.md, "Weak results").
 WEAK_COVERAGE = 0.6
+
+# The fitted models, one per search mode (benchmarks/calibration.py fit --write): the features
+# standardised, one hidden layer of tanh units, a logistic output; or a logistic model of the
+# features themselves ("linear": intercept first).
+MODEL_FILE = Path(__file__).with_name("relevance_model.json")
+
+
+@dataclass(frozen=True)
+class Model:
+    mean: np.ndarray | None = None
+    scale: np.ndarray | None = None
+    hidden: np.ndarray | None = None  # features x units
+    hidden_bias: np.ndarray | None = None
+    out: np.ndarray | None = None  # units (or features, for a linear model)
+    out_bias: float = 0.0
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Model:
+        if "linear" in data:
+            weights = np.asarray(data["linear"], dtype=np.float64)
+            return cls(out=weights[1:], out_bias=float(weights[0]))
+        arr = {k: np.asarray(data[k], dtype=np.float64) for k in ("mean", "scale", "hidden", "hidden_bias", "out")}
+        return cls(out_bias=float(data["out_bias"]), **arr)
+
+    def to_json(self) -> dict[str, Any]:
+        if self.hidden is None:
+            assert self.out is not None
+            return {"linear": [round(self.out_bias, 6), *(round(float(w), 6) for w in self.out)]}
+        rounded = {k: np.round(getattr(self, k), 6).tolist() for k in ("mean", "scale", "hidden", "hidden_bias", "out")}
+        return {**rounded, "out_bias": round(self.out_bias, 6)}
+
+    def logits(self, x: np.ndarray) -> np.ndarray:
+        """The model's log-odds for each row of features ``x``."""
+        assert self.out is not None
+        if self.hidden is None:
+            return x @ self.out + self.out_bias
+        assert self.mean is not None and self.scale is not None and self.hidden_bias is not None
+        return np.tanh(((x - self.mean) / self.scale) @ self.hidden + self.hidden_bias) @ self.out + self.out_bias
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        """P(answers) for each row of features ``x``."""
+        return 1.0 / (1.0 + np.exp(-np.clip(self.logits(x), -40.0, 40.0)))
+
+
+@lru_cache(maxsize=1)
+def models() -> dict[str, Model]:
+    with open(MODEL_FILE, encoding="utf-8") as fh:
+        return {mode: Model.from_json(data) for mode, data in json.load(fh).items()}
 
 
 def keyword_backed(evidence: Evidence) -> bool:
@@ -109,8 +171,13 @@ def keyword_backed(evidence: Evidence) -> bool:
     return evidence.coverage is not None and evidence.coverage >= WEAK_COVERAGE
 
 
+def probabilities(evidence: Sequence[Evidence], mode: str) -> list[float]:
+    """P(the chunk answers the query | its evidence) for each, by the model fitted for ``mode``."""
+    if not evidence:
+        return []
+    x = np.array([e.features(mode) for e in evidence], dtype=np.float64)
+    return [float(p) for p in models()[mode].predict(x)]
+
+
 def probability(evidence: Evidence, mode: str) -> float:
-    """P(the chunk answers the query | its evidence), by the model fitted for ``mode``."""
-    weights = COEFFICIENTS[mode]
-    x = weights[0] + sum(w * f for w, f in zip(weights[1:], evidence.features(mode), strict=True))
-    return 1.0 / (1.0 + math.exp(-x)) if x > -50 else 0.0
+    return probabilities([evidence], mode)[0]

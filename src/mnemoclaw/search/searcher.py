@@ -7,6 +7,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from datetime import date
 from typing import Any
 
 import numpy as np
@@ -191,12 +192,14 @@ class Searcher:
                 found += stems.get(word, [])
         return [p for p in dict.fromkeys(found) if not sources or records[p].source in sources]
 
-    def _following(self, heading: Hit) -> Hit | None:
-        """The first chunk after ``heading`` in its file that says something, as a hit with the
-        heading's evidence (what the query matched was the heading over it)."""
+    def _following(self, heading: Hit, answers: Callable[[str, int, dict[str, Any]], bool]) -> Hit | None:
+        """The first chunk after ``heading`` in its file that says something and may answer
+        (``answers``: not expired, not replaced), as a hit with the heading's evidence (what the
+        query matched was the heading over it)."""
         got = self.chunks.file_chunks(heading.path)
         after = [c for c in (got.chunks if got else [])
-                 if c.start_line > heading.start_line and not says_nothing(c.text)]
+                 if c.start_line > heading.start_line and not says_nothing(c.text)
+                 and answers(c.path, c.start_line, decode(c.meta))]
         if not after:
             return None
         c = min(after, key=lambda c: c.start_line)
@@ -255,7 +258,20 @@ class Searcher:
                               reference=self.vectors.vector_reference(g.qvec) if g.qvec is not None else None,
                               unrelated=self._unrelated_reference(g.qvec) if g.qvec is not None else None,
                               levels=levels, superseded=superseded)
-        scored = stages.headings_give_way(scored, self._following)
+        day = today(self.clock)
+
+        def answers(path: str, line: int, attrs: dict[str, Any]) -> bool:  # what honour_annotations leaves in
+            if kind and attrs.get("type") != kind:
+                return False
+            if history:
+                return True
+            until, key = attrs.get("expires"), attrs.get("key")
+            if isinstance(until, str) and date.fromisoformat(until) < day:
+                return False
+            newest = notes.current.get(key) if isinstance(key, str) else None
+            return newest is None or (newest.path == path and newest.start <= line <= newest.end)
+
+        scored = stages.headings_give_way(scored, lambda h: self._following(h, answers))
         named = self._named_files(query, sources) if not kind else []
         front = stages.named_first(named, scored, lambda path: self._first_chunk(path, g.words.weights))
         relaxed = None

@@ -36,7 +36,7 @@ from .annotated import (
 )
 from .fusion import Fused, decay_factor, fuse, mmr, standardise
 from .keyword import KeywordEvidence
-from .relevance import Evidence, keyword_backed, probability
+from .relevance import Evidence, keyword_backed, probabilities
 
 MAX_CANDIDATES = 200
 # Z-score and min-max fusion estimate each signal's spread over a pool of this many
@@ -258,19 +258,26 @@ def score(cands: Sequence[Candidate], g: Gathered, mode: str, *, reference: Vect
     pool = g.pool
     vrel = standardise({i: g.vector.get(i, floor_cos or 0.0) for i in pool}) if g.vector else {}
     trel = standardise({i: g.text.get(i, 0.0) for i in pool}) if g.text else {}
-    out = []
+    found = []
     for c in cands:
         f, row = c.fused, c.row
+        words = g.words
+        present = words.present(f.id, row.text) if mode != "vector" else set()
+        keyed = mode != "vector"
         evidence = Evidence(
-            coverage=g.words.coverage(f.id, row.text) if mode != "vector" else None,
-            bm25=g.words.bm25_share(f.text) if mode != "vector" else None,
+            coverage=words.coverage(f.id, row.text, present) if keyed else None,
+            bm25=words.bm25_share(f.text) if keyed else None,
             cosine=(f.vector if f.vector is not None else floor_cos) if mode != "keyword" else None,
             reference=reference,
-            date=levels.get(f.id, 0), vector_rel=vrel.get(f.id), text_rel=trel.get(f.id), unrelated=unrelated)
-        out.append(Hit(row.path, row.start_line, row.end_line, probability(evidence, mode) * c.factor, row.text,
-                       row.source, f.vector, f.text, evidence, g.words.weights, g.words.lines.get(f.id),
-                       decode(row.meta), superseded.get(f.id)))
-    return out
+            date=levels.get(f.id, 0), vector_rel=vrel.get(f.id), text_rel=trel.get(f.id), unrelated=unrelated,
+            content=words.content_coverage(f.id, row.text, present) if keyed else None,
+            unseen=words.unseen_share if keyed else None, names_unseen=words.names_unseen if keyed else None,
+            names_missing=words.names_missing(present) if keyed else None)
+        found.append((c, evidence))
+    chances = probabilities([e for _, e in found], mode)
+    return [Hit(c.row.path, c.row.start_line, c.row.end_line, p * c.factor, c.row.text, c.row.source, c.fused.vector,
+                c.fused.text, evidence, g.words.weights, g.words.lines.get(c.id), decode(c.row.meta),
+                superseded.get(c.id)) for (c, evidence), p in zip(found, chances, strict=True)]
 
 
 def headings_give_way(scored: list[Hit], following: Callable[[Hit], Hit | None]) -> list[Hit]:

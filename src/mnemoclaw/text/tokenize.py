@@ -71,6 +71,20 @@ _ZH_QUESTION_WORDS = sorted(
 )
 _ZH_QUESTION = re.compile("|".join(map(re.escape, _ZH_QUESTION_WORDS)))
 
+# Words that frame a question about someone ("what did she say about", "他提到过什么") rather
+# than name what it is about. They stay in the query; the relevance score also measures a match
+# without them (search/relevance.py, content coverage), so a question that shares only its
+# frame with a note is not taken for one about it.
+FRAME_WORDS = frozenset(
+    """
+    say said says tell told talk talked talking mention mentioned think thought feel felt like
+    liked likes go went going make made kind type sort thing things way happen happened recent
+    recently ever often usually usual many much long describe share shared take took start
+    started plan plans new first last
+    说 说过 提到 提起 认为 觉得 关于 做 做了 有 是 了 的 在 和 过
+    """.split()
+)
+
 def count_cjk(text: str) -> int:
     return len(_CJK_CHAR.findall(text))
 
@@ -175,6 +189,9 @@ class KeywordQuery:
 
     terms: tuple[str, ...]
     phrases: tuple[tuple[str, ...], ...] = ()
+    # the terms of the words that name someone or something: capitalised past the query's first
+    # word ("Caroline", "IT", "Dr"), or letters mixed with digits ("PR-4821", "v2")
+    names: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -186,25 +203,44 @@ def keyword_query(query: str) -> KeywordQuery:
     terms: list[str] = []
     phrases: list[tuple[str, ...]] = []
     dropped: list[str] = []
+    names: list[str] = []
+    first = True
     for piece in _ZH_QUESTION.sub(" ", fold(query)).split():
         words = []
         for m in _TOKEN.finditer(piece):
             tok = m.group()
             if _CJK_CHAR.match(tok):
                 terms.extend(cjk_grams(tok))
+                first = False
                 continue
             folded = _fold(tok)
             term = _TERMS.get(tok) or _term(tok)
             if not term:  # the "s" of "Caroline's" stems to nothing: neither a term nor half a phrase
                 continue
             words.append(term)
-            (dropped if folded in STOP_WORDS else terms).append(term)
+            stop = folded in STOP_WORDS
+            (dropped if stop else terms).append(term)
+            if not stop and folded not in FRAME_WORDS and _names_something(tok, first):
+                names.append(term)
+            first = False
         if len(words) > 1 and not CJK_RUN.search(piece):
             phrases.append(tuple(words))
     if not terms:
         # a query of nothing but stop words ("what was it") still searches for them
         terms = dropped
-    return KeywordQuery(tuple(dict.fromkeys(terms)), tuple(dict.fromkeys(phrases)))
+    return KeywordQuery(tuple(dict.fromkeys(terms)), tuple(dict.fromkeys(phrases)), tuple(dict.fromkeys(names)))
+
+
+def _names_something(word: str, first: bool) -> bool:
+    """A capitalised word (past the first, which any sentence capitalises; an acronym anywhere),
+    or one of letters and digits both: the name of a person, place or thing."""
+    if len(word) < 2:
+        return False
+    if any(ch.isdigit() for ch in word):
+        return any(ch.isalpha() for ch in word)
+    if word.isupper():
+        return True
+    return word[0].isupper() and not first
 
 
 def similarity_tokens(text: str) -> frozenset[str]:
