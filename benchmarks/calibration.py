@@ -51,7 +51,16 @@ from typing import Any
 import numpy as np
 
 from mnemoclaw.eval.runner import IN_SCOPE, EvalOptions, evaluate, evidence_in
-from mnemoclaw.search.relevance import DEFAULT_MIN_SCORE, MODEL_FILE, WEAK_COVERAGE, Evidence, Model, models
+from mnemoclaw.search.relevance import (
+    DEFAULT_MIN_SCORE,
+    MODEL_FILE,
+    NAMES_ABSENT_FACTOR,
+    Evidence,
+    Model,
+    about_something_else,
+    keyword_backed,
+    models,
+)
 from mnemoclaw.types import UnrelatedReference, VectorReference
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -121,13 +130,25 @@ def collect(args: argparse.Namespace) -> None:
 
 
 # -- fitting --------------------------------------------------------------------------------
-def features(row: dict[str, Any], mode: str) -> tuple[float, ...]:
+def evidence(row: dict[str, Any]) -> Evidence:
     cov, bm, cos, date, vrel, trel, *more = row["e"]
     content, unseen, names_unseen, names_missing = (more + [None] * 4)[:4]
     ref = VectorReference(*row["ref"]) if row["ref"] else None
     far = UnrelatedReference(*row["far"]) if row.get("far") else None
-    return Evidence(cov, bm, cos, ref, int(date), vrel, trel, far, content, unseen, names_unseen,
-                    names_missing).features(mode)
+    return Evidence(cov, bm, cos, ref, int(date), vrel, trel, far, content, unseen, names_unseen, names_missing)
+
+
+def features(row: dict[str, Any], mode: str) -> tuple[float, ...]:
+    return evidence(row).features(mode)
+
+
+def scores(model: Model, hits: list[dict[str, Any]], mode: str) -> np.ndarray:
+    """One query's recorded results scored as the searcher scores them (relevance.probabilities)."""
+    if not hits:
+        return np.array([])
+    found = [evidence(h) for h in hits]
+    p = predict(model, np.array([e.features(mode) for e in found]))
+    return p * NAMES_ABSENT_FACTOR if about_something_else(found) else p
 
 
 def held_out(record: dict[str, Any]) -> bool:
@@ -245,9 +266,9 @@ def simulate(records: list[dict[str, Any]], mode: str, beta: Model, floor: float
         if not chosen(r):
             continue
         hits = r["hits"]
-        probs = predict(beta, np.array([features(h, mode) for h in hits])) if hits else np.array([])
+        probs = scores(beta, hits, mode)
         kept = [h for h, p in zip(hits, probs, strict=True) if p >= floor]
-        if not kept and weak and floor > 0 and hits and (hits[0]["e"][0] or 0.0) >= WEAK_COVERAGE:
+        if not kept and weak and floor > 0 and hits and keyword_backed(evidence(hits[0])):
             kept = hits[:1]
         label = r["set"] if r["kind"] == IN_SCOPE else f"{r['set']} <- {r['kind']}"
         a = acc[label]
@@ -340,7 +361,7 @@ def weak(args: argparse.Namespace) -> None:
                 if held_out(r) != half:
                     continue
                 hits = r["hits"]
-                probs = predict(beta, np.array([features(h, mode) for h in hits])) if hits else np.array([])
+                probs = scores(beta, hits, mode)
                 kept = [h for h, p in zip(hits, probs, strict=True) if p >= args.default_floor]
                 inside = r["kind"] == IN_SCOPE
                 label = r["set"] if inside else f"{r['set']} <- {r['kind']}"

@@ -126,7 +126,8 @@ def test_locomo_workspace_mode_answers_what_it_holds_and_nothing_else(bench):
     # measured 1.00 / 0.99 / 0.99 for the other corpora's questions, 0.68 for the other people's
     for label in FOREIGN:
         assert r["out_of_scope"][label]["empty"] >= 0.90, (label, r["out_of_scope"])
-    assert r["out_of_scope"]["other scopes"]["empty"] >= 0.50, r["out_of_scope"]
+    # questions about the other conversations name people this one never mentions (0.914 measured)
+    assert r["out_of_scope"]["other scopes"]["empty"] >= 0.85, r["out_of_scope"]
 
 
 @needs_bench

@@ -92,11 +92,21 @@ def test_a_query_s_names_are_its_capitalised_words_past_the_first_and_its_identi
     assert keyword_query("数据库什么时候迁移").names == ()
 
 
+def test_a_name_of_letters_and_digits_is_also_looked_for_written_apart():
+    from mnemoclaw.text.tokenize import keyword_query, name_parts
+
+    assert name_parts("mir7a") == ("mir", "7a") and name_parts("400mg") == ("400", "mg")
+    assert name_parts("gpt4o") == ("gpt", "4o") and name_parts("carolin") == () and name_parts("4821") == ()
+    query = keyword_query("Does 400mg of vitamin E help Caroline?")
+    assert query.names == ("400mg", "carolin") and query.parts == (("400", "mg"), ())
+    assert {"400", "mg"} <= set(query.counted) and set(query.terms) < set(query.counted)
+
+
 def test_keyword_evidence_says_what_memory_never_mentions():
     from mnemoclaw.search.keyword import KeywordEvidence
 
     words = KeywordEvidence({"carolin": 3.0, "paint": 1.0, "said": 1.0}, {1: [["paint", "said"]]}, complete=True,
-                            unseen=frozenset({"carolin"}), names=("carolin",))
+                            unseen=frozenset({"carolin"}), names=("carolin",), absent=frozenset({"carolin"}))
     present = words.present(1, "")
     assert words.coverage(1, "", present) == 2 / 5
     assert words.content_coverage(1, "", present) == 1 / 4  # "said" only frames the question

@@ -49,6 +49,7 @@ class KeywordEvidence:
     complete: bool = False  # every chunk holding a query term is among the candidates
     unseen: frozenset[str] = frozenset()  # query terms no chunk of the index holds
     names: tuple[str, ...] = ()  # the query's names (KeywordQuery.names)
+    absent: frozenset[str] = frozenset()  # those memory never mentions, whole or in parts
 
     @property
     def total(self) -> float:
@@ -89,7 +90,7 @@ class KeywordEvidence:
     @property
     def names_unseen(self) -> float:
         """The share of the query's names no chunk of the index mentions (0 without names)."""
-        return sum(1 for t in self.names if t in self.unseen) / len(self.names) if self.names else 0.0
+        return sum(1 for t in self.names if t in self.absent) / len(self.names) if self.names else 0.0
 
     def names_missing(self, present: set[str]) -> float:
         """The share of the query's names the chunk does not mention (0 without names)."""
@@ -109,9 +110,13 @@ def search_explained(store: CandidateSource, query: KeywordQuery, limit: int,
     candidates = store.keyword_candidates(query, depth, sources)
     n_docs = max(candidates.n_docs, 1)
     weights = {t: bm25.idf(n_docs, candidates.df.get(t, 0)) for t in query.terms}
-    unseen = frozenset(t for t in query.terms if not candidates.df.get(t, 0))
+    df = candidates.df
+    unseen = frozenset(t for t in query.terms if not df.get(t, 0))
+    names = [(t, parts) for t, parts in zip(query.names, query.parts or [()] * len(query.names), strict=True)
+             if t in weights]
+    absent = frozenset(t for t, parts in names if not df.get(t, 0) and not (parts and all(df.get(p, 0) for p in parts)))
     evidence = KeywordEvidence(weights, candidates.lines, complete=len(candidates.lines) < depth, unseen=unseen,
-                               names=tuple(t for t in query.names if t in weights))
+                               names=tuple(t for t, _ in names), absent=absent)
     return rank(query, candidates, limit), evidence
 
 

@@ -27,6 +27,8 @@ The shipped models are logistic and give the query's names, its unseen words and
 content coverage no weight yet: the network fitted on the wider family measured better on the
 memories it was fitted on and worse on those it was not (docs/quality.md, "A score for a new
 kind of memory").
+A query whose names memory never mentions at all is about someone or something else, whatever
+the model says (``about_something_else``; docs/quality.md, "Names memory never mentions").
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ class Evidence:
     unseen: float | None = None  # share of the query's IDF weight on words no chunk holds
     names_unseen: float | None = None  # share of the query's names (people, places, ids) memory never mentions
     names_missing: float | None = None  # share of them this chunk does not mention
+    cjk: bool = False  # the chunk is written mostly in CJK, where a Latin name may be in another script
 
     def features(self, mode: str) -> tuple[float, ...]:
         cov = self.coverage or 0.0
@@ -116,6 +119,13 @@ DEFAULT_MIN_SCORE = 0.05
 # if it holds this share of the query's IDF weight (docs/quality.md, "Weak results").
 WEAK_COVERAGE = 0.6
 
+# A question whose names memory never mentions is about someone else's life or another corpus:
+# on the family of memories, at most 1.9 % of any set's answerable questions against 91 % of the
+# questions about the other LoCoMo conversations (docs/quality.md, "Names memory never
+# mentions"). Such a question's scores are this share of the model's: at most 0.02, under the
+# default floor, and still in the model's order for a search with minScore 0.
+NAMES_ABSENT_FACTOR = 0.02
+
 # The fitted models, one per search mode (benchmarks/calibration.py fit --write): the features
 # standardised, one hidden layer of tanh units, a logistic output; or a logistic model of the
 # features themselves ("linear": intercept first).
@@ -167,16 +177,30 @@ def models() -> dict[str, Model]:
 
 def keyword_backed(evidence: Evidence) -> bool:
     """Enough of the query's words, weighed by their rarity in the index, to be worth showing
-    when the score alone would show nothing."""
-    return evidence.coverage is not None and evidence.coverage >= WEAK_COVERAGE
+    when the score alone would show nothing; never for a query about something else (the words
+    it shares with memory are not about what it names)."""
+    return (evidence.coverage is not None and evidence.coverage >= WEAK_COVERAGE
+            and not about_something_else([evidence]))
+
+
+def about_something_else(evidence: Sequence[Evidence]) -> bool:
+    """Whether the query is about someone or something memory has never heard of: it names
+    people, places or identifiers, and memory mentions none of them, whole or in parts, and its
+    best candidate is not a CJK note (which may write the name in its own script)."""
+    return bool(evidence) and (evidence[0].names_unseen or 0.0) >= 1.0 and not evidence[0].cjk
 
 
 def probabilities(evidence: Sequence[Evidence], mode: str) -> list[float]:
-    """P(the chunk answers the query | its evidence) for each, by the model fitted for ``mode``."""
+    """P(the chunk answers the query | its evidence) for each of one query's candidates, by the
+    model fitted for ``mode``; for a query about something else (``about_something_else``),
+    ``NAMES_ABSENT_FACTOR`` of it."""
     if not evidence:
         return []
     x = np.array([e.features(mode) for e in evidence], dtype=np.float64)
-    return [float(p) for p in models()[mode].predict(x)]
+    p = models()[mode].predict(x)
+    if about_something_else(evidence):
+        p = p * NAMES_ABSENT_FACTOR
+    return [float(v) for v in p]
 
 
 def probability(evidence: Evidence, mode: str) -> float:

@@ -22,7 +22,7 @@ import numpy as np
 from ..markdown.annotations import decode
 from ..store.base import ChunkSource, KeywordSource, VectorSearch, VectorSource
 from ..text.dates import note_date, query_dates
-from ..text.tokenize import keyword_query
+from ..text.tokenize import keyword_query, mostly_cjk
 from ..types import Hit, StoredChunk, UnrelatedReference, VectorReference
 from . import keyword
 from .annotated import (
@@ -272,7 +272,8 @@ def score(cands: Sequence[Candidate], g: Gathered, mode: str, *, reference: Vect
             date=levels.get(f.id, 0), vector_rel=vrel.get(f.id), text_rel=trel.get(f.id), unrelated=unrelated,
             content=words.content_coverage(f.id, row.text, present) if keyed else None,
             unseen=words.unseen_share if keyed else None, names_unseen=words.names_unseen if keyed else None,
-            names_missing=words.names_missing(present) if keyed else None)
+            names_missing=words.names_missing(present) if keyed else None,
+            cjk=keyed and words.names_unseen >= 1.0 and mostly_cjk(row.text))
         found.append((c, evidence))
     chances = probabilities([e for _, e in found], mode)
     return [Hit(c.row.path, c.row.start_line, c.row.end_line, p * c.factor, c.row.text, c.row.source, c.fused.vector,

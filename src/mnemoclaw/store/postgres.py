@@ -708,7 +708,7 @@ class PostgresStore:
         if query.empty or depth <= 0:
             return KeywordCandidates()
         n_docs, avgdl = self._corpus_stats()
-        df = self._doc_freqs(query.terms)
+        df = self._doc_freqs(query.counted)
         # a phrase's words are looked up too (FTS5 matches the phrase as a part of the query);
         # BM25 (search/bm25.py) gives the phrase its bonus from the terms column
         words = list(dict.fromkeys([*query.terms, *(t for p in query.phrases for t in p if t)]))
@@ -740,7 +740,7 @@ class PostgresStore:
         if query.empty or not paths:
             return KeywordCandidates()
         n_docs, avgdl = self._corpus_stats()
-        df = self._doc_freqs(query.terms)
+        df = self._doc_freqs(query.counted)
         wanted = set(query.terms) | {t for p in query.phrases for t in p}
         sql = "SELECT id, terms FROM mc_chunks WHERE ns = %s AND path = ANY(%s)"
         params: list[Any] = [self.ns, list(dict.fromkeys(paths))]

@@ -709,7 +709,7 @@ class SQLiteStore:
         if query.empty or depth <= 0:
             return KeywordCandidates()
         n_docs, avgdl = self._corpus_stats()
-        df = self._doc_freqs(query.terms)
+        df = self._doc_freqs(query.counted)
         match = fts_match(query)
         ids = self._ranked(match, depth, sources, n_docs)
         # texts only for the candidates: reading them inside the ranked query would
@@ -766,7 +766,7 @@ class SQLiteStore:
         if query.empty or not paths:
             return KeywordCandidates()
         n_docs, avgdl = self._corpus_stats()
-        df = self._doc_freqs(query.terms)
+        df = self._doc_freqs(query.counted)
         match = fts_match(query)
         lines: dict[int, list[list[str]]] = {}
         for group in chunked(list(dict.fromkeys(paths))):

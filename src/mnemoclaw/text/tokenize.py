@@ -85,6 +85,23 @@ FRAME_WORDS = frozenset(
     """.split()
 )
 
+# Words English capitalises that name no one: the days and months a question dates itself by
+CALENDAR_WORDS = frozenset(
+    """
+    monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun
+    january february march april may june july august september october november december
+    jan feb mar apr jun jul aug sep sept oct nov dec
+    """.split()
+)
+
+
+def mostly_cjk(text: str) -> bool:
+    """Whether more of the text's word characters are CJK than not: a note a Latin name may be
+    written in another script in (Hangzhou as 杭州, Saturday as 周六)."""
+    cjk = count_cjk(text)
+    return cjk > 0 and cjk * 2 > sum(1 for ch in text if ch.isalnum())
+
+
 def count_cjk(text: str) -> int:
     return len(_CJK_CHAR.findall(text))
 
@@ -192,10 +209,19 @@ class KeywordQuery:
     # the terms of the words that name someone or something: capitalised past the query's first
     # word ("Caroline", "IT", "Dr"), or letters mixed with digits ("PR-4821", "v2")
     names: tuple[str, ...] = ()
+    # for each name, the terms it is written as apart ("miR7a" as "miR-7a", "400mg" as "400 mg"):
+    # memory that holds those mentions the name (name_parts; empty when it does not split)
+    parts: tuple[tuple[str, ...], ...] = ()
 
     @property
     def empty(self) -> bool:
         return not self.terms
+
+    @property
+    def counted(self) -> tuple[str, ...]:
+        """The terms whose document frequency a search needs: the query's, and its names' parts."""
+        extra = [t for p in self.parts for t in p if t not in self.terms]
+        return (*self.terms, *dict.fromkeys(extra)) if extra else self.terms
 
 
 def keyword_query(query: str) -> KeywordQuery:
@@ -220,7 +246,7 @@ def keyword_query(query: str) -> KeywordQuery:
             words.append(term)
             stop = folded in STOP_WORDS
             (dropped if stop else terms).append(term)
-            if not stop and folded not in FRAME_WORDS and _names_something(tok, first):
+            if not stop and folded not in FRAME_WORDS and folded not in CALENDAR_WORDS and _names_something(tok, first):
                 names.append(term)
             first = False
         if len(words) > 1 and not CJK_RUN.search(piece):
@@ -228,7 +254,23 @@ def keyword_query(query: str) -> KeywordQuery:
     if not terms:
         # a query of nothing but stop words ("what was it") still searches for them
         terms = dropped
-    return KeywordQuery(tuple(dict.fromkeys(terms)), tuple(dict.fromkeys(phrases)), tuple(dict.fromkeys(names)))
+    unique = tuple(dict.fromkeys(names))
+    return KeywordQuery(tuple(dict.fromkeys(terms)), tuple(dict.fromkeys(phrases)), unique,
+                        tuple(name_parts(n) for n in unique))
+
+
+_LETTERS_DIGITS = re.compile(r"^([^\W\d_]+)(\d[^\W_]*)$|^(\d+)([^\W\d_][^\W_]*)$")
+
+
+def name_parts(term: str) -> tuple[str, ...]:
+    """The two terms a name of letters then digits (or digits then letters) is split into at
+    the first change: how an index holds it written with a space or a hyphen ("mir7a" ->
+    "mir", "7a"; "400mg" -> "400", "mg"). Empty for any other name."""
+    m = _LETTERS_DIGITS.match(term)
+    if not m:
+        return ()
+    left, right = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+    return (_term(left), _term(right))
 
 
 def _names_something(word: str, first: bool) -> bool:
