@@ -52,6 +52,8 @@ SETS = {
     "cmrc-hant": (ZH_HANT, None, None, "recall@1"),
     "cmrc-cross": (ZH_TW_NOTES, None, None, "recall@1"),
     "cmrc-cross-rev": ("cmrc2018/dev-paragraph", None, ZH_TW_QUESTIONS, "recall@1"),
+    "hkcancor": ("native:hkcancor", None, None, "recall@1"),
+    "hkcancor-cross": ("native:hkcancor", None, "native:hkcancor-cross", "recall@1"),
     "workspace": ("locomo/markdown", "conv", "locomo/turns", "recall@5"),
     # the rest of the family the score is fitted on (benchmarks/calibration.py): not run by default
     "small": ("locomo/markdown", "conv", "locomo/turns", "recall@5"),
@@ -61,7 +63,8 @@ SETS = {
     "xquad-zh-absent": ("xquad/zh-paragraph", None, None, "recall@5"),
     "scifact-absent": ("scifact/beir-test", None, None, "ndcg@10"),
 }
-DEFAULT_SETS = ("locomo", "zh", "xl", "scifact", "cmrc", "cmrc-hant", "cmrc-cross", "cmrc-cross-rev", "workspace")
+DEFAULT_SETS = ("locomo", "zh", "xl", "scifact", "cmrc", "cmrc-hant", "cmrc-cross", "cmrc-cross-rev", "hkcancor",
+                "hkcancor-cross", "workspace")
 SMALL_SESSIONS = 2  # "small": each LoCoMo workspace cut to its first two sessions (a new memory)
 MANY = 5  # "many": five LoCoMo conversations in one workspace (ten people), the other five asked of it
 # how the family's sets are made from their data
@@ -82,7 +85,7 @@ ABSENT_FOREIGN = {"cmrc-absent": ("locomo/turns", "scifact/beir-test", "xquad/en
                   "scifact-absent": ("locomo/turns", "xquad/en-paragraph", "cmrc2018/dev-paragraph")}
 MEMORIES = ("workspace", "small", "many")  # LoCoMo as memory workspaces: evidence lines, foreign questions
 # where a set's scratch indexes live: a family set shares the folder of the set it is made from
-WORK = {"small": "workspace", "many": "workspace", "cmrc-absent": "cmrc", "xquad-en-absent": "xquad-en",
+WORK = {"hkcancor-cross": "hkcancor", "small": "workspace", "many": "workspace", "cmrc-absent": "cmrc", "xquad-en-absent": "xquad-en",
         "xquad-zh-absent": "xquad-zh", "scifact-absent": "scifact"}
 LABELS = {
     "locomo": "locomo/turns (scoped by conv)",
@@ -93,6 +96,8 @@ LABELS = {
     "cmrc-hant": "cmrc2018 in Traditional Chinese (OpenCC)",
     "cmrc-cross": "cmrc2018: Traditional (Taiwan) paragraphs, Simplified questions",
     "cmrc-cross-rev": "cmrc2018: Simplified paragraphs, Traditional (Taiwan) questions",
+    "hkcancor": "HKCanCor: Hong Kong Cantonese, natively Traditional",
+    "hkcancor-cross": "HKCanCor: Traditional notes, Simplified questions",
     "workspace": "LoCoMo workspace mode (400/80 chunks)",
     "small": "LoCoMo workspaces cut to their first two sessions",
     "many": "LoCoMo: five conversations (ten people) in one workspace",
@@ -120,6 +125,10 @@ def default_bench() -> str:
 def resolve(bench: str, spec: str, out_root: str = "bench-results/zh-hant") -> str:
     """The folder of a set's corpus or queries: under ``bench``, or converted by zh_hant.py."""
     kind, _, source = spec.partition(":")
+    if kind == "native" and source:  # built from a corpus a package ships (hkcancor.py)
+        from hkcancor import ensure
+
+        return ensure(os.path.abspath("bench-results/hkcancor"), source)
     if kind in CONVERTED and source:
         from zh_hant import convert
 

@@ -102,16 +102,22 @@ def with_best_line(
     bm25 = _Scorer(terms, phrases, df, n_docs)
     n_lines = sum(len(lines) for lines in docs.values())
     avg_line = sum(len(line) for lines in docs.values() for line in lines) / n_lines if n_lines else 1.0
+    vocab = bm25.vocab
     out: dict[int, float] = {}
     for doc_id, lines in docs.items():
-        total: Counter[str] = Counter()
+        # plain dicts, not Counters: a long query makes most lines of most candidates count
+        total: dict[str, int] = {}
         length = 0
         best = 0.0
         for line in lines:
-            counts = bm25.counts(line)
             length += len(line)
+            counts: dict[str, int] = {}
+            for t in line:
+                if t in vocab:
+                    counts[t] = counts.get(t, 0) + 1
             if counts:
-                total.update(counts)
+                for t, f in counts.items():
+                    total[t] = total.get(t, 0) + f
                 best = max(best, bm25(counts, len(line), line, avg_line))
         whole = [t for line in lines for t in line] if bm25.phrases and total else ()
         out[doc_id] = bm25(total, length, whole, avgdl) + line_weight * best
