@@ -212,3 +212,42 @@ def test_a_title_over_a_long_first_line_answers_with_the_text_it_heads(workspace
     assert chunks[0].text == "# Project Heron budget"
     top = mem.memory_search("project heron budget")["results"][0]
     assert (top["path"], top["startLine"]) == ("memory/heron.md", 3), top
+
+
+USER_MD = """\
+# User
+
+<!-- observed: 2026-05-02 | status: superseded -->
+- Answer in British English and keep replies under five sentences.
+
+<!-- observed: 2026-09-14 | status: active -->
+- Answer in American English; long replies are fine when the user asks for detail.
+
+<!-- observed: 2026-08-01 | status: active -->
+- The user's cat is called Biscuit.
+"""
+
+
+def test_user_md_is_memory_and_a_superseded_entry_does_not_answer(workspace, make_memory, store):
+    """USER.md at the workspace root, as OpenClaw writes it: each entry observed on a day, active
+    or superseded in place."""
+    write(workspace / "USER.md", USER_MD)
+    mem = make_memory(workspace, overrides=store)
+    report = mem.sync()
+    assert report.warnings == []
+    found = mem.memory_search("which English should answers be in", max_results=10, min_score=0)["results"]
+    lines = {r["startLine"]: r for r in found if r["path"] == "USER.md"}
+    assert 6 in lines and (lines[6]["observed"], lines[6]["status"]) == ("2026-09-14", "active")
+    assert 3 not in lines, found  # superseded: it no longer answers
+    old = mem.memory_search("British English five sentences", history=True, min_score=0)["results"]
+    assert any(r["path"] == "USER.md" and r["startLine"] == 3 and r["status"] == "superseded" for r in old), old
+    assert mem.memory_search("cat Biscuit")["results"][0]["path"] == "USER.md"
+    assert mem.memory_get("USER.md")["text"] == USER_MD  # read back as written
+
+
+def test_user_md_entries_parse_with_the_bar_separator():
+    at = attrs_of(USER_MD)
+    assert at[3] == at[4] == {"observed": "2026-05-02", "status": "superseded"}
+    assert at[7] == {"observed": "2026-09-14", "status": "active"}
+    _, problems = annotate("- x <!-- observed: 2026-13-01 | status: active -->\n")
+    assert [p.message for p in problems] == ["observed '2026-13-01' is not a date (YYYY-MM-DD); the annotation is ignored"]

@@ -106,7 +106,13 @@ class Memory:
         self.vectors_error: str | None = None  # why new chunks were indexed without vectors
         self._query_embedding_off_until = 0.0
         for note in settings.ignored():
-            say_once(note)
+            if note not in settings.not_applied:
+                say_once(note)
+        if settings.not_applied:  # OpenClaw keys read and not applied: one line here, each in `status`
+            n = len(settings.not_applied)
+            say_once(f"{n} OpenClaw setting{'s' if n > 1 else ''} in {settings.config_path or 'the config'} "
+                     f"{'are' if n > 1 else 'is'} read but not applied; `mnemoclaw status` names "
+                     f"{'each' if n > 1 else 'it'} with what runs instead")
 
     def _open_backend(self, store: Store | None = None) -> Backend:
         s = self.settings

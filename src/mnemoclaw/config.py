@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import difflib
 import hashlib
+import json
 import logging
 import math
 import os
@@ -321,6 +322,8 @@ class Settings:
     # Set when the agent is OpenClaw's: its workspace and transcripts are OpenClaw's files,
     # read and never written; mnemoclaw's index and state stay under ``state_dir``.
     openclaw_dir: Path | None = None
+    # OpenClaw keys accepted from the config but not applied, each with what runs instead
+    not_applied: list[str] = field(default_factory=list)
 
     def check_writable(self, what: str) -> None:
         """Refuse ``what`` (a write into the workspace or the transcripts) for an OpenClaw agent."""
@@ -420,7 +423,7 @@ class Settings:
                                    f"memory.qmd.{key}.{name}: not used by this version")
         if self.memory["backend"] != "qmd" and qmd_keys:
             out.append(f"{qmd_keys} set, but memory.backend is \"builtin\": not used")
-        return out
+        return out + self.not_applied
 
     @property
     def model_cache_dir(self) -> Path | None:
@@ -454,6 +457,107 @@ class Settings:
 
 def _expand(p: str | os.PathLike[str]) -> Path:
     return Path(os.path.expanduser(str(p))).absolute()
+
+
+# Keys of OpenClaw's current memory search settings (memory.search, since 2026-07-22) that
+# mnemoclaw accepts and does not apply: what runs instead, shown by `status`.
+OPENCLAW_SEARCH_NOT_APPLIED = {
+    "inputType": "the provider's own input types (Voyage: query and document; the others: none)",
+    "queryInputType": "the provider's own input types (Voyage: query and document; the others: none)",
+    "documentInputType": "the provider's own input types (Voyage: query and document; the others: none)",
+    "outputDimensionality": "vectors keep the model's own size",
+    "multimodal": "only Markdown is indexed (images and audio are not)",
+    "rememberAcrossConversations": "what is indexed is set by sources and experimental.sessionMemory",
+}
+OPENCLAW_FTS_NOT_APPLIED = ("mnemoclaw's own analyzer runs for every language (words stemmed; Chinese, Japanese and "
+                    "Korean as characters and pairs), which finds what unicode61 and trigram find")
+
+
+def _openclaw_search_block(block: Any, where: str, notes: list[str]) -> Any:
+    """A search block in either OpenClaw shape, as mnemoclaw's memorySearch schema reads it:
+    ``extraPaths`` entries given as ``{path, pattern}`` become their path (the pattern is named
+    in ``notes``), and the keys OpenClaw accepts that mnemoclaw does not apply are taken out and
+    named in ``notes`` with what runs instead."""
+    if not isinstance(block, dict):
+        return block  # merge_validated names the type error
+    out = dict(block)
+    for key, instead in OPENCLAW_SEARCH_NOT_APPLIED.items():
+        if key in out:
+            notes.append(f"{where}.{key} = {json.dumps(out.pop(key))}: not applied; {instead}")
+    store = out.get("store")
+    if isinstance(store, dict) and "fts" in store:
+        store = dict(store)
+        fts = store.pop("fts")
+        out["store"] = store
+        notes.append(f"{where}.store.fts = {json.dumps(fts)}: not applied; {OPENCLAW_FTS_NOT_APPLIED}")
+    paths = out.get("extraPaths")
+    if isinstance(paths, str):
+        paths = [paths]
+    if isinstance(paths, list):
+        flat = []
+        for i, entry in enumerate(paths):
+            if isinstance(entry, dict):
+                if not isinstance(entry.get("path"), str) or not entry["path"].strip():
+                    raise ConfigError(f"{where}.extraPaths[{i}] must be a path or {{path, pattern}} with a path, "
+                                      f"got {entry!r}")
+                unknown = sorted(set(entry) - {"path", "pattern"})
+                if unknown:
+                    raise ConfigError(f"{where}.extraPaths[{i}] has unknown key {unknown[0]!r} (keys: path, pattern)")
+                if entry.get("pattern") not in (None, ""):
+                    notes.append(f"{where}.extraPaths[{i}].pattern = {json.dumps(entry['pattern'])}: not applied; "
+                                 f"every Markdown file under {entry['path']} is indexed")
+                flat.append(entry["path"])
+            else:
+                flat.append(entry)
+        out["extraPaths"] = flat
+    return out
+
+
+def _leaves(block: Any, prefix: str = "") -> dict[str, Any]:
+    if not isinstance(block, dict):
+        return {prefix: block} if prefix else {}
+    out: dict[str, Any] = {}
+    for key, value in block.items():
+        out.update(_leaves(value, f"{prefix}.{key}" if prefix else key) if isinstance(value, dict)
+                   else {f"{prefix}.{key}" if prefix else key: value})
+    return out
+
+
+def _shapes_disagree(old: Any, old_where: str, new: Any, new_where: str, warn: Callable[[str], None]) -> None:
+    """One line for each setting both config shapes give, differently, at the same level."""
+    theirs, ours = _leaves(old), _leaves(new)
+    for key in sorted(set(theirs) & set(ours)):
+        if theirs[key] != ours[key]:
+            warn(f"{new_where}.{key} ({json.dumps(ours[key])}) and {old_where}.{key} ({json.dumps(theirs[key])}) "
+                 f"are both set: {new_where} (OpenClaw's current shape) wins; remove one of them")
+
+
+# OpenClaw settings outside its search block that mnemoclaw reads and does not apply: what runs
+# instead ("not applied yet" when a later version means to)
+OPENCLAW_NOT_APPLIED = {
+    "plugins.slots.memory": ("not applied", "mnemoclaw serves the workspace's Markdown memory as memory-core does "
+                             "(named only when the slot is not \"memory-core\")"),
+    "plugins.entries.memory-core.config.dreaming": ("not applied", "mnemoclaw never promotes or rewrites entries "
+                                                    "on a schedule (the flush and memory_append write what is kept)"),
+    "plugins.entries.memory-core.config.memoryPolicy": ("not applied yet", "every session's flush is written and "
+                                                        "every transcript in the sessions folder is indexed"),
+    "tools.sessions.visibility": ("not applied yet", "only this agent's own transcripts are indexed (as \"self\")"),
+    "session.dmScope": ("not applied", "transcripts are read per file, whatever scope made them"),
+}
+
+
+def _openclaw_notes(raw: dict[str, Any]) -> list[str]:
+    """The keys of ``OPENCLAW_NOT_APPLIED`` the config sets, each with what runs instead."""
+    notes: list[str] = []
+    for key, (state, instead) in OPENCLAW_NOT_APPLIED.items():
+        node: Any = raw
+        for part in key.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if node is None or (key == "plugins.slots.memory" and node == "memory-core"):
+            continue
+        shown = "{…}" if isinstance(node, dict) else json.dumps(node)
+        notes.append(f"{key} = {shown}: {state}; {instead}")
+    return notes
 
 
 def load_settings(
@@ -503,39 +607,69 @@ def load_settings(
     if not isinstance(agents, dict):
         raise ConfigError(f"agents must be an object, got {agents!r}")
     for key in agents:
-        if key not in ("defaults", "list"):
-            warn(f"unknown config key agents.{key}{_suggest(key, ['defaults', 'list'])}; ignored")
+        if key not in ("defaults", "list", "entries"):
+            warn(f"unknown config key agents.{key}{_suggest(key, ['defaults', 'list', 'entries'])}; ignored")
     agent_defaults = agents.get("defaults") or {}
     if not isinstance(agent_defaults, dict):
         raise ConfigError("agents.defaults must be an object")
     for key in agent_defaults:
         if key not in ("workspace", "memorySearch") and key not in _PASSTHROUGH_AGENT_KEYS:
             warn(f"unknown config key agents.defaults.{key}{_suggest(key, ['workspace', 'memorySearch'])}; ignored")
+    memory_raw = raw.get("memory") or {}
+    if not isinstance(memory_raw, dict):
+        raise ConfigError(f"memory must be an object, got {memory_raw!r}")
 
+    # the older shape: agents.list[] of {id, ...}; OpenClaw's current one: agents.entries.<id>
     entries = agents.get("list") or []
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         raise ConfigError("agents.list must be a list of objects, each with an id")
-    chosen_id = agent_id or env.get(ENV_AGENT)
-    if not chosen_id:
-        marked = [e for e in entries if e.get("default")]
-        chosen_id = str((marked or entries or [{"id": DEFAULT_AGENT}])[0].get("id") or DEFAULT_AGENT)
-    entry: dict[str, Any] = {}
+    keyed = agents.get("entries") or {}
+    if not isinstance(keyed, dict) or not all(isinstance(e, dict) for e in keyed.values()):
+        raise ConfigError("agents.entries must be an object of agents by id, e.g. {\"main\": {\"memory\": {...}}}")
     for i, e in enumerate(entries):
         if "id" not in e:
             raise ConfigError(f"agents.list[{i}] has no id")
-        if str(e["id"]) == chosen_id:
-            entry = e
-    if entries and not entry and (agent_id or env.get(ENV_AGENT)):
-        ids = ", ".join(str(e["id"]) for e in entries)
-        raise ConfigError(f"agent {chosen_id!r} is not in agents.list; configured agents: {ids}")
+    chosen_id = agent_id or env.get(ENV_AGENT)
+    if not chosen_id:
+        marked = [str(e.get("id")) for e in entries if e.get("default")] + [k for k, e in keyed.items()
+                                                                         if e.get("default")]
+        first = [str(e.get("id")) for e in entries] + list(keyed)
+        chosen_id = str((marked or first or [DEFAULT_AGENT])[0] or DEFAULT_AGENT)
+    entry: dict[str, Any] = next((e for e in entries if str(e["id"]) == chosen_id), {})
+    keyed_entry: dict[str, Any] = keyed.get(chosen_id) or {}
+    if (entries or keyed) and not entry and not keyed_entry and (agent_id or env.get(ENV_AGENT)):
+        ids = ", ".join(dict.fromkeys([str(e["id"]) for e in entries] + list(keyed)))
+        where = " or ".join(w for w, have in (("agents.list", entries), ("agents.entries", keyed)) if have)
+        raise ConfigError(f"agent {chosen_id!r} is not in {where}; configured agents: {ids}")
     for key in entry:
         if key not in ("id", "default", "workspace", "memorySearch") and key not in _PASSTHROUGH_AGENT_ENTRY_KEYS:
             warn(f"unknown config key agents.list[{chosen_id}].{key}; ignored")
+    for key in keyed_entry:
+        if key not in ("default", "workspace", "memory") and key not in _PASSTHROUGH_AGENT_ENTRY_KEYS:
+            warn(f"unknown config key agents.entries.{chosen_id}.{key}; ignored")
+    agent_memory = keyed_entry.get("memory") or {}
+    if not isinstance(agent_memory, dict):
+        raise ConfigError(f"agents.entries.{chosen_id}.memory must be an object, got {agent_memory!r}")
+    for key in agent_memory:
+        if key != "search":
+            warn(f"unknown config key agents.entries.{chosen_id}.memory.{key}{_suggest(key, ['search'])}; ignored")
 
-    ms = merge_validated(MEMORY_SEARCH, defaults(MEMORY_SEARCH), agent_defaults.get("memorySearch"),
-                         "agents.defaults.memorySearch", warn)
-    ms = merge_validated(MEMORY_SEARCH, ms, entry.get("memorySearch"),
-                         f"agents.list[{chosen_id}].memorySearch", warn)
+    # Both shapes in one file: the more specific level wins (an agent over every agent), and at
+    # one level OpenClaw's current shape wins over the older one (docs/openclaw.md).
+    notes: list[str] = []
+    layers = (
+        (agent_defaults.get("memorySearch"), "agents.defaults.memorySearch"),
+        (memory_raw.get("search"), "memory.search"),
+        (entry.get("memorySearch"), f"agents.list[{chosen_id}].memorySearch"),
+        (agent_memory.get("search"), f"agents.entries.{chosen_id}.memory.search"),
+    )
+    blocks = [(_openclaw_search_block(block, where, notes), where) for block, where in layers]
+    for (old, old_where), (new, new_where) in ((blocks[0], blocks[1]), (blocks[2], blocks[3])):
+        if old is not None and new is not None:
+            _shapes_disagree(old, old_where, new, new_where, warn)
+    ms = defaults(MEMORY_SEARCH)
+    for block, where in blocks:
+        ms = merge_validated(MEMORY_SEARCH, ms, block, where, warn)
     if env.get(ENV_PROVIDER):
         ms = merge_validated(MEMORY_SEARCH, ms, {"provider": env[ENV_PROVIDER]}, ENV_PROVIDER, warn)
     if env.get(ENV_MODEL_CACHE):
@@ -551,9 +685,12 @@ def load_settings(
     if "sessions" in ms["sources"] and not ms["experimental"]["sessionMemory"]:
         warn("memorySearch.sources lists \"sessions\" but experimental.sessionMemory is false: "
              "transcripts are not indexed until it is set to true")
-    mem = merge_validated(MEMORY, defaults(MEMORY), raw.get("memory"), "memory", warn, _PASSTHROUGH_MEMORY_KEYS)
+    mem = merge_validated(MEMORY, defaults(MEMORY), {k: v for k, v in memory_raw.items() if k != "search"},
+                          "memory", warn, _PASSTHROUGH_MEMORY_KEYS)
+    notes += _openclaw_notes(raw)
 
-    ws_raw = workspace or env.get(ENV_WORKSPACE) or entry.get("workspace") or agent_defaults.get("workspace")
+    ws_raw = (workspace or env.get(ENV_WORKSPACE) or keyed_entry.get("workspace") or entry.get("workspace")
+              or agent_defaults.get("workspace"))
     if ws_raw is not None and not isinstance(ws_raw, (str, os.PathLike)):
         raise ConfigError(f"agents.defaults.workspace must be a path string, got {ws_raw!r}")
     if ws_raw:
@@ -571,6 +708,7 @@ def load_settings(
         memory=mem,
         raw=raw,
         warnings=warnings,
+        not_applied=notes,
         env_pg_url=env.get(ENV_PG_URL) or None,
         host=env.get(ENV_HOST) or None,
     )

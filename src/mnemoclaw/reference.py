@@ -14,7 +14,14 @@ from typing import Any
 
 import click
 
-from .config import MEMORY, MEMORY_SEARCH, F
+from .config import (
+    MEMORY,
+    MEMORY_SEARCH,
+    OPENCLAW_FTS_NOT_APPLIED,
+    OPENCLAW_NOT_APPLIED,
+    OPENCLAW_SEARCH_NOT_APPLIED,
+    F,
+)
 from .runtime.settings import REFERENCE as RUNTIME
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -66,15 +73,28 @@ def undocumented() -> list[str]:
 def config_reference() -> str:
     lines = ["# Configuration reference", "",
              "Generated from the code (`python -m mnemoclaw.reference`; a test fails when this file is stale).",
-             "One JSON5 file with OpenClaw's key names: `agents.defaults.memorySearch.*` (per agent in",
-             "`agents.list[]`), `memory.*`, and the keys the chat runtime reads. A key not listed here is",
-             "named as unknown (or, for OpenClaw's own sections, accepted and left alone); a bad value is",
-             "refused with the key and what it accepts.", ""]
+             "One JSON5 file with OpenClaw's key names, in either of its shapes: `memory.search.*` (per",
+             "agent in `agents.entries.<id>.memory.search`, OpenClaw's since 2026-07-22) or",
+             "`agents.defaults.memorySearch.*` (per agent in `agents.list[]`); `memory.*`; and the keys the",
+             "chat runtime reads. Both shapes take the keys below. In one file, an agent's setting wins over",
+             "every agent's, and at one level `memory.search` wins over `agents.defaults.memorySearch`",
+             "(a key both set differently is named once; docs/openclaw.md). A key not listed here is named",
+             "as unknown (or, for OpenClaw's own sections, accepted and left alone); a bad value is refused",
+             "with the key and what it accepts.", ""]
     for title, schema, prefix in (("`agents.defaults.memorySearch`", MEMORY_SEARCH, ""), ("`memory`", MEMORY, "")):
         lines += [f"## {title}", "", "| key | default | accepts | what it does |", "|---|---|---|---|"]
         for path, spec in _leaves(schema, prefix):
             lines.append(f"| `{path}` | `{_default(spec.default)}` | {_accepts(spec)} | {spec.doc} |")
         lines.append("")
+    lines += ["## OpenClaw keys read and not applied", "",
+              "Accepted, never a failure, and named by `mnemoclaw status` (NOT IN EFFECT) with what runs instead.",
+              "", "| key | what runs instead |", "|---|---|"]
+    lines += [f"| `memory.search.{key}` | {instead} |" for key, instead in OPENCLAW_SEARCH_NOT_APPLIED.items()]
+    lines += ["| `memory.search.store.fts.tokenizer` | " + OPENCLAW_FTS_NOT_APPLIED + " |",
+              "| `memory.search.extraPaths[].pattern` | every Markdown file under the entry's `path` is indexed |"]
+    lines += [f"| `{key}` | {'not applied yet: ' if state.endswith('yet') else ''}{instead} |"
+              for key, (state, instead) in OPENCLAW_NOT_APPLIED.items()]
+    lines.append("")
     lines += ["## The chat runtime (`mnemoclaw chat`, docs/runtime.md)", "",
               "| key | default | what it does |", "|---|---|---|"]
     lines += [f"| `{key}` | {default} | {doc} |" for key, default, doc in RUNTIME]

@@ -164,7 +164,9 @@ class _Group(click.Group):
 @click.option("--config", "config_path", metavar="FILE", envvar="MNEMOCLAW_CONFIG",
               help="JSON5 config file, or an OpenClaw openclaw.json (env MNEMOCLAW_CONFIG; "
                    "default STATE_DIR/config.json5).")
-@click.option("--agent", metavar="ID", envvar="MNEMOCLAW_AGENT", help="Agent id from agents.list (default: main).")
+@click.option("--agent", metavar="ID", envvar="MNEMOCLAW_AGENT",
+              help="Agent id from agents.entries or agents.list (default: the one marked default, else the first, "
+                   "else main).")
 @click.option("--openclaw", "openclaw_dir", is_flag=False, flag_value=DEFAULT_OPENCLAW, default=None, metavar="[DIR]",
               help=OPENCLAW_HELP)
 @click.option("-v", "--verbose", count=True, help="More log output on stderr (-vv for debug).")

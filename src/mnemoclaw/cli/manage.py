@@ -1,4 +1,4 @@
-"""Commands that change memory on purpose: forget, cleanup, import, migrate, migrate-from-qmd."""
+"""Commands that change memory on purpose: forget, cleanup, import, migrate, migrate-from-qmd, reset."""
 
 from __future__ import annotations
 
@@ -265,3 +265,33 @@ def migrate(obj: Ctx, to_url: str | None, from_url: str | None, namespace: str |
     where = f'{{driver: "postgres", url: "{redact_url(to_url)}", namespace: "{report["namespace"]}"}}' if to_url \
         else '{driver: "sqlite"}'
     click.echo(f"To use it: memorySearch.store = {where}")
+
+
+@cli.command()
+@click.option("--dry-run", is_flag=True, help="Show what would be removed; remove nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was (or would be) removed as JSON.")
+@click.pass_obj
+@translated
+def reset(obj: Ctx, dry_run: bool, as_json: bool) -> None:
+    """Clear this agent's derived index: the index file, its embedding cache and the state beside it.
+
+    Never a Markdown file, never a transcript: the next `mnemoclaw index` (or search) rebuilds
+    everything from them, embedding every chunk again. Refused while another process writes
+    the index.
+    """
+    from ..reset import reset_index
+
+    report = reset_index(obj.settings(), dry_run=dry_run)
+    if as_json:
+        emit_json(report)
+        return
+    verb = "would remove" if dry_run else "removed"
+    if not report["removed"]:
+        click.echo(f"Nothing to reset: agent {report['agent']} has no index at {report['index']}.")
+        return
+    click.echo(f"Reset {verb} {len(report['removed'])} file{'s' if len(report['removed']) > 1 else ''} "
+               f"({report['bytes'] / 1e6:.1f} MB) of agent {report['agent']}'s index:")
+    for r in report["removed"]:
+        click.echo(f"  {r['path']}  ({r['bytes']:,} bytes)")
+    click.echo("No Markdown file or transcript was touched. " + ("Run without --dry-run to remove them."
+               if dry_run else "The next `mnemoclaw index` (or search) rebuilds the index from them."))

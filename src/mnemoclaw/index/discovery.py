@@ -1,4 +1,4 @@
-"""Which files are memory: MEMORY.md, memory.md, memory/**/*.md and the configured extra paths.
+"""Which files are memory: MEMORY.md, memory.md, USER.md, memory/**/*.md and the configured extra paths.
 
 Symbolic links are never followed (a link could lead anywhere on disk), tool and
 package directories are skipped, and a file reachable through two configured paths
@@ -18,7 +18,7 @@ from ..types import SourceFile
 log = logging.getLogger(__name__)
 
 IGNORED_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".hg", ".svn"})
-ROOT_FILES = ("MEMORY.md", "memory.md")
+ROOT_FILES = ("MEMORY.md", "memory.md", "USER.md")  # USER.md: the user model, when present
 
 
 def display_path(abspath: str, workspace: str) -> str:

@@ -22,7 +22,9 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-NAMES = ("importance", "type", "expires", "key")
+NAMES = ("importance", "type", "expires", "key", "observed", "status")
+# an entry whose status says it no longer holds (USER.md's "superseded in place") does not answer
+RETIRED = frozenset({"superseded", "retired", "inactive", "archived", "deprecated", "obsolete"})
 COMMENT = re.compile(r"<!--(.*?)-->")
 _PAIR = re.compile(r"^\s*([A-Za-z]+)\s*:\s*(.*?)\s*$")
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(\s|$)")
@@ -58,11 +60,11 @@ def parse_value(name: str, raw: str) -> tuple[object | None, str | None]:
         if num != int(num) or not 1 <= num <= 10:
             return None, f"importance {raw} is not a whole number from 1 to 10 (or 0.0-1.0)"
         return int(num), None
-    if name == "expires":
+    if name in ("expires", "observed"):
         try:
             return date.fromisoformat(raw).isoformat(), None
         except ValueError:
-            return None, f"expires {raw!r} is not a date (YYYY-MM-DD)"
+            return None, f"{name} {raw!r} is not a date (YYYY-MM-DD)"
     word = re.sub(r"\s+", "-", raw.lower())
     if not word or not _WORD.match(word):
         return None, f"{name} {raw!r} is not a word (letters, digits, '-', '_', '.', '/')"
@@ -73,7 +75,7 @@ def comment_attrs(line: str, lineno: int, problems: list[Problem]) -> dict:
     """The annotations written on one line (later ones win)."""
     attrs: dict = {}
     for body in COMMENT.findall(line):
-        for part in body.split(";"):
+        for part in re.split(r"[;|]", body):  # "a: 1; b: 2", or USER.md's "observed: … | status: …"
             m = _PAIR.match(part)
             if not m or m.group(1).lower() not in NAMES:
                 continue
@@ -84,6 +86,11 @@ def comment_attrs(line: str, lineno: int, problems: list[Problem]) -> dict:
             else:
                 attrs[name] = value
     return attrs
+
+
+def retired(attrs: dict) -> bool:
+    """The entry's ``status`` says it no longer holds."""
+    return attrs.get("status") in RETIRED
 
 
 def strip_comments(line: str) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from ..markdown.annotations import decode, strip_comments
+from ..markdown.annotations import decode, retired, strip_comments
 from ..markdown.chunker import HEADING
 from ..store.base import ChunkSource
 from ..text.dates import note_date
@@ -112,8 +112,10 @@ class AnnotationView:
         return int(self.attrs.get(rid, {}).get("importance", NEUTRAL_IMPORTANCE))
 
     def expired(self, rid: int, today: date) -> bool:
-        until = self.attrs.get(rid, {}).get("expires")
-        return isinstance(until, str) and date.fromisoformat(until) < today
+        """Past its ``expires`` date, or marked as no longer holding (``status: superseded``)."""
+        attrs = self.attrs.get(rid, {})
+        until = attrs.get("expires")
+        return (isinstance(until, str) and date.fromisoformat(until) < today) or retired(attrs)
 
     def newer(self, rid: int) -> Entry | None:
         """The entry that supersedes this chunk's, or None when it is current (or has no key)."""

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..embeddings.base import EmbeddingProvider
 from ..errors import MnemoclawError
-from ..markdown.annotations import decode
+from ..markdown.annotations import decode, retired
 from ..markdown.chunker import text_hash
 from ..store.base import CacheKey, ChunkSource, EmbeddingCache, KeywordSource, Store, VectorSource
 from ..text.script import fold
@@ -266,7 +266,7 @@ class Searcher:
             if history:
                 return True
             until, key = attrs.get("expires"), attrs.get("key")
-            if isinstance(until, str) and date.fromisoformat(until) < day:
+            if (isinstance(until, str) and date.fromisoformat(until) < day) or retired(attrs):
                 return False
             newest = notes.current.get(key) if isinstance(key, str) else None
             return newest is None or (newest.path == path and newest.start <= line <= newest.end)
