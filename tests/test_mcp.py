@@ -52,11 +52,14 @@ async def _session(client: Client, *, writable: bool = True) -> dict:
         out["after_append"] = r.structured_content
     r = await client.call_tool("memory_status", {})
     out["status"] = r.structured_content
+    r = await client.call_tool("sessions_search", {"query": "数据库"})
+    out["sessions"] = r.structured_content
     return out
 
 
 def _check(out: dict) -> None:
-    assert out["tools"] == ["memory_append", "memory_get", "memory_search", "memory_status"]
+    assert out["tools"] == ["memory_append", "memory_get", "memory_search", "memory_status", "sessions_search"]
+    assert out["sessions"]["results"] == [] and out["sessions"]["sessionsSearched"] == 0
     hit = out["search"]["results"][0]
     assert hit["path"] == "MEMORY.md" and hit["citation"] == "MEMORY.md#L1-L1"
     assert set(out["search"]) >= {"results", "provider", "model", "fallback", "mode"}
@@ -339,7 +342,7 @@ def test_an_openclaw_state_dir_is_served_read_only(tmp_path):
             return tools, tea, meeting, got, st
 
     tools, tea, meeting, got, st = anyio.run(main)
-    assert tools == ["memory_get", "memory_search", "memory_status"]  # nothing that writes
+    assert tools == ["memory_get", "memory_search", "memory_status", "sessions_search"]  # nothing that writes
     assert tea["results"][0]["path"] == "MEMORY.md"
     assert meeting["results"][0]["path"] == "memory/2026-03-02.md"
     assert "周四" in got["text"]

@@ -21,6 +21,7 @@ import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from .answers import (
@@ -54,7 +55,7 @@ from .notes.paths import read_lines, resolve_memory_path, split_citation
 from .providers import AUTO, ProviderChoice, auto_provider, build_provider, resolve_provider
 from .store import Store, open_store
 from .store.base import SharedNamespaces
-from .tools import ANNOTATION_PARAMS, GET, MAX_QUERY_CHARS, SEARCH, SNIPPET_MAX_CHARS, ToolArgumentError
+from .tools import ANNOTATION_PARAMS, GET, MAX_QUERY_CHARS, SEARCH, SESSIONS, SNIPPET_MAX_CHARS, ToolArgumentError
 from .types import Hit, IndexReport, Progress, SourceFile
 
 log = logging.getLogger(__name__)
@@ -416,6 +417,60 @@ class Memory:
 
     def memory_status(self) -> dict[str, Any]:
         return self.status()
+
+    def session_dirs(self) -> list[tuple[str, Path]]:
+        """The transcript folders ``sessions_search`` may read, by agent: this agent's own, or
+        every agent's beside it when ``tools.sessions.visibility`` is ``"all"``."""
+        own = self.settings.sessions_dir
+        tools_cfg = self.settings.raw.get("tools")
+        sessions_cfg = tools_cfg.get("sessions") if isinstance(tools_cfg, dict) else None
+        if not isinstance(sessions_cfg, dict) or sessions_cfg.get("visibility") != "all":
+            return [(self.settings.agent_id, own)]
+        agents_root = own.parent.parent
+        others = sorted(p for p in agents_root.glob("*/sessions") if p.is_dir() and p != own)
+        return [(self.settings.agent_id, own), *((p.parent.name, p) for p in others)]
+
+    def sessions_search(self, query: str, role: str | None = None, since: str | None = None,
+                        until: str | None = None, max_results: int | None = None) -> dict[str, Any]:
+        """The ``sessions_search`` tool: never raises; a bad argument comes back as ``error``."""
+        from .sessions.search import parse_day, search_sessions
+
+        try:
+            args = SESSIONS.check(query=query, role=role, since=since, until=until, max_results=max_results)
+            first = parse_day(args["since"], "since") if args["since"] else None
+            last = parse_day(args["until"], "until") if args["until"] else None
+        except (ToolArgumentError, ValueError) as exc:
+            return {"results": [], "error": str(exc), "action": "call sessions_search again as the error says"}
+        if not args["query"].strip():
+            return {"results": [], "error": "the query is empty",
+                    "action": "call sessions_search again with the words to find"}
+        dirs = self.session_dirs()
+        by_id: dict[str, str] = {}
+
+        def transcripts() -> Iterator[tuple[str, str]]:
+            for agent, folder in dirs:
+                for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else ():
+                    session = path.stem if agent == self.settings.agent_id else f"{agent}/{path.stem}"
+                    try:
+                        data = path.read_text("utf-8", errors="replace")
+                    except OSError:
+                        continue
+                    by_id[session] = agent
+                    yield session, data
+
+        found = search_sessions(transcripts(), args["query"], roles=(args["role"],) if args["role"] else (),
+                                since=first, until=last, limit=int(args["max_results"] or 10))
+        out: dict[str, Any] = {"results": [
+            {"session": h.session, "agent": by_id.get(h.session, self.settings.agent_id), "line": h.line,
+             "role": h.role, "timestamp": (time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(h.timestamp))
+                                           if h.timestamp is not None else None), "excerpt": h.excerpt}
+            for h in found.hits], "sessionsSearched": found.sessions}
+        if found.unreadable:
+            out["unreadable"] = [{"session": s, "why": why} for s, why in found.unreadable]
+        if not found.hits:
+            out["note"] = (f"no message of the {found.sessions} session{'s' if found.sessions != 1 else ''} "
+                           "searched holds every word of the query")
+        return out
 
     def memory_forget(self, target: str, confirm: str | None = None) -> dict[str, Any]:
         """The ``memory_forget`` tool (offered when memory.forget.tool is true): a preview with an

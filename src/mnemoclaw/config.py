@@ -541,7 +541,8 @@ OPENCLAW_NOT_APPLIED = {
                                                     "on a schedule (the flush and memory_append write what is kept)"),
     "plugins.entries.memory-core.config.memoryPolicy": ("not applied yet", "every session's flush is written and "
                                                         "every transcript in the sessions folder is indexed"),
-    "tools.sessions.visibility": ("not applied yet", "only this agent's own transcripts are indexed (as \"self\")"),
+    "tools.sessions.visibility": ("applied to sessions_search only", "\"all\" searches every agent's transcripts "
+                                  "there, any other value this agent's own; memory_search indexes this agent's own"),
     "session.dmScope": ("not applied", "transcripts are read per file, whatever scope made them"),
 }
 

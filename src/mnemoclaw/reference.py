@@ -92,7 +92,7 @@ def config_reference() -> str:
     lines += [f"| `memory.search.{key}` | {instead} |" for key, instead in OPENCLAW_SEARCH_NOT_APPLIED.items()]
     lines += ["| `memory.search.store.fts.tokenizer` | " + OPENCLAW_FTS_NOT_APPLIED + " |",
               "| `memory.search.extraPaths[].pattern` | every Markdown file under the entry's `path` is indexed |"]
-    lines += [f"| `{key}` | {'not applied yet: ' if state.endswith('yet') else ''}{instead} |"
+    lines += [f"| `{key}` | {state + ': ' if state != 'not applied' else ''}{instead} |"
               for key, (state, instead) in OPENCLAW_NOT_APPLIED.items()]
     lines.append("")
     lines += ["## The chat runtime (`mnemoclaw chat`, docs/runtime.md)", "",

@@ -211,7 +211,20 @@ confirm = that id.""", (
     Param("confirm", "string", "The id the preview returned, once the user agreed", max_length=40),
 ), writes=True)
 
-TOOLS = {t.name: t for t in (SEARCH, GET, APPEND, STATUS)}
+SESSIONS = ToolSpec("sessions_search", """\
+Search past conversations word for word: what the user and the assistant said in earlier \
+sessions (not tool output), newest first, each with its session, line, role, time and a \
+short excerpt (secrets redacted). Every word of the query must appear ("quoted phrase" as \
+written); Chinese is found in either script and by single characters. Use it for what was \
+said rather than what memory keeps; memory_search finds notes by meaning.""", (
+    Param("query", "string", "The words or \"phrase\" to find", required=True, max_length=MAX_QUERY_CHARS),
+    Param("role", "string", "Only messages of this role", enum=("user", "assistant")),
+    Param("since", "string", "Only messages from this day on, YYYY-MM-DD", max_length=10),
+    Param("until", "string", "Only messages up to this day, YYYY-MM-DD", max_length=10),
+    Param("maxResults", "integer", "How many messages (default 10)", minimum=1, maximum=50, py="max_results"),
+))
+
+TOOLS = {t.name: t for t in (SEARCH, GET, APPEND, STATUS, SESSIONS)}
 
 
 def tools_for(read_only: bool, *, forget: bool = False) -> list[ToolSpec]:
@@ -231,6 +244,8 @@ class ToolHost(Protocol):
                       key: str | None = None) -> dict[str, Any]: ...
     def memory_status(self) -> dict[str, Any]: ...
     def memory_forget(self, target: str, confirm: str | None = None) -> dict[str, Any]: ...
+    def sessions_search(self, query: str, role: str | None = None, since: str | None = None,
+                        until: str | None = None, max_results: int | None = None) -> dict[str, Any]: ...
 
 
 def call(host: ToolHost, name: str, arguments: Mapping[str, Any], *, read_only: bool = False,
@@ -252,6 +267,8 @@ def call(host: ToolHost, name: str, arguments: Mapping[str, Any], *, read_only: 
         return host.memory_get(**kwargs)
     if spec.name == APPEND.name:
         return host.memory_append(**kwargs)
+    if spec.name == SESSIONS.name:
+        return host.sessions_search(**kwargs)
     if spec.name == FORGET.name:  # reached only through spec=FORGET, where the config enables it
         return host.memory_forget(**kwargs)
     return {**host.memory_status(), "readOnly": read_only}

@@ -66,12 +66,50 @@ def _agent_session(session_id: str | None, mem):
     return AgentSession(mem, session_id=sid)
 
 
-@cli.command()
+@cli.group(invoke_without_command=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the sessions as JSON.")
+@click.pass_context
+def sessions(ctx: click.Context, as_json: bool) -> None:
+    """List the agent's chat sessions: tokens, compactions, last memory flush.
+    `mnemoclaw sessions search QUERY` searches what was said in them."""
+    if ctx.invoked_subcommand is None:
+        _list_sessions(ctx.obj, as_json)
+
+
+@sessions.command("search")
+@click.argument("query")
+@click.option("--role", type=click.Choice(["user", "assistant"]), help="Only messages of this role.")
+@click.option("--since", metavar="YYYY-MM-DD", help="Only messages from this day on.")
+@click.option("--until", metavar="YYYY-MM-DD", help="Only messages up to this day.")
+@click.option("-n", "--max-results", type=click.IntRange(1, 50), default=10, show_default=True,
+              help="How many messages.")
+@click.option("--json", "as_json", is_flag=True, help="Print sessions_search's JSON.")
 @click.pass_obj
 @translated
-def sessions(obj: Ctx, as_json: bool) -> None:
-    """List the agent's chat sessions: tokens, compactions, last memory flush."""
+def sessions_search(obj: Ctx, query: str, role, since, until, max_results: int, as_json: bool) -> None:
+    """Search past sessions word for word (the sessions_search tool): what the user and the
+    assistant said, newest first, secrets redacted; every word must appear ("quoted" phrases
+    as written), Chinese in either script and by single characters."""
+    from ..api import Memory
+
+    with Memory(obj.settings(), provider=None, background=False, reader="person") as mem:  # no model needed
+        found = mem.sessions_search(query, role=role, since=since, until=until, max_results=max_results)
+    if as_json:
+        emit_json(found)
+        return
+    if "error" in found:
+        raise click.ClickException(found["error"])
+    for bad in found.get("unreadable", []):
+        click.echo(f"skipped session {bad['session']}: {bad['why']}", err=True)
+    if not found["results"]:
+        click.echo(found["note"])
+        return
+    for r in found["results"]:
+        when = (r["timestamp"] or "")[:16].replace("T", " ") or "(no time)"
+        click.echo(f"{r['session']}:{r['line']}  {when}  {r['role']}: {r['excerpt']}")
+
+
+def _list_sessions(obj: Ctx, as_json: bool) -> None:
     from ..runtime.transcript import SessionStore, epoch_seconds
 
     settings = obj.settings()

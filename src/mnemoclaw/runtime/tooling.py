@@ -45,7 +45,7 @@ class ToolBox:
 
     def offered(self) -> list[dict[str, Any]]:
         """The tool schemas of a normal request."""
-        out = [tools.SEARCH.function(), tools.GET.function(), READ.function()]
+        out = [tools.SEARCH.function(), tools.GET.function(), tools.SESSIONS.function(), READ.function()]
         if not self.rs.read_only:
             out.append(tools.APPEND.function())
         return out + [schema for schema, _ in self.extra.values()]
@@ -97,6 +97,10 @@ class ToolBox:
 
     def memory_status(self) -> dict[str, Any]:
         return self.memory.status(check_dirty=False)
+
+    def sessions_search(self, query: str, role: str | None = None, since: str | None = None,
+                        until: str | None = None, max_results: int | None = None) -> dict[str, Any]:
+        return self.memory.sessions_search(query, role=role, since=since, until=until, max_results=max_results)
 
     def memory_forget(self, target: str, confirm: str | None = None) -> dict[str, Any]:
         # never offered in a chat: a person forgets with `mnemoclaw forget`, or over MCP when enabled
