@@ -114,7 +114,7 @@ def test_search_reads_openclaw_transcripts_and_sessions(openclaw):
     home, oc, _ = openclaw
     runner = CliRunner()
     assert runner.invoke(cli, ["--openclaw", str(oc), "index"], env=_env(home)).exit_code == 0  # transcripts too
-    out = json.loads(runner.invoke(cli, ["--openclaw", str(oc), "search", "walrus protocol", "--json"],
+    out = json.loads(runner.invoke(cli, ["--openclaw", str(oc), "search", "walrus protocol", "--corpus", "all", "--json"],
                                    env=_env(home)).output)
     assert out["results"][0]["path"] == "sessions/3f2a.jsonl"
     listed = json.loads(runner.invoke(cli, ["--openclaw", str(oc), "sessions", "--json"], env=_env(home)).output)

@@ -103,14 +103,17 @@ def test_transcripts_are_indexed_and_searchable(workspace, sessions_memory):
         ("assistant", "Noted: staging database on orca-7."),
     ])
     mem.sync()
-    out = mem.memory_search("staging database host orca-7")
-    assert out["results"], out
+    # memory_search reads the Markdown unless asked for the transcripts (OpenClaw's default corpus)
+    assert all(r["source"] == "memory" for r in mem.memory_search("staging database host orca-7")["results"])
+    out = mem.memory_search("staging database host orca-7", corpus="sessions")
+    assert out["results"] and out["corpus"] == "sessions", out
+    assert mem.memory_search("staging database host orca-7", corpus="all")["results"][0]["path"] == "sessions/abc.jsonl"
     top = out["results"][0]
     assert top["source"] == "sessions" and top["path"] == "sessions/abc.jsonl"
     assert (top["startLine"], top["endLine"]) == (1, 5)  # JSONL line numbers
     # the secret is nowhere: not in results, not in any chunk, not in the keyword index
     assert "Walrus!Gate99" not in json.dumps(out)
-    by_secret = mem.memory_search("Walrus!Gate99", min_score=0)
+    by_secret = mem.memory_search("Walrus!Gate99", min_score=0, corpus="all")
     assert all("Walrus" not in r["snippet"] for r in by_secret["results"])
     texts = " ".join(r[0] for r in mem.store.conn.execute("SELECT text FROM chunks"))
     fts = " ".join(r[0] for r in mem.store.conn.execute("SELECT text FROM chunks_fts"))
@@ -128,10 +131,30 @@ def test_secrets_said_as_prose_in_a_transcript_are_not_indexed(workspace, sessio
     _transcript(mem.settings.sessions_dir / "abc.jsonl", [("user", f"Keep these for me:\n{NOTE}"),
                                                           ("assistant", "Noted, the heron budget too.")])
     mem.sync()
-    assert mem.memory_search("heron budget")["results"][0]["source"] == "sessions"
+    assert mem.memory_search("heron budget", corpus="sessions")["results"][0]["source"] == "sessions"
     texts = " ".join(r[0] for r in mem.store.conn.execute("SELECT text FROM chunks"))
     assert "my bank PIN is [REDACTED]" in texts and "银行卡密码是 [REDACTED]" in texts
     assert_no_secret(mem, workspace)
+
+
+def test_a_corpus_that_is_not_indexed_or_not_known_is_named(workspace, make_memory):
+    write(workspace / "MEMORY.md", "- the user likes green tea")
+    mem = make_memory(workspace)  # transcripts not indexed
+    out = mem.memory_search("green tea", corpus="sessions")
+    assert out["results"] == [] and "not indexed" in out["error"] and "sessions_search" in out["action"]
+    assert mem.memory_search("green tea", corpus="all")["results"][0]["source"] == "memory"
+    bad = mem.memory_search("green tea", corpus="wiki")
+    assert bad["results"] == [] and "corpus must be one of memory, sessions, all; got 'wiki'" in bad["error"]
+
+
+def test_all_corpora_answer_ten_results_unless_asked(workspace, sessions_memory):
+    for day in range(1, 15):
+        write(workspace / "memory" / f"2026-01-{day:02d}.md", f"- heron sighting number {day} at the lake")
+    mem = sessions_memory()
+    mem.sync()
+    assert len(mem.memory_search("heron sighting lake", min_score=0)["results"]) == 6
+    assert len(mem.memory_search("heron sighting lake", min_score=0, corpus="all")["results"]) == 10
+    assert len(mem.memory_search("heron sighting lake", min_score=0, corpus="all", max_results=3)["results"]) == 3
 
 
 def test_transcripts_need_the_experimental_flag(workspace, tmp_path):
@@ -184,14 +207,14 @@ def test_forget_takes_the_lines_out_of_transcripts_too(workspace, sessions_memor
     _transcript(path, [("user", "hello")] * 3 + [("user", "my boat is sea-otter-5, moored at pier 9"),
                                                  ("assistant", "Noted the boat.")])
     mem.sync()
-    assert any(r["source"] == "sessions" for r in mem.memory_search("sea-otter-5 boat", min_score=0)["results"])
+    assert any(r["source"] == "sessions" for r in mem.memory_search("sea-otter-5 boat", min_score=0, corpus="all")["results"])
     plan = mem.notes.forget_plan("sea-otter-5")
     assert [(r.path, r.source, r.start) for r in plan.removals] == [("MEMORY.md", "memory", 2),
                                                                    ("sessions/abc.jsonl", "sessions", 4)]
     done = mem.notes.forget(plan)
     assert done["verified"], done
     assert "sea-otter" not in path.read_text() and len(path.read_text().splitlines()) == 4
-    assert not any("otter" in r["snippet"] for r in mem.memory_search("sea-otter-5 boat", min_score=0)["results"])
+    assert not any("otter" in r["snippet"] for r in mem.memory_search("sea-otter-5 boat", min_score=0, corpus="all")["results"])
     texts = " ".join(r[0] for r in mem.store.conn.execute("SELECT text FROM chunks"))
     assert "otter" not in texts and "Noted the boat" in texts
 
@@ -205,4 +228,4 @@ def test_a_transcript_line_nested_past_the_parsers_depth_is_skipped(workspace, s
         fh.write("[" * 100_000 + "]" * 100_000 + "\n")
     report = mem.sync()
     assert not report.failed
-    assert mem.memory_search("heron weir")["results"][0]["path"] == "sessions/deep.jsonl"
+    assert mem.memory_search("heron weir", corpus="sessions")["results"][0]["path"] == "sessions/deep.jsonl"

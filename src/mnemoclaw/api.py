@@ -37,7 +37,7 @@ from .answers import (
     search_failed,
 )
 from .backends import Backend, BuiltinBackend, QmdBackend, open_backend
-from .config import Settings, load_settings
+from .config import Settings, load_settings, openclaw_transcripts
 from .embeddings.base import CachedModel, EmbeddingProvider, Remote
 from .errors import (
     IndexCorruptError,
@@ -55,7 +55,17 @@ from .notes.paths import read_lines, resolve_memory_path, split_citation
 from .providers import AUTO, ProviderChoice, auto_provider, build_provider, resolve_provider
 from .store import Store, open_store
 from .store.base import SharedNamespaces
-from .tools import ANNOTATION_PARAMS, GET, MAX_QUERY_CHARS, SEARCH, SESSIONS, SNIPPET_MAX_CHARS, ToolArgumentError
+from .tools import (
+    ALL_CORPORA_RESULTS,
+    ANNOTATION_PARAMS,
+    CORPORA,
+    GET,
+    MAX_QUERY_CHARS,
+    SEARCH,
+    SESSIONS,
+    SNIPPET_MAX_CHARS,
+    ToolArgumentError,
+)
 from .types import Hit, IndexReport, Progress, SourceFile
 
 log = logging.getLogger(__name__)
@@ -204,6 +214,7 @@ class Memory:
         primary provider while the fallback serves (the report's notes say which won), qmd, the
         chunks waiting for vectors. Undo copies a forget kept are deleted here once their time is up."""
         self.notes.expire_copies()
+        self.settings.refresh_transcripts()
         said = []
         if retry and self.providers.fallback is not None:
             fallback = dict(self.providers.fallback)
@@ -273,9 +284,11 @@ class Memory:
     # -- search -----------------------------------------------------------------------------
     def search(self, query: str, *, max_results: int | None = None, min_score: float | None = None,
                mode: str | None = None, sync: bool = True, kind: str | None = None,
-               history: bool = False) -> list[Hit]:
+               history: bool = False, corpus: str = "all") -> list[Hit]:
         """Hits best first. ``kind``: only entries annotated with this type; ``history``: expired
-        entries and the older values of keyed entries too (each marked ``superseded_by``)."""
+        entries and the older values of keyed entries too (each marked ``superseded_by``);
+        ``corpus``: ``memory`` (the Markdown), ``sessions`` (indexed transcripts) or ``all``
+        (everything indexed; the ``memory_search`` tool reads ``memory`` unless asked)."""
         if not self.settings.memory_search["enabled"]:
             raise MnemoclawError("memory search is disabled (agents.defaults.memorySearch.enabled is false)")
         if sync:
@@ -283,25 +296,31 @@ class Memory:
         else:
             self.freshness.left_over = None
         try:
-            hits = self._search(query, max_results, min_score, mode, kind=kind, history=history)
+            hits = self._search(query, max_results, min_score, mode, kind=kind, history=history, corpus=corpus)
         except IndexCorruptError as exc:
-            hits = self._search_damaged(query, max_results, min_score, mode, exc, kind=kind, history=history)
+            hits = self._search_damaged(query, max_results, min_score, mode, exc, kind=kind, history=history,
+                                        corpus=corpus)
         if self.backend.damaged() is not None:
             self.freshness.request("repair")  # a long-running process repairs at once; otherwise the next sync does
         return hits
 
-    def _sources(self) -> tuple[str, ...] | None:
-        sources = self.settings.index_sources()
-        return sources if len(sources) > 1 else None
+    def _sources(self, corpus: str = "memory") -> tuple[str, ...] | None:
+        """The index sources a search of ``corpus`` reads (None: every source there is)."""
+        if corpus not in CORPORA:
+            raise ValueError(f"corpus must be one of {', '.join(CORPORA)}; got {corpus!r}")
+        indexed = self.settings.index_sources()
+        if corpus == "all":
+            return indexed if len(indexed) > 1 else None
+        return (corpus,) if len(indexed) > 1 or corpus not in indexed else None
 
     def _search(self, query: str, max_results: int | None, min_score: float | None, mode: str | None, *,
-                kind: str | None = None, history: bool = False) -> list[Hit]:
+                kind: str | None = None, history: bool = False, corpus: str = "memory") -> list[Hit]:
         wanted = mode or self.backend.default_mode()
         if wanted != "keyword" and not self.backend.vectors_usable():
             mode = "keyword"  # the index's vectors are from another model (a rebuild is under way)
         elif wanted != "keyword" and time.monotonic() < self._query_embedding_off_until:
             mode = "keyword"  # the provider just failed to embed a query: do not wait for it on every search
-        kwargs: dict[str, Any] = dict(max_results=max_results, min_score=min_score, sources=self._sources(),
+        kwargs: dict[str, Any] = dict(max_results=max_results, min_score=min_score, sources=self._sources(corpus),
                                       kind=kind, history=history)
         try:
             return self.backend.search(query, mode=mode, **kwargs).hits
@@ -315,21 +334,22 @@ class Memory:
             return self.backend.search(query, mode="keyword", **kwargs).hits
 
     def _search_damaged(self, query: str, max_results: int | None, min_score: float | None, mode: str | None,
-                        exc: IndexCorruptError, *, kind: str | None = None, history: bool = False) -> list[Hit]:
+                        exc: IndexCorruptError, *, kind: str | None = None, history: bool = False,
+                        corpus: str = "memory") -> list[Hit]:
         """Damage met while searching: answer from what can still be read, or else after
         rebuilding the index from the Markdown."""
         from .store.base import damage_reason
 
         self.backend.mark_damaged(damage_reason(exc))
         answer = self.backend.search_readable(query, max_results=max_results, min_score=min_score, mode=mode,
-                                              sources=self._sources(), kind=kind, history=history)
+                                              sources=self._sources(corpus), kind=kind, history=history)
         if answer is not None:
             return answer.hits
         if self.backend.read_only:
             return []
         try:  # nothing readable answers this query: repair now, it is the only way to answer
             self.sync(lock_timeout=SEARCH_LOCK_WAIT, fallback_now=False)
-            return self._search(query, max_results, min_score, mode, kind=kind, history=history)
+            return self._search(query, max_results, min_score, mode, kind=kind, history=history, corpus=corpus)
         except (MnemoclawError, OSError) as err:
             self.freshness.error = str(err)
             return []
@@ -345,11 +365,11 @@ class Memory:
     # -- the agent tools ----------------------------------------------------------------------
     def memory_search(self, query: str, max_results: int | None = None, min_score: float | None = None, *,
                       mode: str | None = None, kind: str | None = None,
-                      history: bool | None = None) -> dict[str, Any]:
+                      history: bool | None = None, corpus: str | None = None) -> dict[str, Any]:
         """The ``memory_search`` tool: never raises; failures come back with an ``action``."""
         try:
             args = SEARCH.check(query=query, max_results=max_results, min_score=min_score, kind=kind,
-                                history=history)
+                                history=history, corpus=corpus)
         except ToolArgumentError as exc:
             if isinstance(query, str) and len(query) > MAX_QUERY_CHARS:  # refused at once, and not "unavailable"
                 return {"results": [], "error": f"the query is {len(query)} characters long; at most "
@@ -364,12 +384,25 @@ class Memory:
             say_once(f"memory_search refused: {denied} (chatType direct, agent {self.settings.agent_id})")
             return {"results": [], "mode": mode or self.backend.default_mode(),
                     "note": f"memory search is off in this chat: {denied}; say you cannot search memory here"}
+        corpus = args["corpus"] or "memory"
+        if corpus == "sessions" and "sessions" not in self.settings.index_sources():
+            return {"results": [], "corpus": corpus,
+                    "error": "past conversations are not indexed for this agent (memory.search.sources lacks "
+                             "\"sessions\", or memory.search.experimental.sessionMemory is off)",
+                    "action": "use sessions_search to find their exact words, or corpus memory; to index them, "
+                              "set both in the config"}
+        wanted = args["max_results"]
+        if wanted is None and corpus == "all":
+            wanted = ALL_CORPORA_RESULTS
         try:
-            hits = self.search(args["query"], max_results=args["max_results"], min_score=args["min_score"], mode=mode,
-                               kind=args["kind"], history=bool(args["history"]))
+            hits = self.search(args["query"], max_results=wanted, min_score=args["min_score"], mode=mode,
+                               kind=args["kind"], history=bool(args["history"]), corpus=corpus)
         except (MnemoclawError, ValueError, OSError) as exc:
             return search_failed(exc, self.public)
-        return self.answer(hits, args["query"], mode, args["min_score"]).wire()
+        wire = self.answer(hits, args["query"], mode, args["min_score"]).wire()
+        if corpus != "memory":
+            wire["corpus"] = corpus
+        return wire
 
     def answer(self, hits: list[Hit], query: str, mode: str | None = None, min_score: float | None = None, *,
                citations: bool | None = None) -> SearchAnswer:
@@ -421,11 +454,24 @@ class Memory:
     def session_dirs(self) -> list[tuple[str, Path]]:
         """The transcript folders ``sessions_search`` may read, by agent: this agent's own, or
         every agent's beside it when ``tools.sessions.visibility`` is ``"all"``."""
+        self.settings.refresh_transcripts()
         own = self.settings.sessions_dir
         tools_cfg = self.settings.raw.get("tools")
         sessions_cfg = tools_cfg.get("sessions") if isinstance(tools_cfg, dict) else None
         if not isinstance(sessions_cfg, dict) or sessions_cfg.get("visibility") != "all":
             return [(self.settings.agent_id, own)]
+        layout = self.settings.openclaw_layout
+        if self.settings.openclaw_dir is not None and layout is not None:  # every OpenClaw agent, its way
+            from .sessions.openclaw import agents
+
+            out = [(self.settings.agent_id, own)]
+            for agent in agents(self.settings.openclaw_dir):
+                if agent != self.settings.agent_id:
+                    found = openclaw_transcripts(self.settings.openclaw_dir, agent, self.settings.state_dir,
+                                                 layout.version)
+                    if found.sessions_dir.is_dir():
+                        out.append((agent, found.sessions_dir))
+            return out
         agents_root = own.parent.parent
         others = sorted(p for p in agents_root.glob("*/sessions") if p.is_dir() and p != own)
         return [(self.settings.agent_id, own), *((p.parent.name, p) for p in others)]
@@ -565,6 +611,8 @@ class Memory:
             "warnings": [*self.settings.warnings, *host_notes],
             "background": self.freshness.status(),
         }
+        if self.settings.openclaw_layout is not None:
+            out["openclaw"] = self.settings.openclaw_layout.describe()
         out["indexing"] = self.indexing() if index.get("indexing") is None else index["indexing"]
         if not out["workspaceExists"]:
             out.pop("dirty", None)

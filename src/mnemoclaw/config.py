@@ -29,6 +29,7 @@ from .errors import ConfigError, ReadOnlyError
 from .index.indexer import IndexSpec
 from .search.relevance import DEFAULT_MIN_SCORE
 from .search.searcher import QueryOptions
+from .sessions.openclaw import Layout, config_version, locate
 from .store import DRIVERS as STORE_DRIVERS
 from .store.base import StoreOptions
 from .text import parse
@@ -322,8 +323,20 @@ class Settings:
     # Set when the agent is OpenClaw's: its workspace and transcripts are OpenClaw's files,
     # read and never written; mnemoclaw's index and state stay under ``state_dir``.
     openclaw_dir: Path | None = None
+    # where that agent's transcripts were found (files, or a copy of OpenClaw's database)
+    openclaw_layout: Layout | None = None
     # OpenClaw keys accepted from the config but not applied, each with what runs instead
     not_applied: list[str] = field(default_factory=list)
+
+    def refresh_transcripts(self) -> None:
+        """Bring the copy of an OpenClaw agent's transcripts up to date when OpenClaw keeps
+        them in its database (a no-op when the database did not change, or for files)."""
+        if self.openclaw_dir is not None and self.openclaw_layout is not None \
+                and self.openclaw_layout.kind == "sqlite":
+            self.openclaw_layout = openclaw_transcripts(self.openclaw_dir, self.agent_id, self.state_dir,
+                                                        self.openclaw_layout.version)
+            for note in self.openclaw_layout.notes:
+                log.warning("%s", note)
 
     def check_writable(self, what: str) -> None:
         """Refuse ``what`` (a write into the workspace or the transcripts) for an OpenClaw agent."""
@@ -743,9 +756,20 @@ def openclaw_settings(openclaw_dir: str | os.PathLike[str], *, state_dir: str | 
         overrides=merged,
         default_workspace=lambda agent: root / ("workspace" if agent == DEFAULT_AGENT else f"workspace-{agent}"),
     )
-    settings.transcripts_dir = root / "agents" / settings.agent_id / "sessions"
+    layout = openclaw_transcripts(root, settings.agent_id, state, config_version(settings.raw))
+    settings.transcripts_dir = layout.sessions_dir
     settings.openclaw_dir = root
+    settings.openclaw_layout = layout
+    for msg in ([layout.problem] if layout.problem else []) + layout.notes:
+        settings.warnings.append(msg)
+        log.warning("%s", msg)
     return settings
+
+
+def openclaw_transcripts(root: Path, agent_id: str, state_dir: Path, version: str | None) -> Layout:
+    """Where OpenClaw keeps ``agent_id``'s transcripts: its files, or (2026.7.2 on) a JSONL copy
+    of its database under mnemoclaw's state dir, made afresh when the database changed."""
+    return locate(root, agent_id, state_dir / "openclaw" / agent_id / "sessions", version=version)
 
 
 # -- writing a config file (the one writer of config files) -------------------------------------

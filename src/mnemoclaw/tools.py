@@ -139,6 +139,10 @@ class ToolSpec:
         return {p.keyword: p.check(values.get(p.keyword)) for p in self.params}
 
 
+# What memory_search can read: the Markdown memory, the indexed transcripts, or both.
+CORPORA = ("memory", "sessions", "all")
+ALL_CORPORA_RESULTS = 10  # the default number of results when searching everything
+
 SEARCH = ToolSpec("memory_search", """\
 Search long-term memory (MEMORY.md and the daily logs) by meaning and by keyword, in any \
 language. Use it BEFORE answering questions about past work, decisions, people, \
@@ -161,6 +165,8 @@ history is true.""", (
           "another word the notes use", max_length=40, py="kind"),
     Param("history", "boolean", "Also return expired entries and the older values of keyed entries, each "
           "marked (default false)"),
+    Param("corpus", "string", "memory: the Markdown memory (default); sessions: past conversations, where they "
+          "are indexed; all: both (default 10 results)", enum=CORPORA),
 ))
 
 GET = ToolSpec("memory_get", """\
@@ -237,7 +243,7 @@ class ToolHost(Protocol):
 
     def memory_search(self, query: str, max_results: int | None = None, min_score: float | None = None, *,
                       mode: str | None = None, kind: str | None = None,
-                      history: bool | None = None) -> dict[str, Any]: ...
+                      history: bool | None = None, corpus: str | None = None) -> dict[str, Any]: ...
     def memory_get(self, path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, Any]: ...
     def memory_append(self, text: str, target: str | None = None, *, importance: int | None = None,
                       kind: str | None = None, expires: str | None = None,

@@ -243,7 +243,7 @@ def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: st
             return answer()
         started = time.perf_counter()
         try:
-            hits = mem.search(q, mode=mode, max_results=MAX_RESULTS)
+            hits = mem.search(q, mode=mode, max_results=MAX_RESULTS, corpus="all")
         except (MnemoclawError, ValueError, OSError) as exc:
             return answer(503, error=mem.public(str(exc)))
         took = (time.perf_counter() - started) * 1000
