@@ -251,3 +251,55 @@ def test_user_md_entries_parse_with_the_bar_separator():
     assert at[7] == {"observed": "2026-09-14", "status": "active"}
     _, problems = annotate("- x <!-- observed: 2026-13-01 | status: active -->\n")
     assert [p.message for p in problems] == ["observed '2026-13-01' is not a date (YYYY-MM-DD); the annotation is ignored"]
+
+
+PROJECTS_MD = """\
+# Coding notes
+
+<!-- project: heron-api; trigger: deploy, release day, 上线 -->
+- heron-api deploys with `make ship`; the release branch is cut on Tuesdays.
+
+<!-- project: kestrel-web -->
+- kestrel-web deploys with `make ship` too, from the main branch, on Fridays.
+
+- every project deploys only after the test suite is green.
+
+<!-- project: kestrel-web -->
+- kestrel-web's deploy waits for the design review on Thursdays before it ships.
+"""
+
+
+def test_trigger_and_project_annotations_parse_as_openclaw_writes_them():
+    at = attrs_of(PROJECTS_MD)
+    assert at[4] == {"project": "heron-api", "trigger": ["deploy", "release day", "上线"]}
+    assert at[7] == {"project": "kestrel-web"} and not at.get(9)
+    _, problems = annotate("- x <!-- trigger: , -->\n")
+    assert [p.message for p in problems] == ["trigger names no phrase (write <!-- trigger: a, b -->); "
+                                             "the annotation is ignored"]
+    assert render({"trigger": ["deploy", "上线"], "project": "heron-api"}) == \
+        "<!-- trigger: deploy, 上线; project: heron-api -->"
+    assert attrs_of("- y " + render({"trigger": ["deploy", "上线"], "project": "heron-api"}) + "\n")[1] == {
+        "trigger": ["deploy", "上线"], "project": "heron-api"}
+
+
+def test_a_project_puts_other_projects_entries_after_its_own_with_scores_in_order(workspace, make_memory, store):
+    write(workspace / "MEMORY.md", PROJECTS_MD)
+    mem = make_memory(workspace, overrides=store)
+    mem.sync()
+    plain = mem.memory_search("how does it deploy with make ship", min_score=0)["results"]
+    assert {r.get("project") for r in plain} >= {"heron-api", "kestrel-web"}
+    for project in ("heron-api", "kestrel-web"):
+        got = mem.memory_search("how does it deploy with make ship", min_score=0, project=project)["results"]
+        assert {r["startLine"] for r in got} == {r["startLine"] for r in plain}  # reordered, nothing dropped
+        named = [r.get("project") for r in got]
+        others = [i for i, p in enumerate(named) if p not in (None, project)]
+        assert others and all(i > j for i in others for j, p in enumerate(named) if p in (None, project)), named
+        scores = [r["score"] for r in got]
+        assert scores == sorted(scores, reverse=True), scores
+    top = mem.memory_search("how does it deploy with make ship", project="kestrel-web")["results"][0]
+    assert top["project"] == "kestrel-web" and top["startLine"] in (6, 11)
+    # the trigger phrases are words the entry is found by, and shown with it
+    hit = mem.memory_search("上线", min_score=0)["results"][0]
+    assert hit["startLine"] == 3 and hit["trigger"] == ["deploy", "release day", "上线"]
+    bad = mem.memory_search("deploy", project="x" * 101)
+    assert bad["results"] == [] and "project is 101 characters long" in bad["error"]

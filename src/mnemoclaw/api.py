@@ -53,6 +53,7 @@ from .measured import floor_summary, ranking_summary
 from .notes import Forgotten, Notes
 from .notes.paths import read_lines, resolve_memory_path, split_citation
 from .providers import AUTO, ProviderChoice, auto_provider, build_provider, resolve_provider
+from .search.stages import this_project_first
 from .store import Store, open_store
 from .store.base import SharedNamespaces
 from .tools import (
@@ -61,6 +62,7 @@ from .tools import (
     CORPORA,
     GET,
     MAX_QUERY_CHARS,
+    MAX_RESULTS,
     SEARCH,
     SESSIONS,
     SNIPPET_MAX_CHARS,
@@ -73,6 +75,9 @@ log = logging.getLogger(__name__)
 # After the provider failed to embed a query, searches go by keyword for this long
 # instead of waiting for its retries (and timeouts) every time.
 QUERY_EMBEDDING_RETRY_SECONDS = 60.0
+# A search for one project reads this many times the results asked for before putting the
+# other projects' entries last.
+PROJECT_LOOKAHEAD = 3
 # settings reported as not taking effect, so each is said once per process on stderr
 _SAID: set[str] = set()
 
@@ -284,17 +289,25 @@ class Memory:
     # -- search -----------------------------------------------------------------------------
     def search(self, query: str, *, max_results: int | None = None, min_score: float | None = None,
                mode: str | None = None, sync: bool = True, kind: str | None = None,
-               history: bool = False, corpus: str = "all") -> list[Hit]:
+               history: bool = False, corpus: str = "all", project: str | None = None) -> list[Hit]:
         """Hits best first. ``kind``: only entries annotated with this type; ``history``: expired
         entries and the older values of keyed entries too (each marked ``superseded_by``);
         ``corpus``: ``memory`` (the Markdown), ``sessions`` (indexed transcripts) or ``all``
-        (everything indexed; the ``memory_search`` tool reads ``memory`` unless asked)."""
+        (everything indexed; the ``memory_search`` tool reads ``memory`` unless asked);
+        ``project``: entries annotated with another project come after this one's and the
+        unannotated, scored no higher than what precedes them."""
         if not self.settings.memory_search["enabled"]:
             raise MnemoclawError("memory search is disabled (agents.defaults.memorySearch.enabled is false)")
         if sync:
             self.freshness.before_search()
         else:
             self.freshness.left_over = None
+        project = (project or "").strip().lower() or None
+        if project:  # look deeper, so this project's entries can fill the places others held
+            wanted = max_results or self.settings.query_options().max_results
+            hits = self.search(query, max_results=min(MAX_RESULTS, wanted * PROJECT_LOOKAHEAD), min_score=min_score,
+                               mode=mode, sync=False, kind=kind, history=history, corpus=corpus)
+            return this_project_first(hits, project)[:wanted]
         try:
             hits = self._search(query, max_results, min_score, mode, kind=kind, history=history, corpus=corpus)
         except IndexCorruptError as exc:
@@ -365,11 +378,12 @@ class Memory:
     # -- the agent tools ----------------------------------------------------------------------
     def memory_search(self, query: str, max_results: int | None = None, min_score: float | None = None, *,
                       mode: str | None = None, kind: str | None = None,
-                      history: bool | None = None, corpus: str | None = None) -> dict[str, Any]:
+                      history: bool | None = None, corpus: str | None = None,
+                      project: str | None = None) -> dict[str, Any]:
         """The ``memory_search`` tool: never raises; failures come back with an ``action``."""
         try:
             args = SEARCH.check(query=query, max_results=max_results, min_score=min_score, kind=kind,
-                                history=history, corpus=corpus)
+                                history=history, corpus=corpus, project=project)
         except ToolArgumentError as exc:
             if isinstance(query, str) and len(query) > MAX_QUERY_CHARS:  # refused at once, and not "unavailable"
                 return {"results": [], "error": f"the query is {len(query)} characters long; at most "
@@ -396,7 +410,8 @@ class Memory:
             wanted = ALL_CORPORA_RESULTS
         try:
             hits = self.search(args["query"], max_results=wanted, min_score=args["min_score"], mode=mode,
-                               kind=args["kind"], history=bool(args["history"]), corpus=corpus)
+                               kind=args["kind"], history=bool(args["history"]), corpus=corpus,
+                               project=args["project"])
         except (MnemoclawError, ValueError, OSError) as exc:
             return search_failed(exc, self.public)
         wire = self.answer(hits, args["query"], mode, args["min_score"]).wire()

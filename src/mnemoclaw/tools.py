@@ -167,6 +167,8 @@ history is true.""", (
           "marked (default false)"),
     Param("corpus", "string", "memory: the Markdown memory (default); sessions: past conversations, where they "
           "are indexed; all: both (default 10 results)", enum=CORPORA),
+    Param("project", "string", "The project (repository) the work is in: entries annotated with another "
+          "project come after this one's", max_length=100),
 ))
 
 GET = ToolSpec("memory_get", """\
@@ -243,7 +245,8 @@ class ToolHost(Protocol):
 
     def memory_search(self, query: str, max_results: int | None = None, min_score: float | None = None, *,
                       mode: str | None = None, kind: str | None = None,
-                      history: bool | None = None, corpus: str | None = None) -> dict[str, Any]: ...
+                      history: bool | None = None, corpus: str | None = None,
+                      project: str | None = None) -> dict[str, Any]: ...
     def memory_get(self, path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, Any]: ...
     def memory_append(self, text: str, target: str | None = None, *, importance: int | None = None,
                       kind: str | None = None, expires: str | None = None,

@@ -237,16 +237,18 @@ def print_results(result: dict[str, Any], floor: float | None = None) -> None:
 @click.option("--type", "kind", help="Only entries annotated with this type (fact, preference, task, summary, ...).")
 @click.option("--history", is_flag=True, help="Also expired entries and the older values of keyed entries.")
 @click.option("--corpus", type=click.Choice(CORPORA), help="memory (default), sessions (indexed transcripts) or all.")
+@click.option("--project", help="The project the work is in: entries annotated with another project come after "
+              "this one's (env MNEMOCLAW_PROJECT).", envvar="MNEMOCLAW_PROJECT")
 @click.option("--json", "as_json", is_flag=True, help="Print the memory_search result as JSON.")
 @click.pass_obj
 @translated
-def search(obj: Ctx, query: str, max_results, min_score, mode, kind, history, corpus, as_json) -> None:
+def search(obj: Ctx, query: str, max_results, min_score, mode, kind, history, corpus, project, as_json) -> None:
     """Search memory (memory_search semantics): ranked chunks with path#Lx-Ly citations."""
     if not query.strip():
         raise click.UsageError("the query is empty: give the words of what you are looking for")
     with obj.memory() as mem:
         result = mem.memory_search(query, max_results, min_score, mode=mode, kind=kind, history=history or None,
-                                   corpus=corpus)
+                                   corpus=corpus, project=project)
         floor = mem.settings.query_options().min_score if min_score is None else min_score
     if as_json:
         emit_json(result)

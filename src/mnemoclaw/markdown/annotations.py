@@ -1,5 +1,7 @@
 """Annotations written in the Markdown: ``<!-- importance: 8 -->``, ``<!-- type: preference -->``,
-``<!-- expires: 2027-03-31 -->``, ``<!-- key: db-host -->``. Pure: text in, spans out.
+``<!-- expires: 2027-03-31 -->``, ``<!-- key: db-host -->``, USER.md's ``<!-- observed: 2026-09-01 |
+status: active -->``, ``<!-- trigger: deploy, 上线 -->`` (phrases a message may say that call for
+the entry) and ``<!-- project: repo-name -->``. Pure: text in, spans out.
 
 An annotation belongs to the entry it is written in or beside:
 
@@ -22,7 +24,8 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-NAMES = ("importance", "type", "expires", "key", "observed", "status")
+NAMES = ("importance", "type", "expires", "key", "observed", "status", "trigger", "project")
+MAX_TRIGGERS = 20  # phrases one trigger annotation may name
 # an entry whose status says it no longer holds (USER.md's "superseded in place") does not answer
 RETIRED = frozenset({"superseded", "retired", "inactive", "archived", "deprecated", "obsolete"})
 COMMENT = re.compile(r"<!--(.*?)-->")
@@ -60,6 +63,13 @@ def parse_value(name: str, raw: str) -> tuple[object | None, str | None]:
         if num != int(num) or not 1 <= num <= 10:
             return None, f"importance {raw} is not a whole number from 1 to 10 (or 0.0-1.0)"
         return int(num), None
+    if name == "trigger":  # "deploy, release day, 上线": each phrase as written, lower-cased
+        phrases = list(dict.fromkeys(" ".join(p.split()).lower() for p in re.split(r"[,，、]", raw) if p.strip()))
+        if not phrases:
+            return None, "trigger names no phrase (write <!-- trigger: a, b -->)"
+        if len(phrases) > MAX_TRIGGERS:
+            return None, f"trigger names {len(phrases)} phrases; at most {MAX_TRIGGERS}"
+        return phrases, None
     if name in ("expires", "observed"):
         try:
             return date.fromisoformat(raw).isoformat(), None
@@ -99,14 +109,16 @@ def strip_comments(line: str) -> str:
 
 def searchable(text: str, meta: str) -> str:
     """A chunk's text as keyword search indexes it: each annotation comment replaced by the
-    words of its key ("db-host" -> "db host"), the name of the thing the entry sets, so
-    "what is the db host now" finds it, while "type" or "importance" in a question does
-    not match every annotated entry."""
+    words of its key ("db-host" -> "db host"), the name of the thing the entry sets, and its
+    trigger phrases, so "what is the db host now" finds it, while "type" or "importance" in a
+    question does not match every annotated entry."""
     if not meta:
         return text
 
     def words(m: re.Match[str]) -> str:
-        keys = [p.group(2) for p in map(_PAIR.match, m.group(1).split(";")) if p and p.group(1).lower() == "key"]
+        pairs = [p for p in map(_PAIR.match, re.split(r"[;|]", m.group(1))) if p]
+        keys = [p.group(2) for p in pairs if p.group(1).lower() == "key"]
+        keys += [t for p in pairs if p.group(1).lower() == "trigger" for t in re.split(r"[,，、]", p.group(2))]
         return " " + " ".join(re.sub(r"[-_./:]+", " ", k) for k in keys) + " "
 
     return COMMENT.sub(words, text)
@@ -238,5 +250,6 @@ def decode(meta: str) -> dict:
 
 def render(attrs: dict) -> str:
     """``attrs`` written back as the comment a person would type (for ``memory_append``)."""
-    parts = [f"{name}: {attrs[name]}" for name in NAMES if attrs.get(name) not in (None, "")]
+    parts = [f"{name}: {', '.join(map(str, v)) if isinstance(v, list) else v}"
+             for name in NAMES if (v := attrs.get(name)) not in (None, "", [])]
     return f"<!-- {'; '.join(parts)} -->" if parts else ""

@@ -81,9 +81,10 @@ class ToolBox:
     # -- tools.ToolHost ------------------------------------------------------------------
     def memory_search(self, query: str, max_results: int | None = None, min_score: float | None = None, *,
                       mode: str | None = None, kind: str | None = None,
-                      history: bool | None = None, corpus: str | None = None) -> dict[str, Any]:
+                      history: bool | None = None, corpus: str | None = None,
+                      project: str | None = None) -> dict[str, Any]:
         return self.memory.memory_search(query, max_results, min_score, mode=mode, kind=kind, history=history,
-                                         corpus=corpus)
+                                         corpus=corpus, project=project)
 
     def memory_get(self, path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, Any]:
         return self.memory.memory_get(path, from_line, lines)

@@ -345,6 +345,14 @@ def in_score_order(hits: list[Hit], by_score: bool = True) -> list[Hit]:
     return _monotone(ranked)
 
 
+def this_project_first(hits: list[Hit], project: str) -> list[Hit]:
+    """``hits`` with the entries annotated with a project other than ``project`` moved after
+    the rest (this project's and those naming none), in their order, each scored no higher
+    than the hit before it: the list still reads best first."""
+    mine = [h for h in hits if h.annotations.get("project") in (None, project)]
+    return _monotone(mine + [h for h in hits if h.annotations.get("project") not in (None, project)])
+
+
 def _monotone(hits: list[Hit]) -> list[Hit]:
     out: list[Hit] = []
     for h in hits:
