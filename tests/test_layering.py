@@ -28,7 +28,7 @@ LAYERS = {
     # 3: orchestration
     "index": 3, "search": 3, "backends": 3, "freshness": 3,
     # 4: the composition root
-    "config": 4, "notes": 4, "measured": 4, "providers": 4, "api": 4, "migrate": 4, "reset": 4,
+    "config": 4, "notes": 4, "measured": 4, "providers": 4, "api": 4, "migrate": 4, "reset": 4, "recall": 4,
     # 5: what is built on Memory: the chat runtime, the evaluation harness, the MCP edge
     "runtime": 5, "eval": 5, "demo": 5, "mcp_server": 5, "ui": 5, "serving": 5,
     # 6: the command line

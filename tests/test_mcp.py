@@ -54,12 +54,20 @@ async def _session(client: Client, *, writable: bool = True) -> dict:
     out["status"] = r.structured_content
     r = await client.call_tool("sessions_search", {"query": "数据库"})
     out["sessions"] = r.structured_content
+    out["prompts"] = sorted(p.name for p in (await client.list_prompts()).prompts)
+    got = await client.get_prompt("recall", {"message": "where is the spare key?"})
+    out["recall"] = got.messages[0].content.text
+    got = await client.get_prompt("recall", {"message": "thanks, lovely"})
+    out["recall_nothing"] = got.messages[0].content.text
     return out
 
 
 def _check(out: dict) -> None:
     assert out["tools"] == ["memory_append", "memory_get", "memory_search", "memory_status", "sessions_search"]
     assert out["sessions"]["results"] == [] and out["sessions"]["sessionsSearched"] == 0
+    assert out["prompts"] == ["recall"]
+    assert out["recall"].startswith("# Recalled from memory") and "[MEMORY.md#L1-L1]" in out["recall"]
+    assert out["recall_nothing"].startswith("Memory has nothing that clearly bears on this message")
     hit = out["search"]["results"][0]
     assert hit["path"] == "MEMORY.md" and hit["citation"] == "MEMORY.md#L1-L1"
     assert set(out["search"]) >= {"results", "provider", "model", "fallback", "mode"}

@@ -168,12 +168,27 @@ MEMORY_SEARCH: dict[str, Any] = {
     },
 }
 
+# The score an entry needs to be recalled unasked: chosen on half of the LoCoMo conversations
+# replayed turn by turn, reported on the other half (benchmarks/recall.py, docs/quality.md).
+RECALL_MIN_SCORE = 0.9
+
 MEMORY: dict[str, Any] = {
     "backend": F("builtin", "choice", BACKENDS, doc="builtin (mnemoclaw's index) or qmd (qmd finds, mnemoclaw "
                  "ranks; docs/qmd.md)"),
     "citations": F("auto", "choice", ("auto", "on", "off"), doc="append Source: path#Lx-Ly to snippets"),
     "forget": {
         "tool": F(False, "bool", doc="offer memory_forget over MCP (a preview, then a confirmed removal)"),
+    },
+    "recall": {
+        "enabled": F(True, "bool", doc="search memory with each message before the model answers and put what "
+                     "scores minScore or more in its context (chat, `mnemoclaw recall`); no model call"),
+        "maxEntries": F(3, "int", lo=1, hi=10, doc="at most this many entries a message"),
+        "maxChars": F(1200, "int", lo=100, hi=20000, doc="at most this many characters of entries a message"),
+        "minScore": F(RECALL_MIN_SCORE, "float", lo=0.0, hi=1.0,
+                      doc="the score an entry needs to come unasked (measured: benchmarks/recall.py)"),
+        "sources": F(["curated"], "list[str]", choices=("curated", "daily", "sessions"),
+                     doc="what may come unasked: curated (MEMORY.md, USER.md, extra paths), daily (memory/ "
+                     "logs), sessions (indexed transcripts); imported memory never"),
     },
 }
 

@@ -115,7 +115,17 @@ def build_server(service: MemoryService, *, read_only: bool = False, name: str =
     for spec in tools.tools_for(read_only, forget=service.forget_tool):
         tool = Tool.from_function(_handler(service, spec, read_only), name=spec.name, description=spec.description)
         made.append(_strict(tool) if spec.writes else tool)
-    return MCPServer(name, instructions=instructions, log_level="WARNING", tools=made)
+    server = MCPServer(name, instructions=instructions, log_level="WARNING", tools=made)
+
+    @server.prompt(name="recall", description="What mnemoclaw would put before the reply to MESSAGE: the memory "
+                   "entries that clearly bear on it, with citations (nothing when none does). No model call.")
+    async def recall_prompt(message: str) -> str:
+        from .recall import recall
+
+        found = await service.call(lambda mem: recall(mem, message))
+        return found.block() or f"Memory has nothing that clearly bears on this message ({found.why_none})."
+
+    return server
 
 
 # -- transports -----------------------------------------------------------------------------

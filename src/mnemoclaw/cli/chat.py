@@ -19,7 +19,7 @@ from .app import Ctx, cli, emit_json, translated
 def chat(obj: Ctx, session_id) -> None:
     """Chat with an agent that has the memory tools (llm.baseUrl, llm.model, llm.apiKey).
 
-    Slash commands: /context list|detail, /compact [focus], /status, /new, /reset, /verbose.
+    Slash commands: /context list|detail, /compact [focus], /status, /new, /reset, /verbose, /recall [on|off].
     The agent searches memory before answering about the past, writes what must last,
     flushes notes before compaction and never loses the transcript.
     """
@@ -43,6 +43,9 @@ def chat(obj: Ctx, session_id) -> None:
                 continue
             reply = agent.send(line)
             if agent.verbose:
+                for entry in reply.recalled:
+                    click.echo(f"  [recalled {entry['citation']} score {entry['score']:.2f}] {entry['text'][:120]}",
+                               err=True)
                 for call in reply.tool_calls:
                     click.echo(f"  [tool {call['name']}] {call['result']}", err=True)
                 if reply.flushed:

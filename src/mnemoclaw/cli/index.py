@@ -259,6 +259,64 @@ def search(obj: Ctx, query: str, max_results, min_score, mode, kind, history, co
 
 
 @cli.command()
+@click.argument("message", required=False)
+@click.option("--last-turn", help="What was said just before the message (a short message is searched with it).")
+@click.option("--hook", is_flag=True, help="Run as a per-prompt hook (Claude Code, Codex UserPromptSubmit): read "
+              "the hook's JSON from stdin, print only what to add to the context, never fail the prompt.")
+@click.option("--json", "as_json", is_flag=True, help="Print the entries, scores and block as JSON.")
+@click.pass_obj
+@translated
+def recall(obj: Ctx, message: str | None, last_turn: str | None, hook: bool, as_json: bool) -> None:
+    """What memory would put before the reply to MESSAGE ("-": read it from stdin): the entries
+    that score high enough and share specific words with it, at most memory.recall.maxEntries."""
+    from ..recall import recall as recall_for
+
+    if hook:
+        _hook_recall(obj, as_json)
+        return
+    if message is None or message == "-":
+        message = sys.stdin.read()
+    if not message.strip():
+        raise click.UsageError("the message is empty: give the message the agent is about to answer")
+    with obj.memory() as mem:
+        found = recall_for(mem, message, last_turn=last_turn)
+    if as_json:
+        emit_json(found.wire())
+    elif found.entries:
+        click.echo(found.block())
+    else:
+        click.echo(f"Nothing recalled: {found.why_none}.", err=True)
+
+
+def _hook_recall(obj: Ctx, as_json: bool) -> None:
+    """A hook's run: its JSON in (``prompt``), the block out, exit 0 whatever happens, so a
+    memory problem never stops the user's prompt; what went wrong is one line on stderr."""
+    import json
+
+    from ..recall import recall as recall_for
+
+    raw = sys.stdin.read()
+    try:
+        event = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        event = {"prompt": raw}  # plain text piped in
+    prompt = event.get("prompt") if isinstance(event, dict) else None
+    if not isinstance(prompt, str) or not prompt.strip():
+        click.echo("mnemoclaw recall --hook: the hook's input has no prompt; nothing recalled", err=True)
+        return
+    try:
+        with obj.memory() as mem:
+            found = recall_for(mem, prompt)
+    except Exception as exc:  # noqa: BLE001 - a hook must never fail the prompt
+        click.echo(f"mnemoclaw recall --hook: nothing recalled ({exc})", err=True)
+        return
+    if as_json:
+        emit_json(found.wire())
+    elif found.entries:
+        click.echo(found.block())
+
+
+@cli.command()
 @click.argument("path")
 @click.option("--from", "from_line", type=click.IntRange(1), help="First line (1-based).")
 @click.option("--lines", type=click.IntRange(0), help="How many lines.")

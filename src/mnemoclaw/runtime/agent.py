@@ -28,6 +28,7 @@ from typing import Any
 from ..api import Memory
 from ..errors import MnemoclawError
 from ..notes.git import autocommit
+from ..recall import Recall, recall
 from ..text.tokenize import estimate_tokens
 from . import commands
 from .bootstrap import InjectedFile, load_bootstrap, render, sections_to_reinject
@@ -77,6 +78,8 @@ class AgentSession:
         self.clock = clock
         self.toolbox = ToolBox(memory, self.workspace, self.rs, commit=self._autocommit, extra=extra_tools)
         self.verbose = False
+        self.recall_on = bool(memory.settings.memory["recall"]["enabled"])
+        self.recalled: Recall | None = None  # what recall put before the last reply
         self.notes: list[str] = []
         self._last_request_at: float | None = None
         self._usage_anchor: tuple[int, int] | None = None  # (history length, tokens the API reported)
@@ -232,14 +235,18 @@ class AgentSession:
         if self._expired(self.meta):
             self._open(self.store.new_id())
             self.notes.append("a new session started (daily reset)")
+        self.recalled = self._recall(text)
         self._record({"role": "user", "content": text})
-        reply = Reply("")
+        reply = Reply("", recalled=[e.wire() for e in self.recalled.entries] if self.recalled else [])
+        recalled = self.recalled.block() if self.recalled else ""
         overflow = 0
         rounds = 0
         while True:
             reply.flushed |= self._maybe_flush()
             reply.compacted += self._maybe_compact()
             system, _ = self.system_prompt()
+            if recalled:
+                system = f"{system}\n\n{recalled}"
             try:
                 result = self._complete(self._messages(system), self.tools())
             except ContextOverflowError as exc:
@@ -274,6 +281,14 @@ class AgentSession:
             if rounds >= self.rs.max_tool_rounds:
                 reply.text = f"(stopped after {rounds} rounds of tool calls)"
                 return reply
+
+    def _recall(self, text: str) -> Recall | None:
+        """Memory for this message before the model sees it (memory.recall; /recall off)."""
+        if not self.recall_on:
+            return None
+        last = next((m for m in reversed(self.history) if m.get("role") == "assistant"
+                     and isinstance(m.get("content"), str) and m["content"].strip()), None)
+        return recall(self.memory, text, last_turn=last["content"] if last else None)
 
     def _autocommit(self, message: str) -> None:
         if not self.rs.git_autocommit:

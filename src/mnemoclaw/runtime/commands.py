@@ -1,5 +1,5 @@
 """The slash commands of a chat session and the reports they print: ``/context
-list|detail``, ``/compact [focus]``, ``/status``, ``/new``, ``/reset``, ``/verbose``."""
+list|detail``, ``/compact [focus]``, ``/status``, ``/new``, ``/reset``, ``/verbose``, ``/recall [on|off]``."""
 
 from __future__ import annotations
 
@@ -13,13 +13,14 @@ from ..text.tokenize import estimate_tokens
 if TYPE_CHECKING:  # the commands act on a session; a session runs them
     from .agent import AgentSession
 
-COMMANDS = "/context list|detail, /compact [focus], /status, /new, /reset, /verbose"
+COMMANDS = "/context list|detail, /compact [focus], /status, /new, /reset, /verbose, /recall [on|off]"
 
 
 @dataclass
 class Reply:
     text: str
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    recalled: list[dict[str, Any]] = field(default_factory=list)  # entries put in context before the reply
     flushed: bool = False
     compacted: int = 0
     command: bool = False
@@ -44,6 +45,15 @@ def run(agent: AgentSession, line: str) -> Reply:
     if name == "/verbose":
         agent.verbose = not agent.verbose
         return Reply(f"Verbose {'on' if agent.verbose else 'off'}.", command=True)
+    if name == "/recall":
+        if rest in ("on", "off"):
+            agent.recall_on = rest == "on"
+        elif rest:
+            return Reply(f"/recall takes on or off, not {rest!r}.", command=True)
+        last = agent.recalled
+        said = ("; last message: " + (", ".join(e.citation for e in last.entries) or (last.why_none or "nothing"))
+                if last is not None else "")
+        return Reply(f"Recall before the reply is {'on' if agent.recall_on else 'off'}{said}.", command=True)
     return Reply(f"Unknown command {name}. Commands: {COMMANDS}", command=True)
 
 
@@ -67,6 +77,10 @@ def context_breakdown(agent: AgentSession, *, detail: bool = False) -> dict[str,
         "contextTokens": rs.context_tokens,
         "flushAt": rs.flush_threshold,
         "compactionAt": rs.compaction_threshold,
+        "recall": {"on": agent.recall_on,
+                   "entries": [e.wire() for e in agent.recalled.entries] if agent.recalled else [],
+                   "chars": len(agent.recalled.block()) if agent.recalled else 0,
+                   "note": agent.recalled.why_none if agent.recalled else None},
     }
     if detail:
         by_role: dict[str, list[int]] = {}
@@ -101,7 +115,16 @@ def context_report(agent: AgentSession, *, detail: bool = False) -> str:
         f"Session: ~{c['sessionTokens']} / {c['contextTokens']} tokens "
         f"(flush at {c['flushAt']}, compaction at {c['compactionAt']})",
     ]
+    rc = c["recall"]
+    if not rc["on"]:
+        lines.append("Recall before the reply: off (/recall on)")
+    elif rc["entries"]:
+        lines.append(f"Recalled for the last message: {len(rc['entries'])} entries, {rc['chars']} chars")
+    else:
+        lines.append(f"Recalled for the last message: nothing ({rc['note'] or 'no message yet'})")
     if detail:
+        for e in rc["entries"]:
+            lines.append(f"  recalled {e['citation']} score {e['score']:.2f}: {e['text'][:80]!r}")
         lines.append("History by role: " + ", ".join(f"{r} {v['messages']} msgs ~{v['tokens']} tokens"
                                                      for r, v in c["historyByRole"].items()))
         for m in c["largestMessages"]:

@@ -1,0 +1,227 @@
+"""Recall before the reply: memory that comes to the agent unasked.
+
+Before the model answers a message, memory is searched with it (and, for a short message that
+leans on what came before, with the last turn too) and the entries that score at least
+``memory.recall.minScore`` are put in the model's context: at most ``maxEntries``, each at
+most a few lines with its citation, all of them within ``maxChars``. No model call is made.
+An entry whose ``<!-- trigger: … -->`` phrase the message says comes first. The score is the
+calibrated chance that the entry is about the message (docs/quality.md), so a message memory
+has nothing on gets nothing, which is the usual case.
+
+Only curated memory injects by default (MEMORY.md, memory.md, USER.md and the configured
+extra paths): daily logs (``memory/``) and indexed transcripts only when
+``memory.recall.sources`` names them, and imported memory (``memory/imports/``) never.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .answers import make_snippet
+from .api import Memory
+from .notes.imports import IMPORTS_DIR
+from .search.bm25 import idf
+from .text.script import fold
+from .types import Hit
+
+CURATED_FILES = frozenset({"MEMORY.md", "memory.md", "USER.md"})
+# a message of at most this many words is searched with the turn before it too ("and her sister?")
+SHORT_MESSAGE_WORDS = 6
+LAST_TURN_CHARS = 300  # of the last turn, what a short message is searched with
+ENTRY_CHARS = 320  # at most this much of one entry is injected
+SEARCH_DEPTH = 10  # results read to find the entries that may inject
+# A message is not a question: nearly every message of a conversation scores high against the
+# memory of that conversation. An entry comes unasked only when it also stands out by meaning
+# (its cosine this many spreads of the index's similarity above the mean) and shares specific
+# words with the message (one of them at least this rare, IDF; and this share of the message's
+# word weight). Chosen on half of the LoCoMo conversations replayed turn by turn, reported on
+# the other half (benchmarks/recall.py, docs/quality.md "Recall before the reply").
+MIN_EXCESS = 2.0
+MIN_IDF = 2.0
+# ... or, in a memory too small for any word to be that rare, this share of the rarest a word
+# can be there (a word in one chunk of ten has IDF 2.0, so 1.4 is needed there; of four, 1.2 and 0.84)
+RARE_OF_MAX = 0.7
+MIN_SHARE = 0.2
+MIN_SHARE_KEYWORD_ONLY = 0.4  # with no vectors to stand out by, twice the words
+_WORDS = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class Recalled:
+    """One entry put in the model's context."""
+
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    text: str  # what is injected: the lines that matched, bounded
+    source: str  # memory | sessions
+    trigger: str | None = None  # the trigger phrase the message said, if that is why it came
+    hit: Hit | None = field(default=None, compare=False, repr=False)  # the search result it came from
+
+    @property
+    def citation(self) -> str:
+        return f"{self.path}#L{self.start_line}-L{self.end_line}"
+
+    def wire(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"citation": self.citation, "path": self.path, "startLine": self.start_line,
+                               "endLine": self.end_line, "score": round(self.score, 4), "source": self.source,
+                               "text": self.text}
+        if self.trigger:
+            out["trigger"] = self.trigger
+        return out
+
+
+@dataclass
+class Recall:
+    """What recall found for one message: the entries, or why there are none."""
+
+    message: str
+    entries: list[Recalled] = field(default_factory=list)
+    min_score: float = 0.0
+    why_none: str | None = None
+
+    def block(self) -> str:
+        """The text put in the model's context ("" when nothing is recalled)."""
+        if not self.entries:
+            return ""
+        lines = ["# Recalled from memory for this message",
+                 "Found by searching memory with the message, before you answer; each may not be what the "
+                 "message is about. Use what bears on it, cite it as path#Lx-Ly, and call memory_search for more."]
+        for e in self.entries:
+            body = " ".join(e.text.split())
+            why = f", trigger \"{e.trigger}\"" if e.trigger else ""
+            lines.append(f"- [{e.citation}] (score {e.score:.2f}{why}) {body}")
+        return "\n".join(lines)
+
+    def wire(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"entries": [e.wire() for e in self.entries], "minScore": self.min_score,
+                               "block": self.block()}
+        if self.why_none:
+            out["note"] = self.why_none
+        return out
+
+
+def may_inject(path: str, source: str, sources: tuple[str, ...]) -> bool:
+    """Whether an entry of ``path`` may come unasked: curated memory always, daily logs and
+    transcripts when configured, imported memory never."""
+    if source == "sessions":
+        return "sessions" in sources
+    if path.startswith(IMPORTS_DIR + "/"):
+        return False
+    if path in CURATED_FILES or not path.startswith("memory/"):
+        return "curated" in sources
+    return "daily" in sources
+
+
+@dataclass(frozen=True)
+class Specific:
+    """How much an entry stands out for a message, beyond its score."""
+
+    excess: float | None  # cosine above the index's mean, in spreads (None: no vector side)
+    rarest: float  # the IDF of the rarest message word the entry holds
+    share: float  # the share of the message's IDF weight the entry holds
+
+    chunks: int = 0  # the index's size, which bounds how rare a word can be
+
+    def passes(self) -> bool:
+        if self.rarest < min(MIN_IDF, RARE_OF_MAX * idf(max(1, self.chunks), 1)):
+            return False
+        if self.excess is None:
+            return self.share >= MIN_SHARE_KEYWORD_ONLY
+        return self.excess >= MIN_EXCESS and self.share >= MIN_SHARE
+
+
+def specific(hit: Hit, chunks: int = 0) -> Specific:
+    ev = hit.evidence
+    ref = getattr(ev, "reference", None)
+    cosine = getattr(ev, "cosine", None)
+    excess = (cosine - ref.mean) / ref.pair_sd if cosine is not None and ref is not None and ref.pair_sd > 0 \
+        else None
+    held = {t for line in hit.analysed or [] for t in line}
+    shared = [idf for t, idf in hit.terms.items() if t in held]
+    total = sum(hit.terms.values())
+    return Specific(excess, max(shared, default=0.0), sum(shared) / total if total else 0.0, chunks)
+
+
+def said_trigger(message: str, triggers: Any) -> str | None:
+    """The first trigger phrase the message says (case, width and Chinese script folded; a
+    Latin phrase as whole words)."""
+    if not isinstance(triggers, list):
+        return None
+    said = fold(message).casefold()
+    for phrase in triggers:
+        if not isinstance(phrase, str) or not phrase.strip():
+            continue
+        want = fold(phrase).casefold()
+        if want.isascii():
+            if re.search(rf"(?<!\w){re.escape(want)}(?!\w)", said):
+                return phrase
+        elif want in said:
+            return phrase
+    return None
+
+
+def _query(message: str, last_turn: str | None) -> list[str]:
+    text = " ".join(message.split())
+    queries = [text]
+    if last_turn and len(_WORDS.findall(text)) <= SHORT_MESSAGE_WORDS:
+        queries.append(f"{' '.join(last_turn.split())[:LAST_TURN_CHARS]} {text}")
+    return queries
+
+
+def recall(memory: Memory, message: str, *, last_turn: str | None = None,
+           options: dict[str, Any] | None = None, gate: Callable[[Specific], bool] | None = Specific.passes) -> Recall:
+    """The entries to put before the model's reply to ``message`` (``last_turn``: what was said
+    just before it). ``options`` overrides ``memory.recall``; ``gate`` (None: none) is what an
+    entry must show beside its score (benchmarks pass their own). Never raises for a search
+    failure: recall is a help, and the reply goes on without it."""
+    opts = {**memory.settings.memory["recall"], **(options or {})}
+    floor = float(opts["minScore"])
+    out = Recall(message, min_score=floor)
+    if not opts["enabled"]:
+        out.why_none = "recall is off (memory.recall.enabled)"
+        return out
+    if not message.strip():
+        out.why_none = "the message is empty"
+        return out
+    sources = tuple(opts["sources"])
+    corpus = "all" if "sessions" in sources else "memory"
+    found: dict[tuple[str, int], tuple[Hit, str]] = {}
+    try:
+        for query in _query(message, last_turn):
+            for hit in memory.search(query[:2000], max_results=SEARCH_DEPTH, min_score=0.0, corpus=corpus):
+                key = (hit.path, hit.start_line)
+                if key not in found or hit.score > found[key][0].score:
+                    found[key] = (hit, query)
+    except Exception as exc:  # noqa: BLE001 - recall must never stop the reply
+        out.why_none = f"memory could not be searched ({exc})"
+        return out
+    try:
+        chunks = int(memory.store.counts().get("chunks") or 0)
+    except Exception:  # noqa: BLE001 - a count is a help too
+        chunks = 0
+    picked: list[tuple[int, float, Recalled]] = []
+    for hit, query in found.values():
+        if hit.weak or not may_inject(hit.path, hit.source, sources):
+            continue
+        trigger = said_trigger(message, hit.annotations.get("trigger"))
+        if trigger is None and (hit.score < floor or not (gate is None or gate(specific(hit, chunks)))):
+            continue
+        text = make_snippet(hit.text, query, ENTRY_CHARS)
+        picked.append((0 if trigger else 1, -hit.score,
+                       Recalled(hit.path, hit.start_line, hit.end_line, hit.score, text, hit.source, trigger,
+                                hit)))
+    picked.sort(key=lambda p: (p[0], p[1]))
+    budget = int(opts["maxChars"])
+    for _, _, entry in picked[: int(opts["maxEntries"])]:
+        if len(entry.text) > budget:
+            break
+        out.entries.append(entry)
+        budget -= len(entry.text)
+    if not out.entries:
+        out.why_none = f"nothing in memory scored {floor:g} or more for this message"
+    return out
