@@ -143,16 +143,24 @@ def test_visibility_all_reads_every_agents_database(openclaw_2026_9):
     assert [(h["agent"], h["session"]) for h in hits] == [("work", "work/77aa")]
 
 
-def test_a_database_of_a_layout_not_known_is_named_once_and_memory_still_answers(tmp_path, caplog):
+def _installation(tmp_path: Path, version: str, schema: str, memory: str) -> tuple[Path, Path, Path]:
+    """An OpenClaw folder of ``version`` whose agent database holds ``schema`` and nothing else."""
     home = tmp_path / "home"
     oc = home / ".openclaw"
-    write(oc / "workspace" / "MEMORY.md", "- the deploy key lives in the vault\n")
-    write(oc / "openclaw.json", CONFIG.replace("__VIS__", "self").replace("2026.9.1", "2027.3.0"))
+    write(oc / "workspace" / "MEMORY.md", memory)
+    write(oc / "openclaw.json", CONFIG.replace("__VIS__", "self").replace("2026.9.1", version))
     db = oc / "agents" / "main" / AGENT_DB_PATH
     db.parent.mkdir(parents=True)
     con = sqlite3.connect(db)
-    con.executescript("CREATE TABLE sessions (id TEXT); CREATE TABLE transcript_events (sid TEXT, blob BLOB);")
+    con.executescript(schema)
     con.close()
+    return home, oc, db
+
+
+def test_a_database_of_a_layout_not_known_is_named_once_and_memory_still_answers(tmp_path, caplog):
+    home, oc, db = _installation(tmp_path, "2027.3.0", "CREATE TABLE sessions (id TEXT); "
+                                 "CREATE TABLE transcript_events (sid TEXT, blob BLOB);",
+                                 "- the deploy key lives in the vault\n")
     before = _tree(oc)
     result = CliRunner().invoke(cli, ["--openclaw", str(oc), "search", "deploy key"], env=_env(home))
     assert result.exit_code == 0, result.output
@@ -166,15 +174,7 @@ def test_a_database_of_a_layout_not_known_is_named_once_and_memory_still_answers
 
 
 def test_before_2026_7_2_the_agent_database_holds_no_sessions_and_the_files_are_read(tmp_path):
-    home = tmp_path / "home"
-    oc = home / ".openclaw"
-    write(oc / "workspace" / "MEMORY.md", "- tea\n")
-    write(oc / "openclaw.json", CONFIG.replace("__VIS__", "self").replace("2026.9.1", "2026.7.1"))
-    db = oc / "agents" / "main" / AGENT_DB_PATH
-    db.parent.mkdir(parents=True)
-    con = sqlite3.connect(db)
-    con.executescript("CREATE TABLE auth_state (k TEXT, v TEXT);")
-    con.close()
+    home, oc, _ = _installation(tmp_path, "2026.7.1", "CREATE TABLE auth_state (k TEXT, v TEXT);", "- tea\n")
     write(oc / "agents" / "main" / "sessions" / "3f2a.jsonl", _event("user", "the osprey nests by the dam", "t") + "\n")
     hits = json.loads(CliRunner().invoke(cli, ["--openclaw", str(oc), "sessions", "search", "osprey", "--json"],
                                          env=_env(home)).stdout)["results"]
