@@ -19,6 +19,8 @@ Sections:
   during-sync  searches while the background writer embeds the LoCoMo workspace from nothing
            (search p50 and the sync's chunks/s)
   cold     `mnemoclaw search` from the shell: interpreter start, model load, query (p50)
+  nearby   `mnemoclaw search` and `recall` from the shell at 10 000 chunks, asked of a running
+           `mnemoclaw watch` over its socket and on their own (p50/p95, process start included)
   fts      the keyword candidates of the search section's workspaces (--scale): FTS5 counting a
            question's matches, ranking them by bm25() in one query, and in two rowid ranges at once
            (store/sqlite.py SPLIT_MIN_CHUNKS), with how many questions got the same candidates
@@ -409,6 +411,70 @@ def section_cold(bench: Path, work: Path) -> dict:
         times.append(time.perf_counter() - t)
     out = {"runs": len(times), "p50_s": round(statistics.median(times), 3), "max_s": round(max(times), 3)}
     log(f"cold CLI search: {out}")
+    return out
+
+
+def _shell_ms(argv: list[str], env: dict[str, str], check_nearby: bool) -> tuple[float, str]:
+    t = time.perf_counter()
+    run = subprocess.run(argv, capture_output=True, text=True, env=env)
+    ms = (time.perf_counter() - t) * 1000
+    if run.returncode != 0:
+        raise SystemExit(f"{argv} failed: {run.stderr}")
+    if check_nearby and "answered by process" not in run.stderr:
+        raise SystemExit(f"{argv} was not answered by the running process: {run.stderr}")
+    return ms, run.stdout
+
+
+def section_nearby(bench: Path, work: Path) -> dict:
+    """`mnemoclaw search` and `mnemoclaw recall` from the shell on the 10 000-chunk workspace:
+    asked of a running `mnemoclaw watch` over its socket, and on their own, in one run
+    (interpreter start included; distinct questions, so no query vector is cached)."""
+    scale = 10_000
+    ws, state = work / f"ws-{scale}", work / f"ws-{scale}-state"
+    make_workspace(bench, ws, files=max(1, scale // 9), notes_per_file=18, seed=scale)
+    exe = str(Path(sys.executable).with_name("mnemoclaw"))
+    base = [exe, "--workspace", str(ws), "--state-dir", str(state)]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MNEMOCLAW_")}
+    # compiled as an install compiles it (and as a first run does, unless PYTHONDONTWRITEBYTECODE)
+    import mnemoclaw
+
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(mnemoclaw.__file__).parent)], check=True)
+    subprocess.run(base + ["index"], check=True, capture_output=True, env=env)
+    chunks = json.loads(subprocess.run(base + ["status", "--json"], check=True, capture_output=True,
+                                       env=env).stdout)["chunks"]
+    questions = _queries(bench, 200)
+    watch = subprocess.Popen(base + ["watch"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    try:
+        deadline = time.monotonic() + 300
+        while not list((state / "serving").glob("*.server")):
+            if time.monotonic() > deadline or watch.poll() is not None:
+                raise SystemExit("mnemoclaw watch did not start serving")
+            time.sleep(0.2)
+        asked = [*base, "-v"]
+        for q in questions[-10:]:  # the watch's own start (its first sync) is over by then
+            _shell_ms(asked + ["search", q], env, True)
+        out: dict = {"chunks": chunks}
+        for name, argv_of, n_near, n_alone in (
+                ("search", lambda q: ["search", q], 60, 5),
+                ("recall", lambda q: ["recall", q], 60, 5)):
+            qs = questions[:n_near + n_alone] if name == "search" else questions[100:100 + n_near + n_alone]
+            near = [_shell_ms(asked + argv_of(q), env, True) for q in qs[:n_near]]
+            alone_env = {**env, "MNEMOCLAW_NEARBY": "off"}
+            alone = [_shell_ms(base + argv_of(q), alone_env, False) for q in qs[n_near:]]
+            # the same text either way
+            same = sum(_shell_ms(asked + argv_of(q), env, True)[1] == _shell_ms(base + argv_of(q), alone_env, False)[1]
+                       for q in qs[n_near:])
+            near_ms = [ms for ms, _ in near]
+            out[name] = {"asked_runs": len(near_ms), "asked_p50_ms": round(percentile(near_ms, 50), 1),
+                         "asked_p95_ms": round(percentile(near_ms, 95), 1),
+                         "alone_runs": len(alone), "alone_p50_ms": round(statistics.median(ms for ms, _ in alone)),
+                         "same_output": f"{same}/{n_alone}"}
+        bare = [_shell_ms([sys.executable, "-c", "pass"], env, False)[0] for _ in range(20)]
+        out["python_start_p50_ms"] = round(percentile(bare, 50), 1)
+    finally:
+        watch.terminate()
+        watch.wait(timeout=30)
+    log(f"nearby: {out}")
     return out
 
 

@@ -309,6 +309,8 @@ def load_file(path: str) -> dict[str, Any]:
         raise ConfigError(f"cannot read config file {path}: {exc}") from None
     if not text.strip():
         return {}
+    if text in _PARSED:  # a long-running process resolves settings per request (cli/nearby.py)
+        return copy.deepcopy(_PARSED[text])
     import json5  # imported here: only needed when a config file exists
 
     try:
@@ -317,7 +319,14 @@ def load_file(path: str) -> dict[str, Any]:
         raise ConfigError(f"config file {path} is not valid JSON5: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"config file {path} must hold an object at the top level")
+    if len(_PARSED) >= 16:
+        _PARSED.pop(next(iter(_PARSED)))
+    _PARSED[text] = copy.deepcopy(data)
     return data
+
+
+# config texts already parsed, by their text (the JSON5 parser takes ~20 ms on the template)
+_PARSED: dict[str, dict[str, Any]] = {}
 
 
 @dataclass
@@ -483,8 +492,9 @@ class Settings:
         return self.state_dir / "agents" / self.agent_id / "qmd"
 
 
-def _expand(p: str | os.PathLike[str]) -> Path:
-    return Path(os.path.expanduser(str(p))).absolute()
+def _expand(p: str | os.PathLike[str], cwd: str | None = None) -> Path:
+    """``p`` with ``~`` expanded, relative to ``cwd`` (default: this process's working directory)."""
+    return (Path(cwd or os.getcwd()) / os.path.expanduser(str(p))).absolute()
 
 
 # Keys of OpenClaw's current memory search settings (memory.search, since 2026-07-22) that
@@ -598,10 +608,12 @@ def load_settings(
     overrides: dict[str, Any] | None = None,
     env: dict[str, str] | None = None,
     default_workspace: Callable[[str], Path] | None = None,
+    cwd: str | None = None,
 ) -> Settings:
     """Resolve settings: explicit arguments > environment > config file > defaults.
 
-    ``overrides`` is a memorySearch block merged last (used by tools such as ``eval``).
+    ``overrides`` is a memorySearch block merged last (used by tools such as ``eval``). Relative
+    paths are relative to ``cwd`` (default: this process's working directory).
     """
     env = dict(os.environ) if env is None else env
     warnings: list[str] = []
@@ -610,18 +622,18 @@ def load_settings(
         warnings.append(msg)
         log.warning(msg)
 
-    state = _expand(state_dir or env.get(ENV_STATE_DIR) or DEFAULT_STATE_DIR)
+    state = _expand(state_dir or env.get(ENV_STATE_DIR) or DEFAULT_STATE_DIR, cwd)
     config_path: Path | None = None
     if isinstance(config, dict):
         raw = config
     else:
         chosen = config or env.get(ENV_CONFIG)
         if chosen:
-            config_path = _expand(chosen)
+            config_path = _expand(chosen, cwd)
             if config_path.name == OPENCLAW_CONFIG_NAME and default_workspace is None:
                 # OpenClaw's own config: its defaults, its files read-only, our index in our state dir
                 return openclaw_settings(config_path.parent, state_dir=state, agent_id=agent_id, env=env,
-                                         workspace=workspace, overrides=overrides)
+                                         workspace=workspace, overrides=overrides, cwd=cwd)
             raw = load_file(str(config_path))
         else:
             candidate = state / "config.json5"
@@ -723,7 +735,7 @@ def load_settings(
     if ws_raw is not None and not isinstance(ws_raw, (str, os.PathLike)):
         raise ConfigError(f"agents.defaults.workspace must be a path string, got {ws_raw!r}")
     if ws_raw:
-        ws = _expand(ws_raw)
+        ws = _expand(ws_raw, cwd)
     else:
         ws = default_workspace(chosen_id) if default_workspace else state / "workspace"
     if ":" in env.get(ENV_HOST, ""):  # a row names "host:workspace"
@@ -746,7 +758,7 @@ def load_settings(
 def openclaw_settings(openclaw_dir: str | os.PathLike[str], *, state_dir: str | os.PathLike[str] | None = None,
                       agent_id: str | None = None, env: dict[str, str] | None = None,
                       workspace: str | os.PathLike[str] | None = None,
-                      overrides: dict[str, Any] | None = None) -> Settings:
+                      overrides: dict[str, Any] | None = None, cwd: str | None = None) -> Settings:
     """Settings for serving an OpenClaw agent's memory without touching OpenClaw's files.
 
     ``openclaw.json`` (JSON5) gives the workspace (default ``<dir>/workspace``, or
@@ -756,12 +768,12 @@ def openclaw_settings(openclaw_dir: str | os.PathLike[str], *, state_dir: str | 
     ``agents/<id>/sessions``. Nothing is ever written under ``openclaw_dir``.
     """
     env = dict(os.environ) if env is None else env
-    root = _expand(openclaw_dir)
+    root = _expand(openclaw_dir, cwd)
     cfg = root / OPENCLAW_CONFIG_NAME
     if not cfg.is_file():
         raise ConfigError(f"no {OPENCLAW_CONFIG_NAME} in {root}; pass the OpenClaw state directory "
                           f"(default {DEFAULT_OPENCLAW_DIR})")
-    state = _expand(state_dir or env.get(ENV_STATE_DIR) or DEFAULT_STATE_DIR)
+    state = _expand(state_dir or env.get(ENV_STATE_DIR) or DEFAULT_STATE_DIR, cwd)
     forced = {"store": {"path": str(state / "openclaw" / "{agentId}.sqlite")}}
     merged = dict(overrides or {})
     merged["store"] = {**(merged.get("store") or {}), **forced["store"]}
@@ -770,6 +782,7 @@ def openclaw_settings(openclaw_dir: str | os.PathLike[str], *, state_dir: str | 
         env={k: v for k, v in env.items() if k != ENV_WORKSPACE},  # OpenClaw's config says where the workspace is
         overrides=merged,
         default_workspace=lambda agent: root / ("workspace" if agent == DEFAULT_AGENT else f"workspace-{agent}"),
+        cwd=cwd,
     )
     layout = openclaw_transcripts(root, settings.agent_id, state, config_version(settings.raw))
     settings.transcripts_dir = layout.sessions_dir

@@ -52,6 +52,10 @@ class MemoryService:
                 self._memory.start_background()
         return self._memory
 
+    def provider(self) -> Any:
+        """The session's embedding model (opening the Memory if it is not open yet)."""
+        return self._executor.submit(lambda: self._get().provider).result()
+
     def warm(self) -> None:
         """Open the index (and start keeping it fresh) now, without waiting for it."""
         self._executor.submit(self._get)

@@ -201,7 +201,7 @@ def recall(memory: Memory, message: str, *, last_turn: str | None = None,
         out.why_none = f"memory could not be searched ({exc})"
         return out
     try:
-        chunks = int(memory.store.counts().get("chunks") or 0)
+        chunks = memory.store.corpus_size()
     except Exception:  # noqa: BLE001 - a count is a help too
         chunks = 0
     picked: list[tuple[int, float, Recalled]] = []

@@ -22,8 +22,8 @@ from .. import __version__
 from ..errors import MnemoclawError
 
 
-def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+def emit_json(data: Any, echo: Any = click.echo) -> None:
+    echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
 def emit_json_line(data: Any) -> None:
@@ -64,7 +64,8 @@ class Progress:
 
 class Ctx:
     def __init__(self, workspace: str | None, state_dir: str | None, config: str | None, agent: str | None,
-                 openclaw: str | None = None):
+                 openclaw: str | None = None, cwd: str | None = None):
+        self.cwd = cwd  # what relative paths are relative to (None: this process's working directory)
         self.workspace = workspace
         self.state_dir = state_dir
         self.config = config
@@ -76,9 +77,9 @@ class Ctx:
 
         if self.openclaw:
             return openclaw_settings(self.openclaw, state_dir=self.state_dir, agent_id=self.agent,
-                                     workspace=self.workspace, overrides=overrides or None)
+                                     workspace=self.workspace, overrides=overrides or None, cwd=self.cwd)
         return load_settings(workspace=self.workspace, state_dir=self.state_dir, config=self.config,
-                             agent_id=self.agent, overrides=overrides or None)
+                             agent_id=self.agent, overrides=overrides or None, cwd=self.cwd)
 
     def memory(self, *, background: bool = False, **overrides: Any):
         from ..api import Memory
@@ -185,6 +186,3 @@ def cli(ctx: click.Context, workspace, state_dir, config_path, agent, openclaw_d
 
 
 
-
-def main() -> None:
-    cli(prog_name="mnemoclaw")

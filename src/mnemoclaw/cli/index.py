@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ import click
 from ..search.relevance import DEFAULT_MIN_SCORE
 from ..tools import CORPORA, MAX_RESULTS, SEARCH
 from .app import Ctx, Progress, cli, emit_json, emit_json_line, translated
+from .nearby import serving
 
 
 # -- init ---------------------------------------------------------------------------------
@@ -136,7 +139,10 @@ def sync_cmd(obj: Ctx, full: bool, as_json: bool, wait: bool) -> None:
 @click.pass_obj
 @translated
 def watch(obj: Ctx, debounce_ms, poll: bool, as_json: bool) -> None:
-    """Keep the index fresh: sync now, then after every burst of changes, until Ctrl-C."""
+    """Keep the index fresh: sync now, then after every burst of changes, until Ctrl-C.
+
+    While it runs, `mnemoclaw search` and `mnemoclaw recall` for this agent are answered by it.
+    """
     with obj.memory(background=True) as mem:
         bar = Progress("indexing")
         try:
@@ -170,8 +176,9 @@ def watch(obj: Ctx, debounce_ms, poll: bool, as_json: bool) -> None:
             where = ", ".join(f"{t.path}{'/**' if t.recursive else ''}" for t in watcher.targets)
             click.echo(f"Watching {where} ({watcher.mode}, debounce {watcher.debounce * 1000:.0f} ms). Ctrl-C stops.",
                        err=True)
-        while not stop.wait(1.0):
-            pass
+        with serving(mem.settings, "watch", lambda: mem.provider):
+            while not stop.wait(1.0):
+                pass
         click.echo("Stopped.", err=True)
 
 
@@ -193,39 +200,45 @@ def _stop_on_signals():
 
 
 # -- search / get -------------------------------------------------------------------------
-def print_results(result: dict[str, Any], floor: float | None = None) -> None:
+# search and recall write through an ``echo`` (``click.echo``'s signature), so a process that
+# already serves this agent answers them for a command line that asks it (cli/nearby.py) with
+# the same text, written into the reply instead of its own stdout.
+Echo = Callable[..., Any]
+
+
+def print_results(result: dict[str, Any], floor: float | None = None, echo: Echo = click.echo) -> None:
     if result.get("disabled"):
         # the action is for an agent; a message that already names the command to run needs none
         action = "" if "`mnemoclaw " in result["error"] else f"\n  {result['action']}"
-        click.echo(f"Search unavailable: {result['error']}{action}", err=True)
+        echo(f"Search unavailable: {result['error']}{action}", err=True)
         return
     if result.get("error"):
-        click.echo(f"Not searched: {result['error']}; {result.get('action', '')}", err=True)
+        echo(f"Not searched: {result['error']}; {result.get('action', '')}", err=True)
         return
     if result.get("warning"):
-        click.echo(f"Note: {result['warning']}", err=True)
+        echo(f"Note: {result['warning']}", err=True)
     indexing = result.get("indexing")
     if not result["results"]:
         if indexing and indexing.get("kind") == "sync":
-            click.echo(f"Nothing found in what is indexed so far ({indexing['filesDone']} of "
-                       f"{indexing['filesTotal']} changed files).")
+            echo(f"Nothing found in what is indexed so far ({indexing['filesDone']} of "
+                 f"{indexing['filesTotal']} changed files).")
         elif result.get("note"):  # searched, and nothing was about the query
             scored = f"{floor:g}" if floor is not None else "minScore"
-            click.echo(f"Nothing in memory matches this: no result scored {scored} or more "
-                       "(--min-score 0 lists the nearest chunks anyway).")
+            echo(f"Nothing in memory matches this: no result scored {scored} or more "
+                 "(--min-score 0 lists the nearest chunks anyway).")
         else:
-            click.echo("No results.")
+            echo("No results.")
         return
     if any(r.get("weak") for r in result["results"]):
         scored = f"{floor:g}" if floor is not None else "minScore"
-        click.echo(f"Only a weak match: nothing scored {scored} or more, but this holds most of the query's words "
-                   "(it may not be the answer).", err=True)
+        echo(f"Only a weak match: nothing scored {scored} or more, but this holds most of the query's words "
+             "(it may not be the answer).", err=True)
     for i, r in enumerate(result["results"], 1):
         weak = "  weak" if r.get("weak") else ""
-        click.echo(f"{i}. {r['path']}#L{r['startLine']}-L{r['endLine']}  score {r['score']:.3f}{weak}  [{r['source']}]")
+        echo(f"{i}. {r['path']}#L{r['startLine']}-L{r['endLine']}  score {r['score']:.3f}{weak}  [{r['source']}]")
         body = r["snippet"].split("\n\nSource: ")[0]
         for line in body.strip().splitlines()[:8]:
-            click.echo(f"     {line}")
+            echo(f"     {line}")
 
 
 @cli.command()
@@ -242,20 +255,31 @@ def print_results(result: dict[str, Any], floor: float | None = None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the memory_search result as JSON.")
 @click.pass_obj
 @translated
-def search(obj: Ctx, query: str, max_results, min_score, mode, kind, history, corpus, project, as_json) -> None:
-    """Search memory (memory_search semantics): ranked chunks with path#Lx-Ly citations."""
+def search(obj: Ctx, query: str, **params: Any) -> None:
+    """Search memory (memory_search semantics): ranked chunks with path#Lx-Ly citations.
+
+    When a `watch`, `mcp`, `ui` or `chat` of this agent runs, it answers over a local socket
+    (owner-only) instead of this process loading the model; MNEMOCLAW_NEARBY=off never asks.
+    """
     if not query.strip():
         raise click.UsageError("the query is empty: give the words of what you are looking for")
     with obj.memory() as mem:
-        result = mem.memory_search(query, max_results, min_score, mode=mode, kind=kind, history=history or None,
-                                   corpus=corpus, project=project)
-        floor = mem.settings.query_options().min_score if min_score is None else min_score
+        code = run_search(mem, query, **params)
+    if code:
+        sys.exit(code)
+
+
+def run_search(mem, query: str, *, max_results=None, min_score=None, mode=None, kind=None, history=False,
+               corpus=None, project=None, as_json=False, echo: Echo = click.echo) -> int:
+    """One `mnemoclaw search` on ``mem``, printed; its exit code."""
+    result = mem.memory_search(query, max_results, min_score, mode=mode, kind=kind, history=history or None,
+                               corpus=corpus, project=project)
+    floor = mem.settings.query_options().min_score if min_score is None else min_score
     if as_json:
-        emit_json(result)
+        emit_json(result, echo)
     else:
-        print_results(result, floor)
-    if result.get("disabled"):
-        sys.exit(1)
+        print_results(result, floor, echo)
+    return 1 if result.get("disabled") else 0
 
 
 @cli.command()
@@ -268,52 +292,58 @@ def search(obj: Ctx, query: str, max_results, min_score, mode, kind, history, co
 @translated
 def recall(obj: Ctx, message: str | None, last_turn: str | None, hook: bool, as_json: bool) -> None:
     """What memory would put before the reply to MESSAGE ("-": read it from stdin): the entries
-    that score high enough and share specific words with it, at most memory.recall.maxEntries."""
-    from ..recall import recall as recall_for
+    that score high enough and share specific words with it, at most memory.recall.maxEntries.
 
+    Like search, asks a running `watch`, `mcp`, `ui` or `chat` of this agent when there is one.
+    """
     if hook:
-        _hook_recall(obj, as_json)
+        hook_recall(obj.memory, sys.stdin.read(), as_json)
         return
     if message is None or message == "-":
         message = sys.stdin.read()
     if not message.strip():
         raise click.UsageError("the message is empty: give the message the agent is about to answer")
     with obj.memory() as mem:
-        found = recall_for(mem, message, last_turn=last_turn)
-    if as_json:
-        emit_json(found.wire())
-    elif found.entries:
-        click.echo(found.block())
-    else:
-        click.echo(f"Nothing recalled: {found.why_none}.", err=True)
+        run_recall(mem, message, last_turn, as_json)
 
 
-def _hook_recall(obj: Ctx, as_json: bool) -> None:
-    """A hook's run: its JSON in (``prompt``), the block out, exit 0 whatever happens, so a
-    memory problem never stops the user's prompt; what went wrong is one line on stderr."""
-    import json
-
+def run_recall(mem, message: str, last_turn: str | None, as_json: bool, echo: Echo = click.echo) -> int:
     from ..recall import recall as recall_for
 
-    raw = sys.stdin.read()
+    found = recall_for(mem, message, last_turn=last_turn)
+    if as_json:
+        emit_json(found.wire(), echo)
+    elif found.entries:
+        echo(found.block())
+    else:
+        echo(f"Nothing recalled: {found.why_none}.", err=True)
+    return 0
+
+
+def hook_recall(open_memory: Callable[[], Any], raw: str, as_json: bool, echo: Echo = click.echo) -> int:
+    """A hook's run: its JSON in (``prompt``), the block out, exit 0 whatever happens, so a
+    memory problem never stops the user's prompt; what went wrong is one line on stderr."""
+    from ..recall import recall as recall_for
+
     try:
         event = json.loads(raw) if raw.strip() else {}
     except ValueError:
         event = {"prompt": raw}  # plain text piped in
     prompt = event.get("prompt") if isinstance(event, dict) else None
     if not isinstance(prompt, str) or not prompt.strip():
-        click.echo("mnemoclaw recall --hook: the hook's input has no prompt; nothing recalled", err=True)
-        return
+        echo("mnemoclaw recall --hook: the hook's input has no prompt; nothing recalled", err=True)
+        return 0
     try:
-        with obj.memory() as mem:
+        with open_memory() as mem:
             found = recall_for(mem, prompt)
     except Exception as exc:  # noqa: BLE001 - a hook must never fail the prompt
-        click.echo(f"mnemoclaw recall --hook: nothing recalled ({exc})", err=True)
-        return
+        echo(f"mnemoclaw recall --hook: nothing recalled ({exc})", err=True)
+        return 0
     if as_json:
-        emit_json(found.wire())
+        emit_json(found.wire(), echo)
     elif found.entries:
-        click.echo(found.block())
+        echo(found.block())
+    return 0
 
 
 @cli.command()

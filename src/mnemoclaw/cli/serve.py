@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from .app import Ctx, cli, translated
+from .nearby import serving
 
 
 # -- mcp ----------------------------------------------------------------------------------
@@ -36,9 +37,11 @@ def mcp(obj: Ctx, http_bind, token, no_watch: bool) -> None:
                        + (" (bearer token required)" if token else "") + (" [read-only]" if read_only else ""),
                        err=True)
 
-        run_http(service, host, port, token, read_only=read_only, on_ready=ready)
-    else:
-        run_stdio(service, read_only=read_only)
+        with serving(settings, "mcp", service.provider):
+            run_http(service, host, port, token, read_only=read_only, on_ready=ready)
+    else:  # the index opens once the transport has stdout: the first request opens it
+        with serving(settings, "mcp", service.provider, warm=False):
+            run_stdio(service, read_only=read_only)
 
 
 # -- ui -----------------------------------------------------------------------------------
@@ -71,4 +74,5 @@ def ui(obj: Ctx, host: str, port: int, token, open_browser: bool) -> None:
 
                 webbrowser.open(url + (f"?token={token}" if token else ""))
 
-        serve(mem, host, sock, token, on_ready=ready)
+        with serving(mem.settings, "ui", lambda: mem.provider):
+            serve(mem, host, sock, token, on_ready=ready)

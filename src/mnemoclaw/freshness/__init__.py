@@ -191,6 +191,17 @@ class Freshness:
                 self._journal = ChangeJournal(self.workspace, self.extra_paths, self.sessions_dir).start()
         return self._watcher
 
+    def follow(self) -> None:
+        """Read the kernel's record of file changes before each search, without a watcher of
+        this object's own (another one keeps the index fresh: a second reader of the same index
+        in a watching process)."""
+        if self._journal is None and self.sync_settings["onSearch"] and not self.backend.read_only:
+            journal = ChangeJournal(self.workspace, self.extra_paths, self.sessions_dir).start()
+            if journal.trusted:
+                self._journal = journal
+            else:
+                journal.close()
+
     @property
     def search_check(self) -> dict[str, Any]:
         """How a search learns what changed: the kernel's record of file events ("events"), or

@@ -140,6 +140,8 @@ class FileIndex(ChunkSource, Protocol):
     def vectors_for_hashes(self, hashes: Iterable[str], model: str) -> dict[str, np.ndarray]:
         """Vectors of chunks already indexed with ``model``, by chunk text hash."""
     def counts(self) -> dict[str, int]: ...
+    def corpus_size(self) -> int:
+        """How many chunks keyword search ranks among (kept between writes: no count per call)."""
     def vector_dims(self) -> int | None:
         """The dimension of the vectors the index holds (None while it holds none)."""
     def file_candidates(self, query: KeywordQuery, paths: Sequence[str],

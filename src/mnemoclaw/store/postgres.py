@@ -754,6 +754,9 @@ class PostgresStore:
                 lines[int(rid)] = split
         return KeywordCandidates(lines, df, n_docs, avgdl)
 
+    def corpus_size(self) -> int:
+        return self._corpus_stats()[0]
+
     def _corpus_stats(self) -> tuple[int, float]:
         def make() -> tuple[int, float]:
             n, total = self._rows("SELECT coalesce(sum(chunks), 0)::bigint, coalesce(sum(tokens), 0)::bigint "

@@ -786,6 +786,9 @@ class SQLiteStore:
         """Changes whenever any connection (this one included) commits a write."""
         return self.conn.scalar("PRAGMA data_version"), self._own_writes
 
+    def corpus_size(self) -> int:
+        return self._corpus_stats()[0]
+
     def _corpus_stats(self) -> tuple[int, float]:
         version = self._version()
         if self._stats_cache is None or self._stats_cache[0] != version:
