@@ -157,7 +157,7 @@ def test_memory_append_writes_annotations_search_reads_back(workspace, make_memo
                             key="staging-db")
     assert out["ok"] and out["annotations"] == {"importance": 7, "type": "fact", "key": "staging-db"}
     text = (workspace / out["path"]).read_text()
-    assert "<!-- importance: 7; type: fact; key: staging-db -->" in text
+    assert "<!-- importance: 7; type: fact; key: staging-db; origin: agent -->" in text  # the agent wrote it
     hit = mem.memory_search("staging database")["results"][0]
     assert (hit["importance"], hit["type"], hit["key"]) == (7, "fact", "staging-db")
     bad = mem.memory_append("a note", expires="2027-02-30")
@@ -173,7 +173,7 @@ def test_the_flush_tool_takes_annotations_but_no_target(workspace, make_memory, 
     out = tools.call(mem, "memory_append", {"text": "deploys go through the blue cluster", "key": "deploy-target",
                                             "importance": 8}, spec=tools.FLUSH_APPEND)
     assert out["ok"] and out["path"].startswith("memory/")
-    assert "<!-- importance: 8; key: deploy-target -->" in (workspace / out["path"]).read_text()
+    assert "<!-- importance: 8; key: deploy-target; origin: agent -->" in (workspace / out["path"]).read_text()
     refused = tools.call(mem, "memory_append", {"text": "x", "target": "long_term"}, spec=tools.FLUSH_APPEND)
     assert refused["ok"] is False and "does not take target" in refused["error"]
     found = tools.call(mem, "memory_search", {"query": "deploy target", "history": True, "type": "fact"})

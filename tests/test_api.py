@@ -25,7 +25,9 @@ def test_memory_search_shape(mem):
     assert set(out) == {"results", "provider", "model", "fallback", "mode"}
     assert out["provider"] == "test-hash" and out["mode"] == "hybrid" and out["fallback"] is False
     top = out["results"][0]
-    assert set(top) == {"path", "startLine", "endLine", "score", "snippet", "snippetLines", "source", "citation"}
+    assert set(top) == {"path", "startLine", "endLine", "score", "snippet", "snippetLines", "source", "citation",
+                        "origin"}
+    assert top["origin"] == "owner"  # a file nobody marked is the owner's
     assert top["path"] == "MEMORY.md" and top["source"] == "memory"
     assert top["citation"] == f"MEMORY.md#L{top['startLine']}-L{top['endLine']}"
     assert top["snippet"].endswith(f"\n\nSource: {top['citation']}")

@@ -22,7 +22,7 @@ LAYERS = {
     # 1: pure
     "text": 1, "markdown": 1, "search.fusion": 1, "search.bm25": 1, "search.keyword": 1, "search.relevance": 1,
     "search.snippets": 1, "index.planning": 1,
-    "sessions": 1, "sessions.openclaw": 2, "tools": 1, "answers": 1, "eval.metrics": 1,
+    "sessions": 1, "sessions.openclaw": 2, "tools": 1, "answers": 1, "eval.metrics": 1, "provenance": 1,
     # 2: ports: databases, models, HTTP, files, locks
     "store": 2, "embeddings": 2, "blas": 2, "index.discovery": 2, "locks": 2,
     # 3: orchestration

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import provenance
 from .errors import ProviderError, WorkspaceError
 from .markdown.annotations import NAMES as ANNOTATION_NAMES
 from .search.snippets import choose, choose_all
@@ -46,6 +47,7 @@ class SearchAnswer:
     extra: dict[str, Any] = field(default_factory=dict)  # indexing, damaged, ...
     warnings: list[str] = field(default_factory=list)
     min_score: float | None = None
+    sessions: dict[str, dict[str, str]] = field(default_factory=dict)  # session metadata, for provenance
 
     def wire(self) -> dict[str, Any]:
         results = []
@@ -60,6 +62,7 @@ class SearchAnswer:
                                     "score": round(h.score, 4), "snippet": snippet.text,
                                     "snippetLines": [list(r) for r in snippet.ranges], "source": h.source}
             item.update({name: h.annotations[name] for name in ANNOTATION_NAMES if name in h.annotations})
+            item.update(provenance.of(h.path, h.source, h.annotations, self.sessions))
             if h.superseded_by:
                 item["supersededBy"] = h.superseded_by
             if h.weak:

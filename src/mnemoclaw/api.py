@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from . import provenance
 from .answers import (
     AGENT,
     PERSON,
@@ -56,6 +57,7 @@ from .providers import AUTO, ProviderChoice, auto_provider, build_provider, reso
 from .search.stages import this_project_first
 from .store import Store, open_store
 from .store.base import SharedNamespaces
+from .text import parse
 from .tools import (
     ALL_CORPORA_RESULTS,
     ANNOTATION_PARAMS,
@@ -289,13 +291,15 @@ class Memory:
     # -- search -----------------------------------------------------------------------------
     def search(self, query: str, *, max_results: int | None = None, min_score: float | None = None,
                mode: str | None = None, sync: bool = True, kind: str | None = None,
-               history: bool = False, corpus: str = "all", project: str | None = None) -> list[Hit]:
+               history: bool = False, corpus: str = "all", project: str | None = None,
+               origin: str | None = None) -> list[Hit]:
         """Hits best first. ``kind``: only entries annotated with this type; ``history``: expired
         entries and the older values of keyed entries too (each marked ``superseded_by``);
         ``corpus``: ``memory`` (the Markdown), ``sessions`` (indexed transcripts) or ``all``
         (everything indexed; the ``memory_search`` tool reads ``memory`` unless asked);
         ``project``: entries annotated with another project come after this one's and the
-        unannotated, scored no higher than what precedes them."""
+        unannotated, scored no higher than what precedes them; ``origin``: only hits from there
+        (provenance.ORIGINS)."""
         if not self.settings.memory_search["enabled"]:
             raise MnemoclawError("memory search is disabled (agents.defaults.memorySearch.enabled is false)")
         if sync:
@@ -303,11 +307,13 @@ class Memory:
         else:
             self.freshness.left_over = None
         project = (project or "").strip().lower() or None
-        if project:  # look deeper, so this project's entries can fill the places others held
+        if project or origin:  # look deeper, so the entries wanted can fill the places others held
             wanted = max_results or self.settings.query_options().max_results
             hits = self.search(query, max_results=min(MAX_RESULTS, wanted * PROJECT_LOOKAHEAD), min_score=min_score,
                                mode=mode, sync=False, kind=kind, history=history, corpus=corpus)
-            return this_project_first(hits, project)[:wanted]
+            if origin:
+                hits = [h for h in hits if provenance.of(h.path, h.source, h.annotations)["origin"] == origin]
+            return (this_project_first(hits, project) if project else hits)[:wanted]
         try:
             hits = self._search(query, max_results, min_score, mode, kind=kind, history=history, corpus=corpus)
         except IndexCorruptError as exc:
@@ -379,11 +385,11 @@ class Memory:
     def memory_search(self, query: str, max_results: int | None = None, min_score: float | None = None, *,
                       mode: str | None = None, kind: str | None = None,
                       history: bool | None = None, corpus: str | None = None,
-                      project: str | None = None) -> dict[str, Any]:
+                      project: str | None = None, origin: str | None = None) -> dict[str, Any]:
         """The ``memory_search`` tool: never raises; failures come back with an ``action``."""
         try:
             args = SEARCH.check(query=query, max_results=max_results, min_score=min_score, kind=kind,
-                                history=history, corpus=corpus, project=project)
+                                history=history, corpus=corpus, project=project, origin=origin)
         except ToolArgumentError as exc:
             if isinstance(query, str) and len(query) > MAX_QUERY_CHARS:  # refused at once, and not "unavailable"
                 return {"results": [], "error": f"the query is {len(query)} characters long; at most "
@@ -398,7 +404,7 @@ class Memory:
             say_once(f"memory_search refused: {denied} (chatType direct, agent {self.settings.agent_id})")
             return {"results": [], "mode": mode or self.backend.default_mode(),
                     "note": f"memory search is off in this chat: {denied}; say you cannot search memory here"}
-        corpus = args["corpus"] or "memory"
+        corpus = args["corpus"] or ("sessions" if args["origin"] == provenance.TRANSCRIPT else "memory")
         if corpus == "sessions" and "sessions" not in self.settings.index_sources():
             return {"results": [], "corpus": corpus,
                     "error": "past conversations are not indexed for this agent (memory.search.sources lacks "
@@ -411,7 +417,7 @@ class Memory:
         try:
             hits = self.search(args["query"], max_results=wanted, min_score=args["min_score"], mode=mode,
                                kind=args["kind"], history=bool(args["history"]), corpus=corpus,
-                               project=args["project"])
+                               project=args["project"], origin=args["origin"])
         except (MnemoclawError, ValueError, OSError) as exc:
             return search_failed(exc, self.public)
         wire = self.answer(hits, args["query"], mode, args["min_score"]).wire()
@@ -429,10 +435,20 @@ class Memory:
                               provider=provider.id if provider else "none",
                               model=provider.model if provider else None, fallback=self.fallback is not None,
                               mode=mode or self.backend.default_mode(),
-                              min_score=self.settings.query_options().min_score if min_score is None else min_score)
+                              min_score=self.settings.query_options().min_score if min_score is None else min_score,
+                              sessions=self.session_channels() if any(h.source == "sessions" for h in hits) else {})
         explain(answer, self._situation(), self.reader)
         answer.warnings[:] = [self.public(w) for w in answer.warnings]
         return answer
+
+    def session_channels(self) -> dict[str, dict[str, str]]:
+        """Each transcript's channel and chat type, from its ``sessions.json`` ({} when there is none
+        or it cannot be read: a result then shows its session without them)."""
+        try:
+            with open(Path(self.settings.sessions_dir) / "sessions.json", encoding="utf-8") as fh:
+                return provenance.sessions_by_id(parse.loads(fh.read()))
+        except (OSError, ValueError):
+            return {}
 
     def _situation(self) -> Situation:
         backend = self.backend
@@ -452,14 +468,19 @@ class Memory:
             return get_failed(path, exc, self.public)
 
     def memory_append(self, text: str, target: str | None = None, *, importance: int | None = None,
-                      kind: str | None = None, expires: str | None = None, key: str | None = None) -> dict[str, Any]:
-        """The ``memory_append`` tool: never raises."""
+                      kind: str | None = None, expires: str | None = None, key: str | None = None,
+                      session: str | None = None, channel: str | None = None,
+                      chat: str | None = None) -> dict[str, Any]:
+        """The ``memory_append`` tool: never raises. What it writes is the agent's
+        (``<!-- origin: agent -->``, with the session, channel and chat type it was said in when
+        given), so it can be told from the owner's lines, found by origin and forgotten by session."""
         try:  # the one writer of memory files checks the text and names every target it refuses
             given = {"importance": importance, "kind": kind, "expires": expires, "key": key}
             for param in ANNOTATION_PARAMS:
                 param.check(given[param.keyword])
             return {"ok": True, **self.notes.append(text, target, importance=importance, kind=kind, expires=expires,
-                                                    key=key)}
+                                                    key=key, origin="agent", session=session, channel=channel,
+                                                    chat=chat)}
         except (MnemoclawError, OSError, ValueError) as exc:
             return append_failed(exc, self.public)
 

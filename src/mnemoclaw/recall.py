@@ -20,9 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import provenance
 from .answers import make_snippet
 from .api import Memory
-from .notes.imports import IMPORTS_DIR
 from .search.bm25 import idf
 from .text.script import fold
 from .types import Hit
@@ -105,12 +105,12 @@ class Recall:
         return out
 
 
-def may_inject(path: str, source: str, sources: tuple[str, ...]) -> bool:
+def may_inject(path: str, source: str, sources: tuple[str, ...], annotations: dict[str, Any] | None = None) -> bool:
     """Whether an entry of ``path`` may come unasked: curated memory always, daily logs and
-    transcripts when configured, imported memory never."""
+    transcripts when configured, imported or untrusted memory never."""
     if source == "sessions":
         return "sessions" in sources
-    if path.startswith(IMPORTS_DIR + "/"):
+    if provenance.of(path, source, annotations or {})["origin"] in provenance.NEVER_UNASKED:
         return False
     if path in CURATED_FILES or not path.startswith("memory/"):
         return "curated" in sources
@@ -206,7 +206,7 @@ def recall(memory: Memory, message: str, *, last_turn: str | None = None,
         chunks = 0
     picked: list[tuple[int, float, Recalled]] = []
     for hit, query in found.values():
-        if hit.weak or not may_inject(hit.path, hit.source, sources):
+        if hit.weak or not may_inject(hit.path, hit.source, sources, hit.annotations):
             continue
         trigger = said_trigger(message, hit.annotations.get("trigger"))
         if trigger is None and (hit.score < floor or not (gate is None or gate(specific(hit, chunks)))):

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from . import provenance
 from .errors import MnemoclawError
 from .search.relevance import DEFAULT_MIN_SCORE
 
@@ -169,6 +170,9 @@ history is true.""", (
           "are indexed; all: both (default 10 results)", enum=CORPORA),
     Param("project", "string", "The project (repository) the work is in: entries annotated with another "
           "project come after this one's", max_length=100),
+    Param("origin", "string", "Only results from there: owner (what the owner wrote), agent (what an agent "
+          "wrote, the memory flush and the session hook included), imported (another assistant's export), "
+          "transcript (past conversations), untrusted", enum=provenance.ORIGINS),
 ))
 
 GET = ToolSpec("memory_get", """\
@@ -246,7 +250,7 @@ class ToolHost(Protocol):
     def memory_search(self, query: str, max_results: int | None = None, min_score: float | None = None, *,
                       mode: str | None = None, kind: str | None = None,
                       history: bool | None = None, corpus: str | None = None,
-                      project: str | None = None) -> dict[str, Any]: ...
+                      project: str | None = None, origin: str | None = None) -> dict[str, Any]: ...
     def memory_get(self, path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, Any]: ...
     def memory_append(self, text: str, target: str | None = None, *, importance: int | None = None,
                       kind: str | None = None, expires: str | None = None,

@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from ..provenance import ORIGINS
 from ..search.relevance import DEFAULT_MIN_SCORE
 from ..tools import CORPORA, MAX_RESULTS, SEARCH
 from .app import Ctx, Progress, cli, emit_json, emit_json_line, translated
@@ -206,6 +207,18 @@ def _stop_on_signals():
 Echo = Callable[..., Any]
 
 
+def origin_label(r: dict[str, Any]) -> str:
+    """Where a result came from, when it is not simply the owner's file: ", agent, session X"."""
+    origin = r.get("origin")
+    if origin in (None, "owner"):
+        return ""
+    if origin == "imported":
+        return f", imported from {r.get('importedFrom', '?')}"
+    said = [f"session {r['session']}" if r.get("session") else "",
+            " ".join(str(r[k]) for k in ("channel", "chat") if r.get(k))]
+    return ", ".join(["", *([] if origin == "transcript" else [origin]), *(s for s in said if s)])
+
+
 def print_results(result: dict[str, Any], floor: float | None = None, echo: Echo = click.echo) -> None:
     if result.get("disabled"):
         # the action is for an agent; a message that already names the command to run needs none
@@ -235,7 +248,8 @@ def print_results(result: dict[str, Any], floor: float | None = None, echo: Echo
              "(it may not be the answer).", err=True)
     for i, r in enumerate(result["results"], 1):
         weak = "  weak" if r.get("weak") else ""
-        echo(f"{i}. {r['path']}#L{r['startLine']}-L{r['endLine']}  score {r['score']:.3f}{weak}  [{r['source']}]")
+        echo(f"{i}. {r['path']}#L{r['startLine']}-L{r['endLine']}  score {r['score']:.3f}{weak}  "
+             f"[{r['source']}{origin_label(r)}]")
         body = r["snippet"].split("\n\nSource: ")[0]
         for line in body.strip().splitlines()[:8]:
             echo(f"     {line}")
@@ -252,6 +266,8 @@ def print_results(result: dict[str, Any], floor: float | None = None, echo: Echo
 @click.option("--corpus", type=click.Choice(CORPORA), help="memory (default), sessions (indexed transcripts) or all.")
 @click.option("--project", help="The project the work is in: entries annotated with another project come after "
               "this one's (env MNEMOCLAW_PROJECT).", envvar="MNEMOCLAW_PROJECT")
+@click.option("--origin", type=click.Choice(ORIGINS), help="Only results from there: owner, agent (what an agent "
+              "wrote), imported, transcript or untrusted.")
 @click.option("--json", "as_json", is_flag=True, help="Print the memory_search result as JSON.")
 @click.pass_obj
 @translated
@@ -270,10 +286,10 @@ def search(obj: Ctx, query: str, **params: Any) -> None:
 
 
 def run_search(mem, query: str, *, max_results=None, min_score=None, mode=None, kind=None, history=False,
-               corpus=None, project=None, as_json=False, echo: Echo = click.echo) -> int:
+               corpus=None, project=None, origin=None, as_json=False, echo: Echo = click.echo) -> int:
     """One `mnemoclaw search` on ``mem``, printed; its exit code."""
     result = mem.memory_search(query, max_results, min_score, mode=mode, kind=kind, history=history or None,
-                               corpus=corpus, project=project)
+                               corpus=corpus, project=project, origin=origin)
     floor = mem.settings.query_options().min_score if min_score is None else min_score
     if as_json:
         emit_json(result, echo)

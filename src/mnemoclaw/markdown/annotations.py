@@ -1,7 +1,9 @@
 """Annotations written in the Markdown: ``<!-- importance: 8 -->``, ``<!-- type: preference -->``,
 ``<!-- expires: 2027-03-31 -->``, ``<!-- key: db-host -->``, USER.md's ``<!-- observed: 2026-09-01 |
 status: active -->``, ``<!-- trigger: deploy, 上线 -->`` (phrases a message may say that call for
-the entry) and ``<!-- project: repo-name -->``. Pure: text in, spans out.
+the entry) and ``<!-- project: repo-name -->``, and the provenance the runtime writes on its notes
+(``<!-- origin: agent; session: 2026-12-04-ab12; channel: telegram; chat: direct -->``).
+Pure: text in, spans out.
 
 An annotation belongs to the entry it is written in or beside:
 
@@ -24,7 +26,10 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-NAMES = ("importance", "type", "expires", "key", "observed", "status", "trigger", "project")
+NAMES = ("importance", "type", "expires", "key", "observed", "status", "trigger", "project",
+         # provenance, written by the runtime on what it writes (provenance.py)
+         "origin", "session", "channel", "chat")
+ORIGIN_VALUES = ("owner", "agent", "untrusted")  # imported and transcript come from where a chunk is
 MAX_TRIGGERS = 20  # phrases one trigger annotation may name
 # an entry whose status says it no longer holds (USER.md's "superseded in place") does not answer
 RETIRED = frozenset({"superseded", "retired", "inactive", "archived", "deprecated", "obsolete"})
@@ -70,6 +75,15 @@ def parse_value(name: str, raw: str) -> tuple[object | None, str | None]:
         if len(phrases) > MAX_TRIGGERS:
             return None, f"trigger names {len(phrases)} phrases; at most {MAX_TRIGGERS}"
         return phrases, None
+    if name == "origin":
+        word = raw.lower()
+        if word not in ORIGIN_VALUES:
+            return None, f"origin {raw!r} is not one of {', '.join(ORIGIN_VALUES)}"
+        return word, None
+    if name == "session":  # an id as written: case kept
+        if not _WORD.match(raw):
+            return None, f"session {raw!r} is not a session id (letters, digits, '-', '_', '.', ':')"
+        return raw, None
     if name in ("expires", "observed"):
         try:
             return date.fromisoformat(raw).isoformat(), None

@@ -70,12 +70,16 @@ class Notes:
 
     # -- writing --------------------------------------------------------------------------------
     def append(self, text: str, target: str | None = None, *, importance: int | float | None = None,
-               kind: str | None = None, expires: str | None = None, key: str | None = None) -> dict[str, Any]:
+               kind: str | None = None, expires: str | None = None, key: str | None = None,
+               origin: str | None = None, session: str | None = None, channel: str | None = None,
+               chat: str | None = None) -> dict[str, Any]:
         """Append to today's daily log, or to MEMORY.md with ``target="long_term"`` (nothing else),
-        annotated (``<!-- importance: 8; key: db-host -->`` on the note's heading) when asked."""
+        annotated (``<!-- importance: 8; key: db-host -->`` on the note's heading) when asked, and
+        with its provenance when the agent writes it (``origin: agent; session: …``)."""
         self.settings.check_writable("memory_append")
         attrs = {}
-        for name, value in (("importance", importance), ("type", kind), ("expires", expires), ("key", key)):
+        for name, value in (("importance", importance), ("type", kind), ("expires", expires), ("key", key),
+                            ("origin", origin), ("session", session), ("channel", channel), ("chat", chat)):
             if value is None or value == "":
                 continue
             parsed, why = parse_value(name, str(value))
@@ -84,8 +88,9 @@ class Notes:
             attrs[name] = parsed
         done = append_note(self.workspace, text, target, self._now(), annotation=render(attrs))
         out: dict[str, Any] = {"path": done.path, "startLine": done.start_line, "endLine": done.end_line}
-        if attrs:
-            out["annotations"] = attrs
+        asked = {k: v for k, v in attrs.items() if k not in ("origin", "session", "channel", "chat")}
+        if asked:
+            out["annotations"] = asked
         if done.redacted:
             out["redacted"] = done.redacted
             out["note"] = (f"{done.redacted} secret(s) (keys, tokens, passwords) were replaced by [REDACTED]: "

@@ -115,9 +115,12 @@ class AgentSession:
             now = self.clock()
             self.meta = self.store.update_meta(session_id, sessionId=session_id, createdAt=now, updatedAt=now,
                                                compactionCount=0, memoryFlushCompactionCount=None,
+                                               channel="cli", chatType="direct",
                                                memoryFlushAt=None, inputTokens=0, outputTokens=0, totalTokens=0)
             self.store.append(session_id, {"type": "session", "id": session_id, "at": now,
                                            "workspace": str(self.workspace)})
+        self.toolbox.said_in = {"session": session_id, "channel": str(self.meta.get("channel") or "cli"),
+                                "chat": str(self.meta.get("chatType") or "direct")}
         self._usage_anchor = None
         self._fixed_tokens = None
         self._history_tokens = sum(self.message_tokens(m) for m in self.history)
@@ -419,7 +422,8 @@ class AgentSession:
         """The session-memory hook (``/new``, ``/reset``): see runtime/session_memory.py."""
         if self.rs.read_only:
             return None
-        rel = save_session(self.store, self.session_id, self.workspace, self.chat, self._now())
+        rel = save_session(self.store, self.session_id, self.workspace, self.chat, self._now(),
+                           said_in=self.toolbox.said_in)
         if rel:
             self._autocommit(f"memory: {rel}")
         return rel

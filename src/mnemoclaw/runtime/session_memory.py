@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..markdown.annotations import render
 from ..notes.write import create_note
 from .llm import ChatClient, LLMError
 from .transcript import SessionStore
@@ -26,13 +27,17 @@ def real_messages(store: SessionStore, session_id: str) -> list[dict[str, Any]]:
             and m["content"].strip() and not m["content"].startswith("/") and m["content"].strip() != NO_REPLY]
 
 
-def save_session(store: SessionStore, session_id: str, workspace: Path, chat: ChatClient, now: datetime) -> str | None:
-    """Write the session's last messages to a new memory file; its workspace-relative path."""
+def save_session(store: SessionStore, session_id: str, workspace: Path, chat: ChatClient, now: datetime, *,
+                 said_in: dict[str, str] | None = None) -> str | None:
+    """Write the session's last messages to a new memory file; its workspace-relative path. The
+    heading carries the note's provenance (the agent wrote it, from this session), so a search
+    shows where it came from and ``forget --session`` finds it."""
     last = real_messages(store, session_id)[-KEEP_MESSAGES:]
     if not last:
         return None
     slug = topic_slug(chat, last) or f"{now:%H%M}"
-    body = [f"# Session {session_id} ({now:%Y-%m-%d %H:%M})", ""]
+    origin = render({"origin": "agent", **(said_in or {"session": session_id})})
+    body = [f"# Session {session_id} ({now:%Y-%m-%d %H:%M}) {origin}", ""]
     for m in last:
         who = "User" if m["role"] == "user" else "Assistant"
         body.append(f"- **{who}**: {' '.join(str(m['content']).split())}")

@@ -42,6 +42,7 @@ class ToolBox:
         self.rs = rs
         self._commit = commit
         self.extra = dict(extra or {})
+        self.said_in: dict[str, str] = {}  # the session, channel and chat type what the agent writes came from
 
     def offered(self) -> list[dict[str, Any]]:
         """The tool schemas of a normal request."""
@@ -82,9 +83,9 @@ class ToolBox:
     def memory_search(self, query: str, max_results: int | None = None, min_score: float | None = None, *,
                       mode: str | None = None, kind: str | None = None,
                       history: bool | None = None, corpus: str | None = None,
-                      project: str | None = None) -> dict[str, Any]:
+                      project: str | None = None, origin: str | None = None) -> dict[str, Any]:
         return self.memory.memory_search(query, max_results, min_score, mode=mode, kind=kind, history=history,
-                                         corpus=corpus, project=project)
+                                         corpus=corpus, project=project, origin=origin)
 
     def memory_get(self, path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, Any]:
         return self.memory.memory_get(path, from_line, lines)
@@ -92,7 +93,9 @@ class ToolBox:
     def memory_append(self, text: str, target: str | None = None, **annotations: Any) -> dict[str, Any]:
         if self.rs.read_only:
             return {"ok": False, "error": "the workspace is read-only; nothing was written"}
-        out = self.memory.memory_append(text, target, **annotations)
+        said = self.said_in
+        out = self.memory.memory_append(text, target, **annotations, session=said.get("session"),
+                                        channel=said.get("channel"), chat=said.get("chat"))
         if out.get("ok") and self.rs.git_autocommit:
             self._commit(f"memory: {out['path']}")
         return out

@@ -1,0 +1,71 @@
+"""Where a piece of memory came from: written by the owner (a file they edited), by the agent
+(``memory_append``, the memory flush, the session hook), imported from another assistant, or
+said in a session transcript. Pure: a chunk's path, source and annotations in, its origin out.
+
+What the runtime writes carries its origin in the Markdown (``<!-- origin: agent; session: … -->``
+on the note's heading), so a rebuild of the index keeps it; an import's origin is its folder
+(``memory/imports/<source>/``); a transcript's is its file (the session) and the session's
+metadata (channel, chat type). A line nobody marked is the owner's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+OWNER, AGENT, IMPORTED, TRANSCRIPT, UNTRUSTED = "owner", "agent", "imported", "transcript", "untrusted"
+ORIGINS = (OWNER, AGENT, IMPORTED, TRANSCRIPT, UNTRUSTED)
+IMPORTS_DIR = "memory/imports"  # an import's files: memory/imports/<source>/...
+# never put before the reply unasked: what someone else's export or content holds
+NEVER_UNASKED = frozenset({IMPORTED, UNTRUSTED})
+
+
+def imported_from(path: str) -> str | None:
+    """The import source of a memory file (``chatgpt``, ``claude``, ...), or None."""
+    if not path.startswith(IMPORTS_DIR + "/"):
+        return None
+    rest = path[len(IMPORTS_DIR) + 1:]
+    return rest.split("/", 1)[0] if "/" in rest else None
+
+
+def session_of(path: str) -> str:
+    """A transcript's session id: its file's name without ``.jsonl``."""
+    name = path.rsplit("/", 1)[-1]
+    return name[: -len(".jsonl")] if name.endswith(".jsonl") else name
+
+
+def of(path: str, source: str, annotations: dict[str, Any],
+       sessions: dict[str, dict[str, str]] | None = None) -> dict[str, str]:
+    """``{"origin": ..., and where known "session", "channel", "chat", "importedFrom"}``.
+    ``sessions``: session metadata by id (channel, chatType), for transcripts."""
+    if source == "sessions":
+        sid = session_of(path)
+        out = {"origin": TRANSCRIPT, "session": sid}
+        meta = (sessions or {}).get(sid) or {}
+        if meta.get("channel"):
+            out["channel"] = str(meta["channel"])
+        if meta.get("chatType"):
+            out["chat"] = str(meta["chatType"])
+        return out
+    where = imported_from(path)
+    if where is not None:
+        return {"origin": IMPORTED, "importedFrom": where}
+    out = {"origin": str(annotations.get("origin") or OWNER)}
+    for name in ("session", "channel", "chat"):
+        if annotations.get(name):
+            out[name] = str(annotations[name])
+    return out
+
+
+def sessions_by_id(entries: Any) -> dict[str, dict[str, str]]:
+    """A ``sessions.json``'s channel and chat type by session id: OpenClaw keys it by session key
+    (``agent:main:telegram:…`` -> an entry with ``sessionId``), the chat runtime by id."""
+    out: dict[str, dict[str, str]] = {}
+    if not isinstance(entries, dict):
+        return out
+    for key, entry in entries.items():
+        if not isinstance(entry, dict):
+            continue
+        sid = entry.get("sessionId") if isinstance(entry.get("sessionId"), str) else key
+        out[str(sid)] = {name: str(entry[name]) for name in ("channel", "chatType")
+                         if isinstance(entry.get(name), str) and entry[name]}
+    return out

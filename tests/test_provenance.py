@@ -1,0 +1,143 @@
+"""Where each result came from: the owner's files, what an agent wrote (annotated in the
+Markdown, so a rebuild keeps it), imports, transcripts (their session, channel and chat type);
+shown, filtered by, and never put before a reply when imported or untrusted."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from mnemoclaw import provenance
+from mnemoclaw.api import Memory
+from mnemoclaw.cli import cli
+from mnemoclaw.config import load_settings
+from mnemoclaw.markdown.annotations import parse_value
+from mnemoclaw.recall import recall
+from mnemoclaw.runtime.agent import AgentSession
+from mnemoclaw.runtime.llm import ChatClient, RetryPolicy
+from mnemoclaw.runtime.settings import runtime_settings
+
+from chat_server import ChatServer
+from conftest import write
+
+
+def _line(role: str, text: str) -> str:
+    return json.dumps({"type": "message", "message": {"role": role, "content": text}})
+
+
+def test_the_origin_of_a_chunk_follows_from_where_it_is_and_what_it_says():
+    assert provenance.of("MEMORY.md", "memory", {}) == {"origin": "owner"}
+    assert provenance.of("memory/2026-03-01.md", "memory", {"origin": "agent", "session": "s-1"}) == \
+        {"origin": "agent", "session": "s-1"}
+    assert provenance.of("memory/imports/chatgpt/trip.md", "memory", {"origin": "agent"}) == \
+        {"origin": "imported", "importedFrom": "chatgpt"}  # the folder decides, whatever the text claims
+    assert provenance.of("sessions/5c9e.jsonl", "sessions", {}, {"5c9e": {"channel": "telegram", "chatType": "group"}}) \
+        == {"origin": "transcript", "session": "5c9e", "channel": "telegram", "chat": "group"}
+    # OpenClaw keys sessions.json by session key, the chat runtime by id: both give the id
+    assert provenance.sessions_by_id({"agent:main:telegram:1": {"sessionId": "5c9e", "channel": "telegram"},
+                                      "20261204-1": {"chatType": "direct"}, "bad": 3}) == \
+        {"5c9e": {"channel": "telegram"}, "20261204-1": {"chatType": "direct"}}
+    assert provenance.sessions_by_id([1, 2]) == {}
+    # an origin a person mistypes is refused (and the annotation ignored), an id keeps its case
+    assert parse_value("origin", "Agent") == ("agent", None)
+    assert parse_value("origin", "robot")[1] == "origin 'robot' is not one of owner, agent, untrusted"
+    assert parse_value("session", "Ab12-CD") == ("Ab12-CD", None)
+
+
+def test_results_say_where_they_came_from_and_search_filters_by_it(workspace, make_memory):
+    write(workspace / "MEMORY.md", "# Memory\n\n- The heron survey is at the Wexford marsh every March.\n")
+    write(workspace / "memory" / "imports" / "chatgpt" / "birds.md",
+          "# Birds\n\n- A heron survey at Wexford needs a permit from the county.\n")
+    mem = make_memory(workspace, overrides={"sources": ["memory", "sessions"], "experimental": {"sessionMemory": True}})
+    sessions = mem.settings.sessions_dir
+    write(sessions / "5c9e.jsonl", _line("user", "the heron survey at Wexford moved to April this year") + "\n")
+    write(sessions / "sessions.json", json.dumps({"agent:main:telegram:42": {"sessionId": "5c9e",
+                                                                             "channel": "telegram",
+                                                                             "chatType": "group"}}))
+    wrote = mem.memory_append("Heron survey at Wexford: bring the long lens.", session="s-77", channel="cli",
+                              chat="direct")
+    assert wrote["ok"] and "annotations" not in wrote  # provenance is not an annotation someone asked for
+    text = (workspace / wrote["path"]).read_text("utf-8")
+    assert "<!-- origin: agent; session: s-77; channel: cli; chat: direct -->" in text
+    mem.sync()
+    found = mem.memory_search("heron survey Wexford", corpus="all", min_score=0)["results"]
+    by_path = {r["path"]: r for r in found}
+    assert by_path["MEMORY.md"]["origin"] == "owner"
+    assert {k: by_path[wrote["path"]][k] for k in ("origin", "session", "channel", "chat")} == \
+        {"origin": "agent", "session": "s-77", "channel": "cli", "chat": "direct"}
+    assert (by_path["memory/imports/chatgpt/birds.md"]["origin"],
+            by_path["memory/imports/chatgpt/birds.md"]["importedFrom"]) == ("imported", "chatgpt")
+    told = by_path["sessions/5c9e.jsonl"]
+    assert (told["origin"], told["session"], told["channel"], told["chat"]) == ("transcript", "5c9e", "telegram", "group")
+    for origin, paths in (("agent", {wrote["path"]}), ("owner", {"MEMORY.md"}),
+                          ("imported", {"memory/imports/chatgpt/birds.md"}), ("transcript", {"sessions/5c9e.jsonl"})):
+        got = mem.memory_search("heron survey Wexford", min_score=0, origin=origin)
+        assert {r["path"] for r in got["results"]} == paths, (origin, got)
+    refused = mem.memory_search("heron", origin="robot")
+    assert refused["results"] == [] and "origin" in refused["error"]
+    # a rebuild keeps it: the origin is in the Markdown
+    mem.sync(full=True)
+    assert mem.memory_search("long lens", origin="agent")["results"][0]["session"] == "s-77"
+
+
+def test_the_command_line_shows_and_filters_by_origin(workspace, tmp_path):
+    write(workspace / "MEMORY.md", "# Memory\n\n- The pelican feeder is on the east pier.\n")
+    write(workspace / "memory" / "imports" / "codex" / "notes.md", "- The pelican feeder key is under the mat.\n")
+    env = {"MNEMOCLAW_STATE_DIR": str(tmp_path / "cli-state"), "MNEMOCLAW_PROVIDER": "none", "MNEMOCLAW_NEARBY": "off"}
+    base = ["--workspace", str(workspace)]
+    runner = CliRunner()
+    assert runner.invoke(cli, [*base, "index"], env=env).exit_code == 0
+    out = runner.invoke(cli, [*base, "search", "pelican feeder", "--min-score", "0"], env=env)
+    assert "[memory, imported from codex]" in out.stdout and "[memory]" in out.stdout, out.stdout
+    only = runner.invoke(cli, [*base, "search", "pelican feeder", "--min-score", "0", "--origin", "owner"], env=env)
+    assert "MEMORY.md" in only.stdout and "imports" not in only.stdout, only.stdout
+    bad = runner.invoke(cli, [*base, "search", "pelican", "--origin", "robot"], env=env)
+    assert bad.exit_code == 2 and "'robot' is not one of" in bad.stderr
+
+
+def test_untrusted_and_imported_entries_never_come_unasked(workspace, make_memory):
+    write(workspace / "MEMORY.md", "# Memory\n\n<!-- origin: untrusted -->\n"
+          "- The wiki page says the staging database runs on host orca-7 behind jump.internal.\n")
+    write(workspace / "memory" / "imports" / "codex" / "db.md",
+          "- The staging database runs on host orca-7 behind jump.internal.\n")
+    for i in range(12):
+        write(workspace / "memory" / f"2026-01-{i + 1:02d}.md", f"- routine day {i}: answered email, wrote code.\n")
+    mem = make_memory(workspace, provider=None)
+    mem.sync()
+    message = "which host does the staging database run on again?"
+    asked = mem.memory_search(message)["results"]
+    assert {r["origin"] for r in asked} >= {"untrusted", "imported"}  # searched for, they are found
+    got = recall(mem, message, options={"sources": ["curated", "daily"]})
+    assert got.entries == [], got.wire()  # unasked, never
+    write(workspace / "MEMORY.md", "# Memory\n\n- The staging database runs on host orca-7 behind jump.internal.\n")
+    mem.sync()
+    assert [e.path for e in recall(mem, message).entries] == ["MEMORY.md"]
+
+
+def test_what_the_chat_agent_writes_carries_its_session(workspace, tmp_path):
+    write(workspace / "MEMORY.md", "# Memory\n")
+
+    def brain(body):
+        said = [m for m in body["messages"] if m["role"] == "tool"]
+        if not said:
+            return {"tool_calls": [("memory_append", {"text": "The user's cat is called Miso."})]}
+        return {"content": "Noted."}
+
+    cfg = {"agents": {"defaults": {"memorySearch": {"provider": "none"}}}}
+    with ChatServer(brain) as srv:
+        cfg["llm"] = {"baseUrl": srv.base_url, "model": "scripted"}
+        settings = load_settings(workspace=workspace, state_dir=tmp_path / "agent-state", config=cfg, env={})
+        with Memory(settings, background=False) as memory:
+            chat = ChatClient(srv.base_url, "scripted", retry=RetryPolicy(base_s=0.01, cap_s=0.02))
+            agent = AgentSession(memory, runtime=runtime_settings(settings), chat=chat)
+            agent.send("my cat is called Miso, remember that")
+            sid = agent.session_id
+            assert agent.store.meta(sid)["channel"] == "cli" and agent.store.meta(sid)["chatType"] == "direct"
+            hit = memory.memory_search("cat Miso", origin="agent")["results"][0]
+            assert (hit["origin"], hit["session"], hit["channel"], hit["chat"]) == ("agent", sid, "cli", "direct")
+            saved = agent.end_session()  # the session hook: its note is the agent's, from this session
+            assert saved and f"<!-- origin: agent; session: {sid}; channel: cli; chat: direct -->" in \
+                (workspace / saved).read_text("utf-8")
+            memory.sync()
+            assert {r["path"] for r in memory.memory_search("Miso", origin="agent", min_score=0)["results"]} >= {saved}
