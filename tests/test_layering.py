@@ -24,7 +24,7 @@ LAYERS = {
     "search.snippets": 1, "index.planning": 1,
     "sessions": 1, "sessions.openclaw": 2, "tools": 1, "answers": 1, "eval.metrics": 1, "provenance": 1,
     # 2: ports: databases, models, HTTP, files, locks
-    "store": 2, "embeddings": 2, "blas": 2, "index.discovery": 2, "locks": 2,
+    "store": 2, "embeddings": 2, "blas": 2, "index.discovery": 2, "locks": 2, "tombstones": 2,
     # 3: orchestration
     "index": 3, "search": 3, "backends": 3, "freshness": 3,
     # 4: the composition root

@@ -141,3 +141,57 @@ def test_what_the_chat_agent_writes_carries_its_session(workspace, tmp_path):
                 (workspace / saved).read_text("utf-8")
             memory.sync()
             assert {r["path"] for r in memory.memory_search("Miso", origin="agent", min_score=0)["results"]} >= {saved}
+
+
+def _policy(**exclude):
+    return {"plugins": {"entries": {"memory-core": {"config": {"memoryPolicy": {"excludeSessions": exclude}}}}}}
+
+
+def test_excluded_sessions_are_not_indexed(workspace, make_memory):
+    cfg = {**_policy(channels=["telegram"], chatTypes=["group"], hookExternalContentSources=["gmail"]),
+           "agents": {"defaults": {"memorySearch": {"sources": ["memory", "sessions"],
+                                                    "experimental": {"sessionMemory": True}}}}}
+    mem = make_memory(workspace, config=cfg)
+    sessions = mem.settings.sessions_dir
+    for sid in ("tg", "grp", "mail", "dm", "Telegram"):
+        write(sessions / f"{sid}.jsonl", _line("user", f"the walrus password rotation is due, says {sid}") + "\n")
+    write(sessions / "sessions.json", json.dumps({
+        "agent:main:telegram:1": {"sessionId": "tg", "channel": "telegram", "chatType": "direct"},
+        "agent:main:signal:g": {"sessionId": "grp", "channel": "signal", "chatType": "group"},
+        "agent:main:hook:gmail:77": {"sessionId": "mail", "channel": "webhook"},
+        "agent:main:main": {"sessionId": "dm", "channel": "signal", "chatType": "direct"},
+        "agent:main:x": {"sessionId": "Telegram", "channel": "Telegram"}}))  # exact, case-sensitive names
+    mem.sync()
+    found = {r["session"] for r in mem.memory_search("walrus password rotation", corpus="sessions",
+                                                      min_score=0)["results"]}
+    assert found == {"dm", "Telegram"}, found
+
+
+def test_a_bad_admission_policy_is_named_with_the_fix(workspace, make_memory):
+    import pytest
+
+    from mnemoclaw.errors import ConfigError
+
+    for exclude, says in (({"channels": "telegram"}, r"excludeSessions.channels must be a list of names"),
+                          ({"chanels": ["x"]}, r"excludeSessions.chanels is not a setting; the settings are "
+                                               r"channels, chatTypes, hookExternalContentSources")):
+        with pytest.raises(ConfigError, match=says):
+            make_memory(workspace, config=_policy(**exclude)).sync()
+
+
+def test_an_excluded_chat_session_writes_nothing_to_memory(workspace, tmp_path):
+    write(workspace / "MEMORY.md", "# Memory\n")
+    cfg = {"agents": {"defaults": {"memorySearch": {"provider": "none"}}}, **_policy(chatTypes=["direct"])}
+    with ChatServer(lambda body: {"content": "Noted."}) as srv:
+        cfg["llm"] = {"baseUrl": srv.base_url, "model": "scripted"}
+        settings = load_settings(workspace=workspace, state_dir=tmp_path / "agent-state", config=cfg, env={})
+        with Memory(settings, background=False) as memory:
+            chat = ChatClient(srv.base_url, "scripted", retry=RetryPolicy(base_s=0.01, cap_s=0.02))
+            agent = AgentSession(memory, runtime=runtime_settings(settings), chat=chat)
+            agent.send("my cat is called Miso")
+            assert "chat type 'direct'" in agent.excluded()
+            asked = len(srv.requests)
+            assert agent.flush(reason="manual") is False and len(srv.requests) == asked  # not even asked
+            reply = agent.send("/new").text
+            assert "not saved: it is excluded from memory" in reply, reply
+    assert sorted(p.name for p in (workspace / "memory").glob("*.md")) == []

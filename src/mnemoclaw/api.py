@@ -16,6 +16,7 @@ a failure comes back as data with the next step to take.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import time
@@ -671,7 +672,7 @@ class _NotesIndex:
         return self.memory.sync(fallback_now=False)
 
     @contextmanager
-    def forgetting(self, paths: Sequence[str], texts: Sequence[str]) -> Iterator[Forgotten]:
+    def forgetting(self, paths: Sequence[str], texts: Sequence[str], stale: Sequence[str] = ()) -> Iterator[Forgotten]:
         store = self.memory.store
         before: set[str] = set()
         for path in paths:
@@ -679,6 +680,11 @@ class _NotesIndex:
             before |= {c.hash for c in got.chunks} if got else set()
         done = Forgotten()
         yield done
+        if stale:  # unchanged on disk, fenced now: the next sync reads them again
+            with store.write_lock(timeout=60):
+                records = store.file_records()
+                store.apply([], (), [dataclasses.replace(records[p], hash="", mtime_ns=-1)
+                                     for p in stale if p in records])
         done.report = self.refresh()
         with store.write_lock(timeout=60):
             after: set[str] = set()

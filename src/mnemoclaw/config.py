@@ -409,6 +409,8 @@ class Settings:
             sessions_dir=str(self.sessions_dir) if "sessions" in sources else None,
             session_delta_bytes=ms["sync"]["sessions"]["deltaBytes"],
             session_delta_messages=ms["sync"]["sessions"]["deltaMessages"],
+            state_dir=str(self.state_dir),
+            exclude_sessions=tuple(sorted(self.exclude_sessions().items())),
         )
 
     def query_options(self) -> QueryOptions:
@@ -469,6 +471,32 @@ class Settings:
         if raw is not None and raw.strip().lower() in ("off", "none", "false", ""):
             return None
         return _expand(raw) if raw else self.state_dir / "cache"
+
+    def exclude_sessions(self) -> dict[str, tuple[str, ...]]:
+        """OpenClaw's admission policy, ``plugins.entries.memory-core.config.memoryPolicy.excludeSessions``:
+        ``channels``, ``chatTypes`` and ``hookExternalContentSources``, each a list of exact,
+        case-sensitive names; a session matching any of them is never written to memory nor
+        indexed ({} when the config sets none)."""
+        node: Any = self.raw
+        where = "plugins.entries.memory-core.config.memoryPolicy.excludeSessions"
+        for part in where.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if node is None:
+            return {}
+        if not isinstance(node, dict):
+            raise ConfigError(f"{where} must be an object with channels, chatTypes or hookExternalContentSources "
+                              f"(lists of names); got {json.dumps(node)}")
+        out: dict[str, tuple[str, ...]] = {}
+        for key, value in node.items():
+            if key not in EXCLUDE_SESSION_KEYS:
+                raise ConfigError(f"{where}.{key} is not a setting; the settings are "
+                                  f"{', '.join(EXCLUDE_SESSION_KEYS)}")
+            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+                raise ConfigError(f"{where}.{key} must be a list of names (for example [\"whatsapp\"]); "
+                                  f"got {json.dumps(value)}")
+            if value:
+                out[key] = tuple(value)
+        return out
 
     def extra_paths(self) -> list[Path]:
         """memorySearch.extraPaths, and with the QMD backend the folders of memory.qmd.paths (the
@@ -570,6 +598,8 @@ def _shapes_disagree(old: Any, old_where: str, new: Any, new_where: str, warn: C
                  f"are both set: {new_where} (OpenClaw's current shape) wins; remove one of them")
 
 
+EXCLUDE_SESSION_KEYS = ("channels", "chatTypes", "hookExternalContentSources")
+
 # OpenClaw settings outside its search block that mnemoclaw reads and does not apply: what runs
 # instead ("not applied yet" when a later version means to)
 OPENCLAW_NOT_APPLIED = {
@@ -577,8 +607,6 @@ OPENCLAW_NOT_APPLIED = {
                              "(named only when the slot is not \"memory-core\")"),
     "plugins.entries.memory-core.config.dreaming": ("not applied", "mnemoclaw never promotes or rewrites entries "
                                                     "on a schedule (the flush and memory_append write what is kept)"),
-    "plugins.entries.memory-core.config.memoryPolicy": ("not applied yet", "every session's flush is written and "
-                                                        "every transcript in the sessions folder is indexed"),
     "tools.sessions.visibility": ("applied to sessions_search only", "\"all\" searches every agent's transcripts "
                                   "there, any other value this agent's own; memory_search indexes this agent's own"),
     "session.dmScope": ("not applied", "transcripts are read per file, whatever scope made them"),

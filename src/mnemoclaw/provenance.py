@@ -66,6 +66,33 @@ def sessions_by_id(entries: Any) -> dict[str, dict[str, str]]:
         if not isinstance(entry, dict):
             continue
         sid = entry.get("sessionId") if isinstance(entry.get("sessionId"), str) else key
-        out[str(sid)] = {name: str(entry[name]) for name in ("channel", "chatType")
-                         if isinstance(entry.get(name), str) and entry[name]}
+        meta = {name: str(entry[name]) for name in ("channel", "chatType")
+                if isinstance(entry.get(name), str) and entry[name]}
+        hook = hook_source(str(key), entry)
+        if hook:
+            meta["hook"] = hook
+        out[str(sid)] = meta
     return out
+
+
+def hook_source(key: str, entry: dict[str, Any]) -> str | None:
+    """The external content a hook session was made from (``gmail``, ``webhook``): the entry's
+    ``hookSource`` or ``externalContentSource``, else the source a ``hook:<source>:…`` key names."""
+    for name in ("hookSource", "externalContentSource"):
+        if isinstance(entry.get(name), str) and entry[name]:
+            return str(entry[name])
+    parts = key.split(":")
+    if "hook" in parts[:-1]:
+        return parts[parts.index("hook") + 1] or None
+    return None
+
+
+def excluded(meta: dict[str, str], policy: dict[str, tuple[str, ...]]) -> str | None:
+    """Why a session is kept out of memory by ``memoryPolicy.excludeSessions`` (exact,
+    case-sensitive names, any one of them enough), or None."""
+    for field_name, setting, what in (("channel", "channels", "channel"), ("chatType", "chatTypes", "chat type"),
+                                      ("hook", "hookExternalContentSources", "hook content source")):
+        value = meta.get(field_name)
+        if value and value in policy.get(setting, ()):
+            return f"its {what} {value!r} is in memoryPolicy.excludeSessions.{setting}"
+    return None

@@ -282,12 +282,17 @@ def _version(text: str) -> tuple[int, ...]:
     return tuple(int(g) for g in m.groups())
 
 
-def export_sessions(transcripts: Path | None, dest: Path, retention_days: float, now: float) -> int:
+def export_sessions(transcripts: Path | None, dest: Path, retention_days: float, now: float,
+                    fences: Any = None) -> int:
     """Each transcript (``*.jsonl``) as redacted Markdown in ``dest`` (``User: …`` / ``Assistant:
-    …`` lines, as the builtin index reads them); exports of transcripts gone or untouched for
-    ``retention_days`` are removed. How many files were written or removed."""
+    …`` lines, as the builtin index reads them), without what a tombstone fences (``fences``,
+    tombstones.Fences); exports of transcripts gone or untouched for ``retention_days`` are
+    removed. How many files were written or removed."""
     from ..atomic import write_atomic
     from ..sessions.transcript import parse_transcript
+    from ..tombstones import Fences
+
+    fences = fences or Fences()
 
     dest.mkdir(parents=True, exist_ok=True)
     keep: set[str] = set()
@@ -301,10 +306,14 @@ def export_sessions(transcripts: Path | None, dest: Path, retention_days: float,
             name = src.stem + ".md"
             keep.add(name)
             out = dest / name
-            if out.is_file() and out.stat().st_mtime_ns >= found.mtime_ns:
+            data, fenced = fences.transcript(src.stem, src.read_text(encoding="utf-8", errors="replace"))
+            if not fenced and out.is_file() and out.stat().st_mtime_ns >= found.mtime_ns:
                 continue
-            rendered = parse_transcript(src.read_text(encoding="utf-8", errors="replace"))
-            write_atomic(out, f"# Session {src.stem}\n\n{rendered.text}\n")
+            rendered = parse_transcript(data)
+            body = f"# Session {src.stem}\n\n{rendered.text}\n"
+            if fenced and out.is_file() and out.read_text("utf-8", errors="replace") == body:
+                continue
+            write_atomic(out, body)
             os.utime(out, ns=(found.mtime_ns, found.mtime_ns))
             changed += 1
         except OSError as exc:
@@ -760,7 +769,11 @@ class QmdBackend:
         if sessions is None:
             return
         try:
-            export_sessions(self.transcripts, sessions.path, self.config.retention_days, time.time())
+            from .. import tombstones
+
+            state = self.builtin.indexer.spec.state_dir
+            export_sessions(self.transcripts, sessions.path, self.config.retention_days, time.time(),
+                            tombstones.load(state) if state else None)
         except OSError as exc:  # a read-only state dir: qmd searches the last export
             log.warning("cannot export transcripts for qmd: %s", exc)
 

@@ -28,23 +28,48 @@ def _say_what_still_holds(done: dict) -> None:
 
 
 @cli.command()
-@click.argument("target")
+@click.argument("target", required=False)
+@click.option("--session", help="Forget what came from this session (its id, or an OpenClaw session key).")
+@click.option("--source", help="Forget an import source (chatgpt, claude, claude-code, codex).")
+@click.option("--participant", help="Forget what this person said in the transcripts.")
+@click.option("--since", help="With --session, --source or --participant: only what is dated YYYY-MM-DD or later.")
+@click.option("--dry-run", is_flag=True, help="Show what would be removed; remove nothing.")
 @click.option("--yes", is_flag=True, help="Remove without asking (after printing what is removed).")
 @click.option("--keep-copy", is_flag=True,
               help="Keep an undo copy of the old files under the state directory for 7 days (none by default).")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan (and, with --yes, the result) as JSON.")
 @click.pass_obj
 @translated
-def forget(obj: Ctx, target: str, yes: bool, keep_copy: bool, as_json: bool) -> None:
+def forget(obj: Ctx, target: str | None, session: str | None, source: str | None, participant: str | None,
+           since: str | None, dry_run: bool, yes: bool, keep_copy: bool, as_json: bool) -> None:
     """Remove from memory for good: the lines holding all of TARGET's words (each with its list
     item or paragraph, and transcript lines when sessions are indexed), or the lines TARGET
     cites (memory/2026-03-01.md#L3-L5). Shows them first; removes only on confirmation.
+
+    By origin: --session ID (what an agent wrote in that session, and its transcript), --source S
+    (an import's files) or --participant P (what P said in transcripts), with --since DATE for
+    only the newer part. A tombstone in the state directory keeps it out of every later index,
+    rebuild and re-import; a transcript another program keeps (OpenClaw's) is left in place and
+    kept out of the index. Lines it cannot tell apart (an agent's note that mixes several
+    sources) are listed, not removed.
 
     No copy of what is forgotten is kept (the preview is the safety net; --keep-copy keeps one
     for 7 days). In a git workspace the removal is committed and the commits that still hold the
     text are named. Then the chunks, vectors and cached vectors that held the lines are purged,
     the index vacuumed, and the index file checked for the text.
     """
+    origins = [(k, v) for k, v in (("session", session), ("source", source), ("participant", participant)) if v]
+    if len(origins) > 1 or (origins and target):
+        raise click.UsageError("give one of TARGET, --session, --source or --participant")
+    if since and not origins:
+        raise click.UsageError("--since goes with --session, --source or --participant")
+    if origins:
+        if keep_copy:
+            raise click.UsageError("--keep-copy goes with a TARGET; a forget by origin keeps no copy")
+        _forget_origin(obj, *origins[0], since, dry_run=dry_run, yes=yes, as_json=as_json)
+        return
+    if not target:
+        raise click.UsageError("say what to forget: a query, a citation, or --session, --source or --participant")
     with obj.memory() as mem:
         plan = mem.notes.forget_plan(target)
         if not as_json:
@@ -54,8 +79,8 @@ def forget(obj: Ctx, target: str, yes: bool, keep_copy: bool, as_json: bool) -> 
                 click.echo(f"  {where}" + ("  (session transcript)" if r.source == "sessions" else ""))
                 for line in r.lines:
                     click.echo(f"    - {line[:200]}")
-        ask = not yes and not as_json and sys.stdin.isatty()
-        if not (yes or (ask and click.confirm("Remove these lines?", default=False))):
+        ask = not yes and not as_json and not dry_run and sys.stdin.isatty()
+        if dry_run or not (yes or (ask and click.confirm("Remove these lines?", default=False))):
             if as_json:
                 emit_json({"plan": plan.as_dict(), "applied": False})
             else:
@@ -72,6 +97,58 @@ def forget(obj: Ctx, target: str, yes: bool, keep_copy: bool, as_json: bool) -> 
                "vector(s) deleted, vacuumed.")
     if done["verified"]:
         click.echo("Checked: the index file no longer holds the removed lines.")
+    else:
+        click.echo(f"Warning: the index file still holds {len(done['stillInIndex'])} removed line(s); run "
+                   "`mnemoclaw index --full`.", err=True)
+        sys.exit(1)
+
+
+def _forget_origin(obj: Ctx, kind: str, value: str, since: str | None, *, dry_run: bool, yes: bool,
+                   as_json: bool) -> None:
+    with obj.memory() as mem:
+        plan = mem.notes.forget_origin_plan(kind, value, since)
+        if not as_json:
+            click.echo(f"forget {plan.target}: {plan.lines.line_count} line(s) in {len(plan.lines.files())} file(s)"
+                       + (f", {len(plan.deletions)} imported file(s) deleted" if plan.deletions else "")
+                       + (f", {len(plan.fenced)} transcript(s) kept out of the index" if plan.fenced else ""))
+            for r in plan.lines.removals:
+                where = f"{r.path}#L{r.start}" + (f"-L{r.end}" if r.end != r.start else "")
+                click.echo(f"  {where}" + ("  (session transcript)" if r.source == "sessions" else ""))
+                for line in r.lines[:6]:
+                    click.echo(f"    - {line[:200]}")
+                if len(r.lines) > 6:
+                    click.echo(f"    ... and {len(r.lines) - 6} more line(s)")
+            for d in plan.deletions:
+                click.echo(f"  {d.path}  (deleted: {d.end} line(s))")
+            for path in plan.fenced:
+                click.echo(f"  {path}  (another program's transcript: left in place, kept out of the index)")
+            for u in plan.untargetable:
+                click.echo(f"  not removed: {u['path']}#L{u['startLine']}-L{u['endLine']}: {u['why']}")
+        if plan.empty():
+            if as_json:
+                emit_json({"plan": plan.as_dict(), "applied": False})
+            else:
+                click.echo(f"Nothing in memory came from {plan.target}; nothing was removed.", err=True)
+            return
+        ask = not yes and not as_json and not dry_run and sys.stdin.isatty()
+        if dry_run or not (yes or (ask and click.confirm("Remove all of this?", default=False))):
+            if as_json:
+                emit_json({"plan": plan.as_dict(), "applied": False})
+            else:
+                click.echo("Nothing removed (answer yes, or run with --yes).", err=True)
+            return
+        done = mem.notes.forget_origin(plan)
+    if as_json:
+        emit_json({"plan": plan.as_dict(), "applied": True, **done})
+        return
+    click.echo(f"Removed {plan.lines.line_count} line(s)" + (f" and {len(plan.deletions)} file(s)"
+                                                             if plan.deletions else "")
+               + f"; the tombstone in {done['tombstone']} keeps {plan.target} out of every later index and import.")
+    _say_what_still_holds(done)
+    click.echo(f"Index: {done['chunksReplaced']} chunk(s) replaced, {done['cachedVectorsDeleted']} cached "
+               "vector(s) deleted, vacuumed.")
+    if done["verified"]:
+        click.echo("Checked: the index file no longer holds what was removed.")
     else:
         click.echo(f"Warning: the index file still holds {len(done['stillInIndex'])} removed line(s); run "
                    "`mnemoclaw index --full`.", err=True)
@@ -161,7 +238,11 @@ def import_(obj: Ctx, source: str, path: str, yes: bool, no_index: bool, as_json
                        f"{len(preview.updated)} to update, {preview.unchanged} unchanged"
                        + (f", {len(preview.kept_edits)} edited since the last import (kept)" if preview.kept_edits
                           else "") + (f", {preview.empty} empty (skipped)" if preview.empty else "")
-                       + (f"; {preview.redacted} secret(s) will be redacted" if preview.redacted else ""))
+                       + (f"; {preview.redacted} secret(s) will be redacted" if preview.redacted else "")
+                       + (f"; {preview.forgotten} forgotten earlier (`forget --source`), left out"
+                          if preview.forgotten else ""))
+            for warning in preview.warnings:
+                click.echo(f"Warning: {warning}", err=True)
             for rel in (preview.added + preview.updated)[:8]:
                 click.echo(f"  {rel}")
             if len(preview.added) + len(preview.updated) > 8:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import tombstones
 from ..embeddings.base import Batched, EmbeddingProvider
 from ..errors import (
     DiskFullError,
@@ -38,10 +39,12 @@ from ..errors import (
 )
 from ..markdown.annotations import Span, annotate, encode
 from ..markdown.chunker import CHUNKER_ID, chunk_markdown, chunk_spans, text_hash
+from ..provenance import excluded, session_of, sessions_by_id
 from ..sessions.transcript import parse_transcript
 from ..store.base import CacheKey, FileWrite, HostedFiles, Store, damage_reason
 from ..text.script import fold
 from ..text.tokenize import TOKENIZER_ID, estimate_tokens
+from ..tombstones import file_day
 from ..types import Chunk, ChunkRow, FileRecord, IndexReport, Progress, SourceFile
 from ..vectors import unit_vector
 from .discovery import discover, discover_sessions
@@ -79,6 +82,10 @@ class IndexSpec:
     sessions_dir: str | None = None
     session_delta_bytes: int = 100_000
     session_delta_messages: int = 50
+    # where the tombstones are (tombstones.py): what forget by origin took out stays out
+    state_dir: str | None = None
+    # the admission policy (memoryPolicy.excludeSessions): transcripts of these sessions are not indexed
+    exclude_sessions: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def fingerprint(self, provider: EmbeddingProvider | None) -> tuple[str, str]:
         data = {
@@ -94,6 +101,26 @@ class IndexSpec:
         }
         text = json.dumps(data, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16], text
+
+
+def _session_metas(directory: Path) -> dict[str, dict[str, str]]:
+    try:
+        with open(directory / "sessions.json", encoding="utf-8") as fh:
+            return sessions_by_id(json.loads(fh.read()))
+    except (OSError, ValueError):
+        return {}
+
+
+def _fenced_text(fences: tombstones.Fences, f: SourceFile, text: str) -> tuple[str, str]:
+    """The text to index of ``f`` with what a tombstone fences taken out, and a mark for its hash
+    ("" when nothing is), so a file a new tombstone touches is indexed again."""
+    if not fences.tombstones:
+        return text, ""
+    if f.source == "sessions":
+        kept, n = fences.transcript(session_of(f.path), text)
+        return kept, (f"\0fenced:{n}" if n else "")
+    values = [t.value for t in fences.tombstones if t.kind == "session" and t.value in text]
+    return text, ("\0fenced:" + ",".join(values) if values else "")
 
 
 def vector_input(text: str, digest: str) -> tuple[str, str]:
@@ -163,7 +190,12 @@ class Indexer:
         if "memory" in want:
             out += discover(Path(self.spec.workspace), [Path(p) for p in self.spec.extra_paths])
         if "sessions" in want and self.spec.sessions_dir:
-            out += discover_sessions(Path(self.spec.sessions_dir))
+            found = discover_sessions(Path(self.spec.sessions_dir))
+            if self.spec.exclude_sessions:  # the admission policy: an excluded session is not memory
+                policy = dict(self.spec.exclude_sessions)
+                metas = _session_metas(Path(self.spec.sessions_dir))
+                found = [f for f in found if not excluded(metas.get(session_of(f.path)) or {}, policy)]
+            out += found
         return out
 
     def needs_rebuild(self, meta: dict[str, str] | None = None) -> str:
@@ -549,6 +581,9 @@ class Indexer:
     def _prepare(self, files: Sequence[SourceFile], indexed: dict[str, FileRecord],
                  report: IndexReport) -> Iterator[tuple[SourceFile, _Prepared | None]]:
         limit = self.provider.max_input_tokens if self.provider else None
+        fences = tombstones.load(self.spec.state_dir) if self.spec.state_dir else tombstones.Fences()
+        if fences.damaged:
+            report.warnings.append((tombstones.FILE, fences.damaged))
         for f in files:
             try:
                 if CONTROL_CHARS.search(f.path):  # a citation must be one line: `path#Lx-Ly`
@@ -562,7 +597,8 @@ class Indexer:
                 self.failed[f.path] = (f.mtime_ns, f.size)
                 continue
             self.failed.pop(f.path, None)
-            fhash = text_hash(text)
+            text, mark = _fenced_text(fences, f, text)
+            fhash = text_hash(text + mark)
             old = indexed.get(f.path)
             if old is not None and old.hash == fhash and old.source == f.source:
                 yield f, None
@@ -575,6 +611,11 @@ class Indexer:
                 for p in problems:
                     report.warnings.append((f.path, f"line {p.line}: {p.message}"))
                     log.warning("%s line %d: %s", f.path, p.line, p.message)
+                if mark:  # an agent's entry from a forgotten session, come back (a restore, a revert)
+                    day = file_day(f.path)
+                    gone = {i for s in spans if fences.entry(s.attrs, day) for i in range(s.start, s.end + 1)}
+                    text = "\n".join("" if i in gone else line  # blanked: the other lines keep their numbers
+                                     for i, line in enumerate(text.replace("\r\n", "\n").split("\n"), 1))
             pieces = chunk_spans(transcript.text if transcript else text, spans, self.spec.chunk_tokens,
                                  self.spec.chunk_overlap)
             if limit and limit < self.spec.chunk_tokens:

@@ -12,18 +12,21 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from .. import tombstones
 from ..config import Settings
 from ..errors import PathDeniedError
 from ..markdown.annotations import parse_value, render
+from ..provenance import IMPORTS_DIR
+from ..text import parse
 from ..tools import ToolArgumentError
 from ..types import IndexReport, SourceFile
 from . import cleanup, forget, git, imports
 from .cleanup import CleanupPlan
-from .forget import ForgetPlan
+from .forget import ForgetPlan, OriginPlan
 from .paths import read_lines, resolve_memory_path
 from .write import append_note, content_hash, replace_note
 
@@ -49,10 +52,13 @@ class Index(Protocol):
     def refresh(self) -> IndexReport:
         """Index what changed on disk, now."""
 
-    def forgetting(self, paths: Sequence[str], texts: Sequence[str]) -> AbstractContextManager[Forgotten]:
+    def forgetting(self, paths: Sequence[str], texts: Sequence[str],
+                   stale: Sequence[str] = ()) -> AbstractContextManager[Forgotten]:
         """Around a change that removes ``texts`` from the files at ``paths``: afterwards the
         index holds nothing of them (chunks re-indexed, their cached vectors deleted, deleted
-        pages scrubbed), and the ``Forgotten`` says what it did and what it still holds."""
+        pages scrubbed), and the ``Forgotten`` says what it did and what it still holds.
+        ``stale``: files unchanged on disk that must be indexed again all the same (a new
+        tombstone fences part of them)."""
 
 
 class Notes:
@@ -143,6 +149,74 @@ class Notes:
         out: dict[str, Any] = {"removed": plan.as_dict(), "chunksReplaced": gone.chunks_replaced,
                                "cachedVectorsDeleted": gone.cached_vectors_deleted,
                                "indexFailed": [{"path": p, "reason": r} for p, r in gone.report.failed], **kept}
+        out["verified"] = not left
+        if left:
+            out["stillInIndex"] = left
+        return out
+
+    def forget_origin_plan(self, kind: str, value: str, since: str | None = None) -> OriginPlan:
+        """What ``forget --session | --source | --participant`` would remove; removes nothing."""
+        if kind not in tombstones.KINDS:
+            raise PathDeniedError(f"forget by {kind!r}: the origins are {', '.join(tombstones.KINDS)}")
+        value = (value or "").strip()
+        if not value:
+            raise forget.NothingToForget(f"forget --{kind} needs a value")
+        if since is not None:
+            try:
+                since = date.fromisoformat(since).isoformat()
+            except ValueError:
+                raise PathDeniedError(f"--since {since!r} is not a date (YYYY-MM-DD)") from None
+        if kind == "source" and value not in imports.SOURCES:
+            raise PathDeniedError(f"--source {value!r} is not an import source; the sources are "
+                                  f"{', '.join(imports.SOURCES)}")
+        fences = tombstones.load(self.settings.state_dir)
+        if fences.damaged:
+            raise tombstones.TombstoneError(fences.damaged)
+        ours = self.settings.openclaw_dir is None
+        p = forget.plan_origin(kind, value, since, self.index.files(), imports_dir=IMPORTS_DIR,
+                               transcripts_writable=ours, session_ids=self._session_ids())
+        if not ours:  # OpenClaw's files are read here, never written: what is in them can only be fenced
+            for r in [*p.lines.removals, *p.deletions]:
+                p.untargetable.append({"path": r.path, "startLine": r.start, "endLine": r.end,
+                                       "why": "OpenClaw's file, read-only here: forget it with OpenClaw's "
+                                              "`openclaw memory forget`; mnemoclaw's index leaves it out"})
+            p.lines.removals.clear()
+            p.deletions.clear()
+        return p
+
+    def _session_ids(self) -> dict[str, str]:
+        """Session key -> session id, from sessions.json (OpenClaw names sessions by key)."""
+        try:
+            with open(Path(self.settings.sessions_dir) / "sessions.json", encoding="utf-8") as fh:
+                data = parse.loads(fh.read())
+        except (OSError, ValueError):
+            return {}
+        return {str(k): str(v["sessionId"]) for k, v in data.items() if isinstance(v, dict)
+                and isinstance(v.get("sessionId"), str)} if isinstance(data, dict) else {}
+
+    def forget_origin(self, p: OriginPlan) -> dict[str, Any]:
+        """Apply an origin plan: record the tombstone first (so a process killed half-way still
+        keeps it out), remove the lines and delete the files, then purge and check the index
+        as ``forget`` does; fenced transcripts are indexed again without what is fenced."""
+        if p.lines.removals or p.deletions:
+            self.settings.check_writable("forget")
+        items = tuple(d.path for d in p.deletions) if p.kind == "source" else ()
+        tombstones.add(self.settings.state_dir, tombstones.Tombstone(p.kind, p.value, p.since,
+                                                                     self._now().isoformat(), items))
+        texts = [line.strip() for r in [*p.lines.removals, *p.deletions] for line in r.lines
+                 if len(line.strip()) >= 8 and not line.lstrip().startswith("{")]
+        texts += list(dict.fromkeys(p.said))
+        paths = [*p.files(), *p.fenced]
+        with self.index.forgetting(paths, texts, stale=p.fenced) as gone:
+            kept = forget.apply(p.lines, workspace=self.workspace, state_dir=self.settings.state_dir,
+                                now=self._now()) if p.lines.removals else {}
+            forget.delete_files(p.deletions)
+        elsewhere = set(forget.still_in([r.abspath for r in p.lines.removals], texts))
+        left = [t for t in gone.still_in_index if t not in elsewhere]
+        out: dict[str, Any] = {"removed": p.as_dict(), "chunksReplaced": gone.chunks_replaced,
+                               "cachedVectorsDeleted": gone.cached_vectors_deleted,
+                               "indexFailed": [{"path": q, "reason": r} for q, r in gone.report.failed],
+                               "tombstone": str(Path(self.settings.state_dir) / tombstones.FILE), **kept}
         out["verified"] = not left
         if left:
             out["stillInIndex"] = left

@@ -254,3 +254,146 @@ def still_in(paths: Sequence[str], texts: Sequence[str]) -> list[str]:
         if needle and any(needle in blob for blob in blobs):
             found.append(text)
     return found
+
+
+# -- forget by origin --------------------------------------------------------------------------
+@dataclass
+class OriginPlan:
+    """What ``forget --session | --source | --participant`` would do: the lines it removes (as a
+    ``ForgetPlan``), the files it deletes whole (an import's), the transcripts it can only keep
+    out of the index (another program's, read here), and what it cannot target."""
+
+    kind: str
+    value: str
+    since: str | None
+    lines: ForgetPlan
+    deletions: list[Removal] = field(default_factory=list)  # whole files: lines 1..n
+    fenced: list[str] = field(default_factory=list)  # read-only transcripts: kept out by the tombstone
+    untargetable: list[dict[str, Any]] = field(default_factory=list)  # {path, startLine, endLine, why}
+    said: list[str] = field(default_factory=list)  # the transcript messages it takes out, as indexed
+
+    @property
+    def target(self) -> str:
+        return f"{self.kind} {self.value}" + (f" since {self.since}" if self.since else "")
+
+    def empty(self) -> bool:
+        return not (self.lines.removals or self.deletions or self.fenced)
+
+    def files(self) -> list[str]:
+        return list(dict.fromkeys([*self.lines.files(), *(d.path for d in self.deletions)]))
+
+    def digest(self) -> str:
+        data = json.dumps([self.target, self.lines.digest(), [d.as_dict() for d in self.deletions], self.fenced],
+                          ensure_ascii=False)
+        return hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"target": self.target, "kind": self.kind, "value": self.value, "since": self.since,
+                "lines": self.lines.line_count, "files": self.files(),
+                "removals": [r.as_dict() for r in self.lines.removals],
+                "deletions": [{"path": d.path, "lines": d.end} for d in self.deletions],
+                "fenced": self.fenced, "untargetable": self.untargetable, "id": self.digest()}
+
+
+def plan_origin(kind: str, value: str, since: str | None, files: Sequence[SourceFile], *,
+                transcripts_writable: bool, imports_dir: str, session_ids: dict[str, str]) -> OriginPlan:
+    """What forgetting everything from one origin would do. ``kind``: ``session`` (a session id,
+    or an OpenClaw session key, resolved through ``session_ids``), ``source`` (an import source),
+    ``participant`` (who said it in a transcript); ``since``: only content dated then or later."""
+    from ..markdown.annotations import annotated_entries
+    from ..tombstones import entry_day, file_day, sender
+
+    value = session_ids.get(value, value) if kind == "session" else value
+    out = OriginPlan(kind, value, since, ForgetPlan(f"{kind} {value}"))
+
+    def dated(day: str | None) -> bool:
+        return since is None or (day is not None and day >= since)
+
+    for f in files:
+        try:
+            lines = read_split(f.abspath)
+        except (OSError, UnicodeDecodeError):
+            continue
+        if f.source == "sessions":
+            name = f.path.rsplit("/", 1)[-1].removesuffix(".jsonl")
+            if kind == "source":
+                continue
+            hit = []
+            for i, line in enumerate(lines, 1):
+                entry = _entry(line)
+                if entry is None:
+                    continue
+                if kind == "session" and name == value and dated(entry_day(entry)):
+                    hit.append(i)
+                elif kind == "participant" and (who := sender(entry)) and who.casefold() == value.casefold() \
+                        and dated(entry_day(entry)):
+                    hit.append(i)
+            if not hit:
+                continue
+            for i in hit:
+                out.said += _as_indexed(lines[i - 1])
+            if not transcripts_writable:
+                out.fenced.append(f.path)
+                continue
+            for s, e in merge_ranges([(i, i) for i in hit]):
+                out.lines.removals.append(Removal(f.path, f.abspath, f.source, s, e, tuple(lines[s - 1 : e])))
+            continue
+        if kind == "source":
+            if not f.path.startswith(f"{imports_dir}/{value}/"):
+                continue
+            if dated(file_day(f.path)):
+                n = len(lines) - (1 if lines and lines[-1] == "" else 0)
+                out.deletions.append(Removal(f.path, f.abspath, f.source, 1, max(n, 1), tuple(lines[:max(n, 1)])))
+            else:
+                out.untargetable.append({"path": f.path, "startLine": 1, "endLine": len(lines),
+                                         "why": "carries no date on or after --since"})
+            continue
+        scoped, _ = annotated_entries("\n".join(lines))
+        if kind == "session":
+            ranges = [(s, e) for s, e, attrs, _ in scoped if attrs.get("session") == value]
+            if ranges and not dated(file_day(f.path)):
+                for s, e in ranges:
+                    out.untargetable.append({"path": f.path, "startLine": s, "endLine": e,
+                                             "why": "the file carries no date on or after --since"})
+                continue
+            for s, e in merge_ranges(ranges, adjacent=False):
+                out.lines.removals.append(Removal(f.path, f.abspath, f.source, s, e, tuple(lines[s - 1 : e])))
+        elif kind == "participant":  # an agent's note from a session they spoke in is mixed: not removed
+            text = "\n".join(lines).casefold()
+            if value.casefold() in text:
+                for s, e, attrs, _ in scoped:
+                    if attrs.get("origin") == "agent" and value.casefold() in "\n".join(lines[s - 1:e]).casefold():
+                        out.untargetable.append({"path": f.path, "startLine": s, "endLine": e,
+                                                 "why": f"an agent's note that names {value} among other things "
+                                                        "(mixed): forget it by citation if it should go"})
+    return out
+
+
+def _as_indexed(line: str) -> list[str]:
+    """What the index holds of a transcript line (its message, redacted, whitespace collapsed),
+    as far as one chunk surely holds it whole."""
+    from ..sessions.transcript import parse_transcript
+
+    text = parse_transcript(line).text
+    return [text[:80]] if len(text) >= 8 else []
+
+
+def _entry(line: str) -> dict[str, Any] | None:
+    line = line.strip()
+    if not line.startswith("{"):
+        return None
+    try:
+        got = json.loads(line)
+    except ValueError:
+        return None
+    return got if isinstance(got, dict) else None
+
+
+def delete_files(removals: Sequence[Removal]) -> None:
+    """Delete whole files a plan showed, after checking each still holds what it showed."""
+    for r in removals:
+        _check_writable(r.abspath, r.path)
+        if tuple(read_split(r.abspath)[: len(r.lines)]) != r.lines:
+            raise PathDeniedError(f"{r.path} changed since the preview; nothing more was removed: run forget again")
+    for r in removals:
+        os.unlink(r.abspath)

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .. import tombstones
 from ..atomic import atomic_file
 from ..errors import MnemoclawError
 from ..index.discovery import is_link, walk_markdown
@@ -64,11 +65,14 @@ class ImportReport:
     empty: int = 0  # conversations with no text
     redacted: int = 0
     links: list[str] = field(default_factory=list)  # symbolic links met in the source: skipped, never read
+    forgotten: int = 0  # conversations a forget --source took out: left out (tombstones.py)
+    warnings: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {"source": self.source, "found": self.found, "added": len(self.added), "updated": len(self.updated),
                 "unchanged": self.unchanged, "keptEdits": self.kept_edits, "empty": self.empty,
-                "secretsRedacted": self.redacted, "skippedLinks": self.links, "files": self.added + self.updated}
+                "secretsRedacted": self.redacted, "skippedLinks": self.links, "forgotten": self.forgotten,
+                "warnings": self.warnings, "files": self.added + self.updated}
 
 
 # -- reading the exports ------------------------------------------------------------------
@@ -331,10 +335,16 @@ def write(workspace: Path, state_dir: Path, planned: list[Planned], report: Impo
     what each imported file held when it was written). ``dry``: only say what would happen."""
     ws = Path(os.path.realpath(workspace))
     manifest = _manifest(state_dir)
+    fences = tombstones.load(state_dir)
+    if fences.damaged:
+        report.warnings.append(fences.damaged)
     try:
         for i, p in enumerate(planned, 1):
             if progress:
                 progress(i, len(planned))
+            if fences.imported(p.rel):  # forgotten: a re-import of the same export adds nothing back
+                report.forgotten += 1
+                continue
             target = ws / p.rel
             for parent in target.parents:
                 if parent == ws:

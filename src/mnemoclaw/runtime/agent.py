@@ -25,6 +25,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from .. import provenance
 from ..api import Memory
 from ..errors import MnemoclawError
 from ..notes.git import autocommit
@@ -306,6 +307,17 @@ class AgentSession:
             return False  # already flushed in this compaction cycle
         return True
 
+    def excluded(self) -> str | None:
+        """Why this session is kept out of memory (memoryPolicy.excludeSessions), or None: then
+        neither the flush nor the session hook writes anything from it."""
+        policy = self.memory.settings.exclude_sessions()
+        if not policy:
+            return None
+        meta = {"channel": str(self.meta.get("channel") or "cli"),
+                "chatType": str(self.meta.get("chatType") or "direct")}
+        hook = provenance.hook_source(self.session_id, self.meta)
+        return provenance.excluded({**meta, **({"hook": hook} if hook else {})}, policy)
+
     def _maybe_flush(self) -> bool:
         if self.session_tokens() < self.rs.flush_threshold:
             return False
@@ -314,11 +326,17 @@ class AgentSession:
             if note not in self.notes:
                 self.notes.append(note)
             return False
+        why = self.excluded() if self.rs.flush_enabled else None
+        if why:
+            note = f"memory flush skipped: this session is excluded from memory ({why})"
+            if note not in self.notes:
+                self.notes.append(note)
+            return False
         return self.flush(reason="threshold") if self._flush_due() else False
 
     def flush(self, *, reason: str = "manual") -> bool:
         """One silent turn: the model may read and append to today's log. Never shown."""
-        if not self._flush_due():
+        if not self._flush_due() or self.excluded():
             return False
         today = self._now()
         system, _ = self.system_prompt()
@@ -420,7 +438,7 @@ class AgentSession:
 
     def end_session(self) -> str | None:
         """The session-memory hook (``/new``, ``/reset``): see runtime/session_memory.py."""
-        if self.rs.read_only:
+        if self.rs.read_only or self.excluded():
             return None
         rel = save_session(self.store, self.session_id, self.workspace, self.chat, self._now(),
                            said_in=self.toolbox.said_in)

@@ -38,9 +38,11 @@ def run(agent: AgentSession, line: str) -> Reply:
     if name == "/status":
         return Reply(status_report(agent), command=True)
     if name in ("/new", "/reset"):
+        why = agent.excluded()
         path = agent.end_session()
         agent.start_new()
-        return Reply(f"New session {agent.session_id}." + (f" The last one was saved to {path}." if path else ""),
+        return Reply(f"New session {agent.session_id}." + (f" The last one was saved to {path}." if path else "")
+                     + (f" The last one was not saved: it is excluded from memory ({why})." if why else ""),
                      command=True)
     if name == "/verbose":
         agent.verbose = not agent.verbose
