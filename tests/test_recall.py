@@ -134,6 +134,11 @@ def test_the_chat_runtime_puts_recall_before_the_reply_and_shows_it(workspace, t
         # recall is context, not conversation: the transcript holds what was said, not what was recalled
         transcript = agent.store.path(agent.session_id).read_text("utf-8")
         assert "Recalled from memory" not in transcript
+        # what came is noted by citation for the session page (never its text: "orca-7" is not in it)
+        noted = [json.loads(line) for line in transcript.splitlines() if '"type": "recall"' in line]
+        assert [e["citation"] for n in noted for e in n["entries"]] == ["MEMORY.md#L1-L5"]  # (then recall was off)
+        assert all("text" not in e for n in noted for e in n["entries"])
+        assert transcript.count("orca-7") == 0
 
 
 def test_mnemoclaw_recall_prints_the_block_and_serves_a_hook(workspace, tmp_path):

@@ -362,8 +362,13 @@ def test_sessions_and_the_context_of_one(app_server, mem, workspace):
     sid = "20261201-101500-abc123"
     store.update_meta(sid, sessionId=sid, createdAt=1796100000, updatedAt=1796100900, compactionCount=1,
                       memoryFlushAt=1796100800, totalTokens=5400)
-    store.append(sid, {"type": "message", "message": {"role": "user", "content": "remember the <b>walrus</b>"}})
+    line = store.append(sid, {"type": "message", "message": {"role": "user", "content": "remember the <b>walrus</b>"}})
+    store.append(sid, {"type": "recall", "forLine": line, "entries": [
+        {"citation": "MEMORY.md#L1-L2", "path": "MEMORY.md", "startLine": 1, "endLine": 2, "score": 0.9412,
+         "trigger": "walrus"}]})
     store.append(sid, {"type": "message", "message": {"role": "assistant", "content": "Noted."}})
+    wrote = mem.memory_append("The walrus colony counts 40.", session=sid)
+    mem.sync()
     status, body, _ = app_server.get("/sessions")
     assert status == 200 and f'href="/sessions/{sid}"' in body and "~5400 tokens" in body and "1 compactions" in body
     status, body, _ = app_server.get(f"/sessions/{sid}")
@@ -371,6 +376,12 @@ def test_sessions_and_the_context_of_one(app_server, mem, workspace):
     assert re.search(r"AGENTS\.md <span class=\"meta\">TRUNCATED</span>", body)
     assert "remember the &lt;b&gt;walrus&lt;/b&gt;" in body and "<b>walrus" not in body
     assert 'class="window"' in body and "memory flush at" in body and "compaction at" in body
+    # what came unasked before the reply, and what the session wrote, each by citation
+    assert re.search(r'Recalled before the reply: <a href="/file/MEMORY.md#L1">MEMORY.md#L1-L2</a> \(0.94, trigger '
+                     r'“walrus”\)', body), body
+    assert f'{wrote["path"]}#L{wrote["startLine"] - 2}-L{wrote["endLine"]}</a> <span class="meta">origin agent' in body
+    status, found, _ = app_server.get("/search?q=walrus+colony")
+    assert status == 200 and f'agent, session <a href="/sessions/{sid}">{sid}</a>' in found
     before = sorted(p.name for p in Path(mem.settings.sessions_dir).iterdir())
     assert app_server.get("/sessions/20990101-000000-nosuch")[0] == 404
     assert app_server.get("/sessions/..%2Fsecret")[0] == 404

@@ -240,7 +240,11 @@ class AgentSession:
             self._open(self.store.new_id())
             self.notes.append("a new session started (daily reset)")
         self.recalled = self._recall(text)
-        self._record({"role": "user", "content": text})
+        said = self._record({"role": "user", "content": text})
+        if self.recalled and self.recalled.entries:  # what came unasked, by citation (never its text): the UI shows it
+            self.store.append(self.session_id, {"type": "recall", "at": self.clock(), "forLine": said["_line"],
+                                                "entries": [{k: v for k, v in e.wire().items() if k != "text"}
+                                                            for e in self.recalled.entries]})
         reply = Reply("", recalled=[e.wire() for e in self.recalled.entries] if self.recalled else [])
         recalled = self.recalled.block() if self.recalled else ""
         overflow = 0

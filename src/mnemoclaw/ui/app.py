@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import re
 import secrets
 import socket
@@ -360,13 +361,19 @@ def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: st
         files = [{**f, "pct": 100 * f["rawChars"] / scale, "kept": 100 * f["injectedChars"] / scale}
                  for f in c["files"]]
         total = sum(f["injectedChars"] for f in c["files"])
+        recalled: dict[int, list[dict[str, Any]]] = {}
+        for _, entry in agent.store.read(sid):
+            if entry.get("type") == "recall" and isinstance(entry.get("forLine"), int):
+                recalled[entry["forLine"]] = [e for e in entry.get("entries") or [] if isinstance(e, dict)]
+        wrote = _written_in(mem, sid)
         transcript = [{"line": m.get("_line"), "role": m.get("role"), "tokens": agent.message_tokens(m),
+                       "recalled": recalled.get(m.get("_line") or -1, []),
                        "text": m.get("content") if isinstance(m.get("content"), str) else str(m.get("tool_calls") or
                                                                                           m.get("content") or "")}
                       for m in agent.history]
         return page("session.html", request=request, c=c, sid=sid, meta=known[sid], window=window, used=used,
                     bars=bars, marks=marks, files=files, total=total, transcript=transcript, cap_pct=100 * cap / scale,
-                    summary=agent.summary)
+                    summary=agent.summary, wrote=wrote)
 
     job = IndexJob(mem)
 
@@ -407,6 +414,24 @@ def _explained(hit: Any, item: dict[str, Any], query: str) -> dict[str, Any]:
 
 
 DATED = re.compile(r"memory/(\d{4})-(\d{2})-(\d{2})(?:-(.+))?\.md")
+
+
+def _written_in(mem: Memory, sid: str) -> list[dict[str, Any]]:
+    """What the agent wrote to memory in session ``sid`` (its notes carry ``session: sid``), by
+    citation, in file order."""
+    out: list[dict[str, Any]] = []
+    try:
+        annotated = mem.store.annotations()
+    except (MnemoclawError, OSError, ValueError):
+        return out
+    for path, start, end, meta in annotated.values():
+        try:
+            attrs = json.loads(meta)
+        except ValueError:
+            continue
+        if isinstance(attrs, dict) and attrs.get("session") == sid:
+            out.append({"path": path, "startLine": start, "endLine": end, "citation": f"{path}#L{start}-L{end}"})
+    return sorted(out, key=lambda w: (w["path"], w["startLine"]))
 
 
 def _memory_files(mem: Memory) -> dict[str, Any]:
