@@ -43,6 +43,10 @@ def test_the_origin_of_a_chunk_follows_from_where_it_is_and_what_it_says():
     assert parse_value("origin", "Agent") == ("agent", None)
     assert parse_value("origin", "robot")[1] == "origin 'robot' is not one of owner, agent, untrusted"
     assert parse_value("session", "Ab12-CD") == ("Ab12-CD", None)
+    assert provenance.without_provenance("## 14:05 <!-- importance: 8; origin: agent; session: s1 -->\n\nx") == \
+        "## 14:05 <!-- importance: 8 -->\n\nx"
+    assert provenance.without_provenance("## 14:05 <!-- origin: agent | session: s1 -->") == "## 14:05"
+    assert provenance.without_provenance("- a <!-- trigger: a, b -->") == "- a <!-- trigger: a, b -->"
 
 
 def test_results_say_where_they_came_from_and_search_filters_by_it(workspace, make_memory):
@@ -66,6 +70,8 @@ def test_results_say_where_they_came_from_and_search_filters_by_it(workspace, ma
     assert by_path["MEMORY.md"]["origin"] == "owner"
     assert {k: by_path[wrote["path"]][k] for k in ("origin", "session", "channel", "chat")} == \
         {"origin": "agent", "session": "s-77", "channel": "cli", "chat": "direct"}
+    assert "long lens" in by_path[wrote["path"]]["snippet"]  # the fields say where it came from, the snippet
+    assert "origin:" not in by_path[wrote["path"]]["snippet"]  # holds what matched, not the bookkeeping
     assert (by_path["memory/imports/chatgpt/birds.md"]["origin"],
             by_path["memory/imports/chatgpt/birds.md"]["importedFrom"]) == ("imported", "chatgpt")
     told = by_path["sessions/5c9e.jsonl"]

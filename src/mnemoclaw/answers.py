@@ -30,7 +30,7 @@ PERSON = "person"  # the person at this machine (the CLI): real paths, commands 
 
 def make_snippet(text: str, query: str, limit: int = SNIPPET_MAX_CHARS) -> str:
     """At most ``limit`` characters of a chunk: its lines that hold the query's words."""
-    return choose(text, 1, dict.fromkeys(keyword_query(query).terms, 1.0), limit).text
+    return provenance.without_provenance(choose(text, 1, dict.fromkeys(keyword_query(query).terms, 1.0), limit).text)
 
 
 @dataclass
@@ -59,7 +59,7 @@ class SearchAnswer:
                               SNIPPET_MAX_CHARS)
         for h, snippet in zip(self.hits, snippets, strict=True):
             item: dict[str, Any] = {"path": h.path, "startLine": h.start_line, "endLine": h.end_line,
-                                    "score": round(h.score, 4), "snippet": snippet.text,
+                                    "score": round(h.score, 4), "snippet": provenance.without_provenance(snippet.text),
                                     "snippetLines": [list(r) for r in snippet.ranges], "source": h.source}
             item.update({name: h.annotations[name] for name in ANNOTATION_NAMES if name in h.annotations})
             item.update(provenance.of(h.path, h.source, h.annotations, self.sessions))

@@ -10,6 +10,7 @@ metadata (channel, chat type). A line nobody marked is the owner's.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 OWNER, AGENT, IMPORTED, TRANSCRIPT, UNTRUSTED = "owner", "agent", "imported", "transcript", "untrusted"
@@ -96,3 +97,26 @@ def excluded(meta: dict[str, str], policy: dict[str, tuple[str, ...]]) -> str | 
         if value and value in policy.get(setting, ()):
             return f"its {what} {value!r} is in memoryPolicy.excludeSessions.{setting}"
     return None
+
+
+_COMMENT = re.compile(r"[ \t]*<!--(.*?)-->")
+_PAIR = re.compile(r"^\s*([A-Za-z]+)\s*:")
+WRITTEN = frozenset({"origin", "session", "channel", "chat"})  # what the runtime writes on its notes
+
+
+def without_provenance(text: str) -> str:
+    """``text`` with the provenance the runtime wrote on it taken out of its comments (a result
+    says it in its own fields): ``## 14:05 <!-- importance: 8; origin: agent; session: s1 -->``
+    reads ``## 14:05 <!-- importance: 8 -->``, a comment of provenance alone goes. Lines stay
+    where they were."""
+    if "<!--" not in text:
+        return text
+
+    def rewrite(m: re.Match[str]) -> str:
+        parts = re.split(r"[;|]", m.group(1))
+        kept = [p.strip() for p in parts if not ((n := _PAIR.match(p)) and n.group(1).lower() in WRITTEN)]
+        if len(kept) == len(parts):
+            return m.group(0)
+        return f" <!-- {'; '.join(k for k in kept if k)} -->" if any(kept) else ""
+
+    return _COMMENT.sub(rewrite, text)
