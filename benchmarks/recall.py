@@ -103,8 +103,9 @@ def replay(conv_dir: Path, qs: list[set[str]], root: Path, provider) -> list[dic
                     ids = {f"D{a}:{b}" for a, b in _ID.findall(e.text)}
                     entries.append({"score": e.score, "strict": bool(ids & set().union(*mine)) if mine else False,
                                     "session": any(ids & q for q in live), "lenient": any(ids & q for q in qs),
-                                    **features(e.hit, chunks)})
-                records.append({"conv": conv_dir.name, "turn": dia, "needs": needs, "entries": entries})
+                                    "text": e.text, **features(e.hit, chunks)})
+                records.append({"conv": conv_dir.name, "turn": dia, "needs": needs, "message": text,
+                                "entries": entries})
                 previous = text
             (ws / "memory" / path.name).write_text(path.read_text("utf-8"), "utf-8")
             mem.sync()
