@@ -5,7 +5,6 @@ rebuild and re-import."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -14,6 +13,7 @@ import test_openclaw
 from mnemoclaw import tombstones
 from mnemoclaw.cli import cli
 from mnemoclaw.tombstones import TombstoneError
+from test_forget import index_bytes
 
 from conftest import write
 
@@ -21,16 +21,6 @@ openclaw = test_openclaw.openclaw  # the fixture: a home holding an OpenClaw fol
 _env, _tree = test_openclaw._env, test_openclaw._tree
 
 SESSIONS = {"sources": ["memory", "sessions"], "experimental": {"sessionMemory": True}}
-
-
-def index_bytes(mem) -> bytes:
-    out = b""
-    for suffix in ("", "-wal"):
-        try:
-            out += Path(mem.store.path + suffix).read_bytes()
-        except FileNotFoundError:
-            pass
-    return out
 
 
 def said(role: str, text: str, at: str = "2026-12-01T10:00:00Z", **extra) -> str:

@@ -5,6 +5,7 @@ shown, filtered by, and never put before a reply when imported or untrusted."""
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 
 from click.testing import CliRunner
 
@@ -121,6 +122,17 @@ def test_untrusted_and_imported_entries_never_come_unasked(workspace, make_memor
     assert [e.path for e in recall(mem, message).entries] == ["MEMORY.md"]
 
 
+@contextmanager
+def _agent(workspace, tmp_path, srv, extra):
+    """A chat session on ``workspace`` whose model is ``srv``, keyword-only memory, config ``extra``."""
+    cfg = {"agents": {"defaults": {"memorySearch": {"provider": "none"}}},
+           "llm": {"baseUrl": srv.base_url, "model": "scripted"}, **extra}
+    settings = load_settings(workspace=workspace, state_dir=tmp_path / "agent-state", config=cfg, env={})
+    with Memory(settings, background=False) as memory:
+        chat = ChatClient(srv.base_url, "scripted", retry=RetryPolicy(base_s=0.01, cap_s=0.02))
+        yield AgentSession(memory, runtime=runtime_settings(settings), chat=chat)
+
+
 def test_what_the_chat_agent_writes_carries_its_session(workspace, tmp_path):
     write(workspace / "MEMORY.md", "# Memory\n")
 
@@ -130,23 +142,18 @@ def test_what_the_chat_agent_writes_carries_its_session(workspace, tmp_path):
             return {"tool_calls": [("memory_append", {"text": "The user's cat is called Miso."})]}
         return {"content": "Noted."}
 
-    cfg = {"agents": {"defaults": {"memorySearch": {"provider": "none"}}}}
-    with ChatServer(brain) as srv:
-        cfg["llm"] = {"baseUrl": srv.base_url, "model": "scripted"}
-        settings = load_settings(workspace=workspace, state_dir=tmp_path / "agent-state", config=cfg, env={})
-        with Memory(settings, background=False) as memory:
-            chat = ChatClient(srv.base_url, "scripted", retry=RetryPolicy(base_s=0.01, cap_s=0.02))
-            agent = AgentSession(memory, runtime=runtime_settings(settings), chat=chat)
-            agent.send("my cat is called Miso, remember that")
-            sid = agent.session_id
-            assert agent.store.meta(sid)["channel"] == "cli" and agent.store.meta(sid)["chatType"] == "direct"
-            hit = memory.memory_search("cat Miso", origin="agent")["results"][0]
-            assert (hit["origin"], hit["session"], hit["channel"], hit["chat"]) == ("agent", sid, "cli", "direct")
-            saved = agent.end_session()  # the session hook: its note is the agent's, from this session
-            assert saved and f"<!-- origin: agent; session: {sid}; channel: cli; chat: direct -->" in \
-                (workspace / saved).read_text("utf-8")
-            memory.sync()
-            assert {r["path"] for r in memory.memory_search("Miso", origin="agent", min_score=0)["results"]} >= {saved}
+    with ChatServer(brain) as srv, _agent(workspace, tmp_path, srv, {}) as agent:
+        memory = agent.memory
+        agent.send("my cat is called Miso, remember that")
+        sid = agent.session_id
+        assert agent.store.meta(sid)["channel"] == "cli" and agent.store.meta(sid)["chatType"] == "direct"
+        hit = memory.memory_search("cat Miso", origin="agent")["results"][0]
+        assert (hit["origin"], hit["session"], hit["channel"], hit["chat"]) == ("agent", sid, "cli", "direct")
+        saved = agent.end_session()  # the session hook: its note is the agent's, from this session
+        assert saved and f"<!-- origin: agent; session: {sid}; channel: cli; chat: direct -->" in \
+            (workspace / saved).read_text("utf-8")
+        memory.sync()
+        assert {r["path"] for r in memory.memory_search("Miso", origin="agent", min_score=0)["results"]} >= {saved}
 
 
 def _policy(**exclude):
@@ -187,17 +194,12 @@ def test_a_bad_admission_policy_is_named_with_the_fix(workspace, make_memory):
 
 def test_an_excluded_chat_session_writes_nothing_to_memory(workspace, tmp_path):
     write(workspace / "MEMORY.md", "# Memory\n")
-    cfg = {"agents": {"defaults": {"memorySearch": {"provider": "none"}}}, **_policy(chatTypes=["direct"])}
-    with ChatServer(lambda body: {"content": "Noted."}) as srv:
-        cfg["llm"] = {"baseUrl": srv.base_url, "model": "scripted"}
-        settings = load_settings(workspace=workspace, state_dir=tmp_path / "agent-state", config=cfg, env={})
-        with Memory(settings, background=False) as memory:
-            chat = ChatClient(srv.base_url, "scripted", retry=RetryPolicy(base_s=0.01, cap_s=0.02))
-            agent = AgentSession(memory, runtime=runtime_settings(settings), chat=chat)
-            agent.send("my cat is called Miso")
-            assert "chat type 'direct'" in agent.excluded()
-            asked = len(srv.requests)
-            assert agent.flush(reason="manual") is False and len(srv.requests) == asked  # not even asked
-            reply = agent.send("/new").text
-            assert "not saved: it is excluded from memory" in reply, reply
+    with ChatServer(lambda body: {"content": "Noted."}) as srv, \
+            _agent(workspace, tmp_path, srv, _policy(chatTypes=["direct"])) as agent:
+        agent.send("my cat is called Miso")
+        assert "chat type 'direct'" in agent.excluded()
+        asked = len(srv.requests)
+        assert agent.flush(reason="manual") is False and len(srv.requests) == asked  # not even asked
+        reply = agent.send("/new").text
+        assert "not saved: it is excluded from memory" in reply, reply
     assert sorted(p.name for p in (workspace / "memory").glob("*.md")) == []

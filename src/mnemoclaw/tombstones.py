@@ -92,7 +92,7 @@ class Fences:
             return data, 0
         out, dropped = [], 0
         for line in data.split("\n"):
-            entry = _json(line)
+            entry = json_entry(line)
             day = entry_day(entry)
             if entry is not None and (any(t.covers(day) for t in session_wide)
                                       or (people and self.participant(sender(entry), day))):
@@ -103,7 +103,8 @@ class Fences:
         return "\n".join(out), dropped
 
 
-def _json(line: str) -> dict[str, Any] | None:
+def json_entry(line: str) -> dict[str, Any] | None:
+    """One JSONL line as the object it holds (None: not an object, or not JSON)."""
     line = line.strip()
     if not line.startswith("{"):
         return None

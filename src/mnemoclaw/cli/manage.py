@@ -27,6 +27,20 @@ def _say_what_still_holds(done: dict) -> None:
                    "(e.g. `git filter-repo --replace-text`).", err=True)
 
 
+def _say_what_was_purged(done: dict, what: str) -> None:
+    """After a forget: where the text still is, what the index did, and whether its check passed
+    (exit 1 when the index file still holds some of it)."""
+    _say_what_still_holds(done)
+    click.echo(f"Index: {done['chunksReplaced']} chunk(s) replaced, {done['cachedVectorsDeleted']} cached "
+               "vector(s) deleted, vacuumed.")
+    if done["verified"]:
+        click.echo(f"Checked: the index file no longer holds {what}.")
+    else:
+        click.echo(f"Warning: the index file still holds {len(done['stillInIndex'])} removed line(s); run "
+                   "`mnemoclaw index --full`.", err=True)
+        sys.exit(1)
+
+
 @cli.command()
 @click.argument("target", required=False)
 @click.option("--session", help="Forget what came from this session (its id, or an OpenClaw session key).")
@@ -92,15 +106,7 @@ def forget(obj: Ctx, target: str | None, session: str | None, source: str | None
         emit_json({"plan": plan.as_dict(), "applied": True, **done})
         return
     click.echo(f"Removed {plan.line_count} line(s) from {len(plan.files())} file(s).")
-    _say_what_still_holds(done)
-    click.echo(f"Index: {done['chunksReplaced']} chunk(s) replaced, {done['cachedVectorsDeleted']} cached "
-               "vector(s) deleted, vacuumed.")
-    if done["verified"]:
-        click.echo("Checked: the index file no longer holds the removed lines.")
-    else:
-        click.echo(f"Warning: the index file still holds {len(done['stillInIndex'])} removed line(s); run "
-                   "`mnemoclaw index --full`.", err=True)
-        sys.exit(1)
+    _say_what_was_purged(done, "the removed lines")
 
 
 def _forget_origin(obj: Ctx, kind: str, value: str, since: str | None, *, dry_run: bool, yes: bool,
@@ -144,15 +150,7 @@ def _forget_origin(obj: Ctx, kind: str, value: str, since: str | None, *, dry_ru
     click.echo(f"Removed {plan.lines.line_count} line(s)" + (f" and {len(plan.deletions)} file(s)"
                                                              if plan.deletions else "")
                + f"; the tombstone in {done['tombstone']} keeps {plan.target} out of every later index and import.")
-    _say_what_still_holds(done)
-    click.echo(f"Index: {done['chunksReplaced']} chunk(s) replaced, {done['cachedVectorsDeleted']} cached "
-               "vector(s) deleted, vacuumed.")
-    if done["verified"]:
-        click.echo("Checked: the index file no longer holds what was removed.")
-    else:
-        click.echo(f"Warning: the index file still holds {len(done['stillInIndex'])} removed line(s); run "
-                   "`mnemoclaw index --full`.", err=True)
-        sys.exit(1)
+    _say_what_was_purged(done, "what was removed")
 
 
 @cli.command()

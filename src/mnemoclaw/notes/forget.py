@@ -301,7 +301,7 @@ def plan_origin(kind: str, value: str, since: str | None, files: Sequence[Source
     or an OpenClaw session key, resolved through ``session_ids``), ``source`` (an import source),
     ``participant`` (who said it in a transcript); ``since``: only content dated then or later."""
     from ..markdown.annotations import annotated_entries
-    from ..tombstones import entry_day, file_day, sender
+    from ..tombstones import entry_day, file_day, json_entry, sender
 
     value = session_ids.get(value, value) if kind == "session" else value
     out = OriginPlan(kind, value, since, ForgetPlan(f"{kind} {value}"))
@@ -320,7 +320,7 @@ def plan_origin(kind: str, value: str, since: str | None, files: Sequence[Source
                 continue
             hit = []
             for i, line in enumerate(lines, 1):
-                entry = _entry(line)
+                entry = json_entry(line)
                 if entry is None:
                     continue
                 if kind == "session" and name == value and dated(entry_day(entry)):
@@ -376,17 +376,6 @@ def _as_indexed(line: str) -> list[str]:
 
     text = parse_transcript(line).text
     return [text[:80]] if len(text) >= 8 else []
-
-
-def _entry(line: str) -> dict[str, Any] | None:
-    line = line.strip()
-    if not line.startswith("{"):
-        return None
-    try:
-        got = json.loads(line)
-    except ValueError:
-        return None
-    return got if isinstance(got, dict) else None
 
 
 def delete_files(removals: Sequence[Removal]) -> None:
