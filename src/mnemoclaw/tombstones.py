@@ -169,7 +169,9 @@ def _parse(data: Any) -> list[Tombstone]:
     return out
 
 
-def load(state_dir: str | Path) -> Fences:
+def load(state_dir: str | Path, *, quiet: bool = False) -> Fences:
+    """The tombstones in force; a damaged file is said once in the log (unless ``quiet``: the
+    caller says it) and read as none."""
     path = Path(state_dir) / FILE
     try:
         with open(path, encoding="utf-8") as fh:
@@ -177,17 +179,17 @@ def load(state_dir: str | Path) -> Fences:
     except FileNotFoundError:
         return Fences()
     except (OSError, UnicodeDecodeError) as exc:
-        return _damaged(path, str(getattr(exc, "strerror", None) or exc))
+        return _damaged(path, str(getattr(exc, "strerror", None) or exc), quiet)
     try:
         return Fences(_parse(json.loads(text)))
     except (ValueError, TypeError) as exc:
-        return _damaged(path, str(exc))
+        return _damaged(path, str(exc), quiet)
 
 
-def _damaged(path: Path, why: str) -> Fences:
+def _damaged(path: Path, why: str, quiet: bool) -> Fences:
     say = (f"{path} is damaged ({why}): forgotten sessions and sources are not kept out until it is mended; "
            "fix the JSON or move the file aside, then run `mnemoclaw forget` by origin again")
-    if str(path) not in _warned:
+    if not quiet and str(path) not in _warned:
         _warned.add(str(path))
         log.warning("%s", say)
     return Fences(damaged=say)
@@ -196,7 +198,7 @@ def _damaged(path: Path, why: str) -> Fences:
 def add(state_dir: str | Path, tombstone: Tombstone) -> None:
     """Record ``tombstone`` (atomically: the file is whole before and after). Refuses when the
     file is damaged: it is never overwritten."""
-    fences = load(state_dir)
+    fences = load(state_dir, quiet=True)
     if fences.damaged:
         raise TombstoneError(fences.damaged)
     kept = [t for t in fences.tombstones if (t.kind, t.value, t.since) != (tombstone.kind, tombstone.value,

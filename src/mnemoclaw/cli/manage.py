@@ -113,7 +113,7 @@ def _forget_origin(obj: Ctx, kind: str, value: str, since: str | None, *, dry_ru
                    as_json: bool) -> None:
     with obj.memory() as mem:
         plan = mem.notes.forget_origin_plan(kind, value, since)
-        if not as_json:
+        if not as_json and not plan.empty():
             click.echo(f"forget {plan.target}: {plan.lines.line_count} line(s) in {len(plan.lines.files())} file(s)"
                        + (f", {len(plan.deletions)} imported file(s) deleted" if plan.deletions else "")
                        + (f", {len(plan.fenced)} transcript(s) kept out of the index" if plan.fenced else ""))
@@ -128,13 +128,15 @@ def _forget_origin(obj: Ctx, kind: str, value: str, since: str | None, *, dry_ru
                 click.echo(f"  {d.path}  (deleted: {d.end} line(s))")
             for path in plan.fenced:
                 click.echo(f"  {path}  (another program's transcript: left in place, kept out of the index)")
-            for u in plan.untargetable:
-                click.echo(f"  not removed: {u['path']}#L{u['startLine']}-L{u['endLine']}: {u['why']}")
+        for u in plan.untargetable if not as_json else ():
+            click.echo(f"  not removed: {u['path']}#L{u['startLine']}-L{u['endLine']}: {u['why']}")
         if plan.empty():
             if as_json:
                 emit_json({"plan": plan.as_dict(), "applied": False})
             else:
-                click.echo(f"Nothing in memory came from {plan.target}; nothing was removed.", err=True)
+                click.echo(f"Nothing in memory came from {plan.target} that can be removed here; nothing was removed."
+                           if plan.untargetable else
+                           f"Nothing in memory came from {plan.target}; nothing was removed.", err=True)
             return
         ask = not yes and not as_json and not dry_run and sys.stdin.isatty()
         if dry_run or not (yes or (ask and click.confirm("Remove all of this?", default=False))):

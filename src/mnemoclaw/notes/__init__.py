@@ -169,7 +169,7 @@ class Notes:
         if kind == "source" and value not in imports.SOURCES:
             raise PathDeniedError(f"--source {value!r} is not an import source; the sources are "
                                   f"{', '.join(imports.SOURCES)}")
-        fences = tombstones.load(self.settings.state_dir)
+        fences = tombstones.load(self.settings.state_dir, quiet=True)
         if fences.damaged:
             raise tombstones.TombstoneError(fences.damaged)
         ours = self.settings.openclaw_dir is None
