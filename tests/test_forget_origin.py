@@ -123,6 +123,8 @@ def test_forget_a_participant_takes_their_lines_and_names_what_it_cannot(workspa
     done = mem.notes.forget_origin(plan)
     assert done["verified"] and everywhere(mem, "tangerine") == []
     assert mem.memory_search("picnic quarry", corpus="sessions", min_score=0)["results"]  # Cleo's line stays
+    lines = (mem.settings.sessions_dir / "group-1.jsonl").read_text("utf-8").split("\n")
+    assert lines[0] == "" and "Cleo" in lines[1]  # blanked, so every other line keeps its number (its citations)
 
 
 def test_a_damaged_tombstone_file_is_named_never_rewritten_and_indexing_goes_on(workspace, make_memory):

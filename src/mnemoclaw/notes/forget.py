@@ -224,7 +224,10 @@ def apply(p: ForgetPlan, *, workspace: Path, state_dir: Path, now: datetime,
     new: dict[str, str] = {}
     for abspath, removals in by_file.items():
         drop = {i for r in removals for i in range(r.start, r.end + 1)}
-        new[abspath] = "\n".join(line for i, line in enumerate(contents[abspath], 1) if i not in drop)
+        if removals[0].source == "sessions":  # a transcript's lines are blanked: the others keep their numbers
+            new[abspath] = "\n".join("" if i in drop else line for i, line in enumerate(contents[abspath], 1))
+        else:
+            new[abspath] = "\n".join(line for i, line in enumerate(contents[abspath], 1) if i not in drop)
     try:
         replace_all(new, {a: stat.S_IMODE(os.stat(a).st_mode) for a in new})
     except OSError as exc:
