@@ -535,3 +535,31 @@ def test_memory_forget_is_offered_only_when_enabled_and_needs_the_previews_id(ws
     assert wrong["applied"] is False and "does not match" in wrong["error"]
     assert done["applied"] and done["verified"]
     assert "flowerpot" not in (ws / "MEMORY.md").read_text() and after["results"] == []
+
+
+def test_memory_forget_by_session_over_mcp_previews_then_removes_and_fences(ws, tmp_path):
+    s = load_settings(workspace=ws, state_dir=tmp_path / "state", config={"memory": {"forget": {"tool": True}}},
+                      env={}, overrides={"provider": "none"})
+    (ws / "memory" / "2026-12-01.md").write_text(
+        "# 2026-12-01\n\n## 09:00 <!-- origin: agent; session: s-9 -->\n\nThe ferry leaves pier 4 at dawn.\n", "utf-8")
+    service = MemoryService(lambda: Memory(s), forget_tool=True)
+    server = build_server(service)
+
+    async def main():
+        async with Client(server) as c:
+            schema = next(t for t in (await c.list_tools()).tools if t.name == "memory_forget").input_schema
+            both = (await c.call_tool("memory_forget", {"target": "ferry", "session": "s-9"})).structured_content
+            preview = (await c.call_tool("memory_forget", {"session": "s-9"})).structured_content
+            done = (await c.call_tool("memory_forget", {"session": "s-9", "confirm": preview["id"]})).structured_content
+            after = (await c.call_tool("memory_search", {"query": "ferry pier dawn"})).structured_content
+            return schema, both, preview, done, after
+
+    try:
+        schema, both, preview, done, after = anyio.run(main)
+    finally:
+        service.close()
+    assert {"target", "session", "source", "participant", "since", "confirm"} <= set(schema["properties"])
+    assert both["applied"] is False and "one of target, session, source or participant" in both["error"]
+    assert preview["applied"] is False and preview["removals"][0]["path"] == "memory/2026-12-01.md"
+    assert done["applied"] and done["verified"] and done["tombstone"] == "STATE_DIR/tombstones.json"
+    assert "ferry" not in (ws / "memory" / "2026-12-01.md").read_text() and after["results"] == []

@@ -555,9 +555,20 @@ class Memory:
                            "searched holds every word of the query")
         return out
 
-    def memory_forget(self, target: str, confirm: str | None = None) -> dict[str, Any]:
+    def memory_forget(self, target: str | None = None, confirm: str | None = None, *, session: str | None = None,
+                      source: str | None = None, participant: str | None = None,
+                      since: str | None = None) -> dict[str, Any]:
         """The ``memory_forget`` tool (offered when memory.forget.tool is true): a preview with an
-        id, then, called again with ``confirm`` = that id, the removal. Never raises."""
+        id, then, called again with ``confirm`` = that id, the removal; by a query or citation
+        (``target``) or by origin (``session``, ``source``, ``participant``, ``since``). Never raises."""
+        origins = [(k, v) for k, v in (("session", session), ("source", source), ("participant", participant)) if v]
+        if len(origins) + bool(target) != 1:
+            return {"applied": False, "error": "say what to forget: one of target, session, source or participant"}
+        if since and not origins:
+            return {"applied": False, "error": "since goes with session, source or participant"}
+        if origins:
+            return self._forget_origin(*origins[0], since, confirm)
+        assert target is not None
         try:
             plan = self.notes.forget_plan(target)
             if not confirm:
@@ -568,6 +579,24 @@ class Memory:
                 return {"applied": False, "error": "confirm does not match what target names now (memory changed, "
                         "or the id is from another preview); nothing was removed", **plan.as_dict()}
             done = self.notes.forget(plan)
+            return {"applied": True, **plan.as_dict(), **{k: v for k, v in done.items() if k != "removed"}}
+        except (MnemoclawError, OSError) as exc:
+            return {"applied": False, "error": self.public(str(exc))}
+
+    def _forget_origin(self, kind: str, value: str, since: str | None, confirm: str | None) -> dict[str, Any]:
+        try:
+            plan = self.notes.forget_origin_plan(kind, value, since)
+            if plan.empty():
+                return {"applied": False, **plan.as_dict(), "note": f"nothing in memory came from {plan.target}"}
+            if not confirm:
+                return {"applied": False, **plan.as_dict(),
+                        "note": "nothing was removed: show the user what would go, and only if they agree call "
+                                "memory_forget again with the same arguments and confirm set to id"}
+            if confirm != plan.digest():
+                return {"applied": False, "error": "confirm does not match what these arguments name now (memory "
+                        "changed, or the id is from another preview); nothing was removed", **plan.as_dict()}
+            done = self.notes.forget_origin(plan)
+            done["tombstone"] = self.public(done["tombstone"])
             return {"applied": True, **plan.as_dict(), **{k: v for k, v in done.items() if k != "removed"}}
         except (MnemoclawError, OSError) as exc:
             return {"applied": False, "error": self.public(str(exc))}

@@ -16,6 +16,7 @@ from typing import Any
 OWNER, AGENT, IMPORTED, TRANSCRIPT, UNTRUSTED = "owner", "agent", "imported", "transcript", "untrusted"
 ORIGINS = (OWNER, AGENT, IMPORTED, TRANSCRIPT, UNTRUSTED)
 IMPORTS_DIR = "memory/imports"  # an import's files: memory/imports/<source>/...
+IMPORT_SOURCES = ("chatgpt", "claude", "claude-code", "codex")  # what `mnemoclaw import` reads
 # never put before the reply unasked: what someone else's export or content holds
 NEVER_UNASKED = frozenset({IMPORTED, UNTRUSTED})
 

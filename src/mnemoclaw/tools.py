@@ -214,12 +214,20 @@ STATUS = ToolSpec("memory_status", "Show the memory index: workspace, files and 
 
 # Off unless memory.forget.tool is true: an agent that can erase memory can erase the wrong thing.
 FORGET = ToolSpec("memory_forget", """\
-Remove lines from memory for good (the files and the index). First call with target only: \
-a query (every line holding all its words, with its list item or paragraph) or a citation \
-(memory/2026-03-01.md#L3-L5); it returns what would be removed and an id, and removes \
-nothing. Show the user those lines; only if they agree, call again with the same target and \
-confirm = that id.""", (
-    Param("target", "string", "A query or a citation path#Lx-Ly", required=True, max_length=MAX_QUERY_CHARS),
+Remove lines from memory for good (the files and the index). Say what: target (a query: every \
+line holding all its words, with its list item or paragraph; or a citation \
+memory/2026-03-01.md#L3-L5), or an origin: session (what an agent wrote in that session, and \
+its transcript), source (an import) or participant (what that person said in transcripts), \
+with since to keep what is older. The first call returns what would be removed and an id, and \
+removes nothing. Show the user those lines; only if they agree, call again with the same \
+arguments and confirm = that id. What is forgotten by origin stays out of every later index \
+and re-import.""", (
+    Param("target", "string", "A query or a citation path#Lx-Ly", max_length=MAX_QUERY_CHARS),
+    Param("session", "string", "Forget what came from this session (its id or session key)", max_length=200),
+    Param("source", "string", "Forget an import source", enum=provenance.IMPORT_SOURCES),
+    Param("participant", "string", "Forget what this person said in the transcripts", max_length=200),
+    Param("since", "string", "With session, source or participant: only what is dated then or later, "
+          "YYYY-MM-DD", max_length=10),
     Param("confirm", "string", "The id the preview returned, once the user agreed", max_length=40),
 ), writes=True)
 
@@ -256,7 +264,9 @@ class ToolHost(Protocol):
                       kind: str | None = None, expires: str | None = None,
                       key: str | None = None) -> dict[str, Any]: ...
     def memory_status(self) -> dict[str, Any]: ...
-    def memory_forget(self, target: str, confirm: str | None = None) -> dict[str, Any]: ...
+    def memory_forget(self, target: str | None = None, confirm: str | None = None, *, session: str | None = None,
+                      source: str | None = None, participant: str | None = None,
+                      since: str | None = None) -> dict[str, Any]: ...
     def sessions_search(self, query: str, role: str | None = None, since: str | None = None,
                         until: str | None = None, max_results: int | None = None) -> dict[str, Any]: ...
 

@@ -25,11 +25,11 @@ from .. import tombstones
 from ..atomic import atomic_file
 from ..errors import MnemoclawError
 from ..index.discovery import is_link, walk_markdown
-from ..provenance import IMPORTS_DIR
+from ..provenance import IMPORT_SOURCES, IMPORTS_DIR
 from ..text import parse
 from ..text.secrets import redact, redact_counted
 
-SOURCES = ("chatgpt", "claude", "claude-code", "codex")
+SOURCES = IMPORT_SOURCES
 MANIFEST = "imports.json"  # under the state directory: what each imported file held when written
 _SLUG = re.compile(r"[^\w]+")
 

@@ -107,7 +107,7 @@ class ToolBox:
                         until: str | None = None, max_results: int | None = None) -> dict[str, Any]:
         return self.memory.sessions_search(query, role=role, since=since, until=until, max_results=max_results)
 
-    def memory_forget(self, target: str, confirm: str | None = None) -> dict[str, Any]:
+    def memory_forget(self, target: str | None = None, confirm: str | None = None, **origin: Any) -> dict[str, Any]:
         # never offered in a chat: a person forgets with `mnemoclaw forget`, or over MCP when enabled
         return {"applied": False, "error": "memory_forget is not available in a chat; use `mnemoclaw forget`"}
 
