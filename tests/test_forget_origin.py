@@ -192,3 +192,20 @@ def test_an_openclaw_transcript_is_left_in_place_and_kept_out_of_the_index(openc
                                                "--json"], env=_env(home)).stdout)["results"]
         assert all(r["source"] != "sessions" for r in found), found
     assert _tree(oc) == before  # OpenClaw's folder byte-identical: the fence is in mnemoclaw's state
+
+
+def test_a_file_that_cannot_be_rewritten_refuses_before_anything_is_recorded(workspace, make_memory, tmp_path):
+    import os
+
+    from mnemoclaw.errors import PathDeniedError
+
+    mem = make_memory(workspace)
+    wrote = mem.memory_append("The ferry leaves pier 4 at dawn.", session="s-9")
+    mem.sync()
+    plan = mem.notes.forget_origin_plan("session", "s-9")
+    os.link(workspace / wrote["path"], tmp_path / "elsewhere.md")  # a hard link: changing it changes another file
+    with pytest.raises(PathDeniedError, match="hard links"):
+        mem.notes.forget_origin(plan)
+    assert not (mem.settings.state_dir / tombstones.FILE).exists()  # no tombstone for a forget that did not happen
+    assert "ferry" in (workspace / wrote["path"]).read_text("utf-8")
+    assert mem.memory_search("ferry pier dawn")["results"]  # and nothing is fenced

@@ -200,6 +200,7 @@ class Notes:
         as ``forget`` does; fenced transcripts are indexed again without what is fenced."""
         if p.lines.removals or p.deletions:
             self.settings.check_writable("forget")
+        forget.check([*p.lines.removals, *p.deletions])  # before the tombstone: a refusal changes nothing
         items = tuple(d.path for d in p.deletions) if p.kind == "source" else ()
         tombstones.add(self.settings.state_dir, tombstones.Tombstone(p.kind, p.value, p.since,
                                                                      self._now().isoformat(), items))

@@ -381,6 +381,20 @@ def _as_indexed(line: str) -> list[str]:
     return [text[:80]] if len(text) >= 8 else []
 
 
+def check(removals: Sequence[Removal]) -> None:
+    """Raise (PathDeniedError, naming the file) unless every file still holds what the plan
+    showed and may be rewritten: asked before anything is recorded or removed."""
+    for r in removals:
+        _check_writable(r.abspath, r.path)
+        try:
+            lines = read_split(r.abspath)
+        except FileNotFoundError:
+            raise PathDeniedError(f"{r.path} is gone since the preview; nothing was removed: run forget again") from None
+        if tuple(lines[r.start - 1 : r.end]) != r.lines:
+            raise PathDeniedError(f"{r.path} changed since the preview (lines {r.start}-{r.end}); nothing was "
+                                  "removed: run forget again to see what it would remove now")
+
+
 def delete_files(removals: Sequence[Removal]) -> None:
     """Delete whole files a plan showed, after checking each still holds what it showed."""
     for r in removals:
