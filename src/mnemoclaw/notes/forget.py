@@ -389,7 +389,8 @@ def check(removals: Sequence[Removal]) -> None:
         try:
             lines = read_split(r.abspath)
         except FileNotFoundError:
-            raise PathDeniedError(f"{r.path} is gone since the preview; nothing was removed: run forget again") from None
+            raise PathDeniedError(f"{r.path} is gone since the preview; nothing was removed: "
+                                  "run forget again") from None
         if tuple(lines[r.start - 1 : r.end]) != r.lines:
             raise PathDeniedError(f"{r.path} changed since the preview (lines {r.start}-{r.end}); nothing was "
                                   "removed: run forget again to see what it would remove now")
