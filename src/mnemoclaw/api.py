@@ -94,6 +94,20 @@ def say_once(message: str) -> None:
         log.warning("%s", message)
 
 
+def _confirmed(shown: dict[str, Any], digest: str, confirm: str | None,
+               run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """``memory_forget``'s two calls: without ``confirm`` the preview and its id, with the id
+    the removal (``run``), any other id refused."""
+    if not confirm:
+        return {"applied": False, **shown,
+                "note": "nothing was removed: show the user what would go, and only if they agree call "
+                        "memory_forget again with the same arguments and confirm set to id"}
+    if confirm != digest:
+        return {"applied": False, "error": "confirm does not match what these arguments name now (memory changed, "
+                "or the id is from another preview); nothing was removed", **shown}
+    return {"applied": True, **shown, **{k: v for k, v in run().items() if k != "removed"}}
+
+
 class Memory:
     def __init__(
         self,
@@ -566,38 +580,20 @@ class Memory:
             return {"applied": False, "error": "say what to forget: one of target, session, source or participant"}
         if since and not origins:
             return {"applied": False, "error": "since goes with session, source or participant"}
-        if origins:
-            return self._forget_origin(*origins[0], since, confirm)
-        assert target is not None
         try:
-            plan = self.notes.forget_plan(target)
-            if not confirm:
-                return {"applied": False, **plan.as_dict(),
-                        "note": "nothing was removed: show the user these lines, and only if they agree call "
-                                "memory_forget again with the same target and confirm set to id"}
-            if confirm != plan.digest():
-                return {"applied": False, "error": "confirm does not match what target names now (memory changed, "
-                        "or the id is from another preview); nothing was removed", **plan.as_dict()}
-            done = self.notes.forget(plan)
-            return {"applied": True, **plan.as_dict(), **{k: v for k, v in done.items() if k != "removed"}}
-        except (MnemoclawError, OSError) as exc:
-            return {"applied": False, "error": self.public(str(exc))}
+            if origins:
+                origin = self.notes.forget_origin_plan(*origins[0], since)
+                if origin.empty():
+                    return {"applied": False, **origin.as_dict(),
+                            "note": f"nothing in memory came from {origin.target}"}
 
-    def _forget_origin(self, kind: str, value: str, since: str | None, confirm: str | None) -> dict[str, Any]:
-        try:
-            plan = self.notes.forget_origin_plan(kind, value, since)
-            if plan.empty():
-                return {"applied": False, **plan.as_dict(), "note": f"nothing in memory came from {plan.target}"}
-            if not confirm:
-                return {"applied": False, **plan.as_dict(),
-                        "note": "nothing was removed: show the user what would go, and only if they agree call "
-                                "memory_forget again with the same arguments and confirm set to id"}
-            if confirm != plan.digest():
-                return {"applied": False, "error": "confirm does not match what these arguments name now (memory "
-                        "changed, or the id is from another preview); nothing was removed", **plan.as_dict()}
-            done = self.notes.forget_origin(plan)
-            done["tombstone"] = self.public(done["tombstone"])
-            return {"applied": True, **plan.as_dict(), **{k: v for k, v in done.items() if k != "removed"}}
+                def forget_origin() -> dict[str, Any]:
+                    done = self.notes.forget_origin(origin)
+                    return {**done, "tombstone": self.public(done["tombstone"])}
+                return _confirmed(origin.as_dict(), origin.digest(), confirm, forget_origin)
+            assert target is not None
+            plan = self.notes.forget_plan(target)
+            return _confirmed(plan.as_dict(), plan.digest(), confirm, lambda: self.notes.forget(plan))
         except (MnemoclawError, OSError) as exc:
             return {"applied": False, "error": self.public(str(exc))}
 

@@ -197,16 +197,8 @@ def apply(p: ForgetPlan, *, workspace: Path, state_dir: Path, now: datetime,
     by_file: dict[str, list[Removal]] = {}
     for r in p.removals:
         by_file.setdefault(r.abspath, []).append(r)
-    contents: dict[str, list[str]] = {}
-    for abspath, removals in by_file.items():
-        shown = removals[0].path
-        _check_writable(abspath, shown)
-        lines = read_split(abspath)
-        for r in removals:
-            if tuple(lines[r.start - 1 : r.end]) != r.lines:
-                raise PathDeniedError(f"{shown} changed since the preview (lines {r.start}-{r.end}); nothing was "
-                                      "removed: run forget again to see what it would remove now")
-        contents[abspath] = lines
+    check(p.removals)
+    contents = {abspath: read_split(abspath) for abspath in by_file}
 
     ws = Path(os.path.realpath(workspace))
     inside = {a: os.path.relpath(a, ws) for a in by_file
