@@ -58,7 +58,6 @@ from .providers import AUTO, ProviderChoice, auto_provider, build_provider, reso
 from .search.stages import this_project_first
 from .store import Store, open_store
 from .store.base import SharedNamespaces
-from .text import parse
 from .tools import (
     ALL_CORPORA_RESULTS,
     ANNOTATION_PARAMS,
@@ -459,11 +458,9 @@ class Memory:
     def session_channels(self) -> dict[str, dict[str, str]]:
         """Each transcript's channel and chat type, from its ``sessions.json`` ({} when there is none
         or it cannot be read: a result then shows its session without them)."""
-        try:
-            with open(Path(self.settings.sessions_dir) / "sessions.json", encoding="utf-8") as fh:
-                return provenance.sessions_by_id(parse.loads(fh.read()))
-        except (OSError, ValueError):
-            return {}
+        from .index.discovery import session_metas
+
+        return session_metas(self.settings.sessions_dir)
 
     def _situation(self) -> Situation:
         backend = self.backend

@@ -13,6 +13,8 @@ import stat
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from ..provenance import sessions_by_id
+from ..text import parse
 from ..types import SourceFile
 
 log = logging.getLogger(__name__)
@@ -157,3 +159,27 @@ def discover_sessions(directory: Path) -> list[SourceFile]:
         out.append(SourceFile(SESSIONS_PREFIX + entry.name, os.path.join(real, entry.name), "sessions",
                               st.st_mtime_ns, st.st_size))
     return out
+
+
+_METAS: dict[str, tuple[tuple[int, int], dict[str, dict[str, str]]]] = {}  # path -> (mtime, size), by id
+
+
+def session_metas(directory: str | os.PathLike[str]) -> dict[str, dict[str, str]]:
+    """Each transcript's channel, chat type and hook source by session id, from the folder's
+    ``sessions.json`` (provenance.sessions_by_id), read again only when the file changes; {}
+    when there is none or it cannot be read."""
+    path = os.path.join(directory, "sessions.json")
+    try:
+        st = os.stat(path)
+        stamp = (st.st_mtime_ns, st.st_size)
+        kept = _METAS.get(path)
+        if kept is not None and kept[0] == stamp:
+            return kept[1]
+        with open(path, encoding="utf-8") as fh:
+            got = sessions_by_id(parse.loads(fh.read()))
+    except (OSError, ValueError):
+        return {}
+    if len(_METAS) > 64:
+        _METAS.clear()
+    _METAS[path] = (stamp, got)
+    return got

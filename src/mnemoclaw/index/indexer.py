@@ -39,7 +39,7 @@ from ..errors import (
 )
 from ..markdown.annotations import Span, annotate, encode
 from ..markdown.chunker import CHUNKER_ID, chunk_markdown, chunk_spans, text_hash
-from ..provenance import excluded, session_of, sessions_by_id
+from ..provenance import excluded, session_of
 from ..sessions.transcript import parse_transcript
 from ..store.base import CacheKey, FileWrite, HostedFiles, Store, damage_reason
 from ..text.script import fold
@@ -47,7 +47,7 @@ from ..text.tokenize import TOKENIZER_ID, estimate_tokens
 from ..tombstones import file_day
 from ..types import Chunk, ChunkRow, FileRecord, IndexReport, Progress, SourceFile
 from ..vectors import unit_vector
-from .discovery import discover, discover_sessions
+from .discovery import discover, discover_sessions, session_metas
 from .planning import SyncPlan, had_it, host_notes, indexed_elsewhere, plan_sync
 
 log = logging.getLogger(__name__)
@@ -101,14 +101,6 @@ class IndexSpec:
         }
         text = json.dumps(data, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16], text
-
-
-def _session_metas(directory: Path) -> dict[str, dict[str, str]]:
-    try:
-        with open(directory / "sessions.json", encoding="utf-8") as fh:
-            return sessions_by_id(json.loads(fh.read()))
-    except (OSError, ValueError):
-        return {}
 
 
 def _fenced_text(fences: tombstones.Fences, f: SourceFile, text: str) -> tuple[str, str]:
@@ -193,7 +185,7 @@ class Indexer:
             found = discover_sessions(Path(self.spec.sessions_dir))
             if self.spec.exclude_sessions:  # the admission policy: an excluded session is not memory
                 policy = dict(self.spec.exclude_sessions)
-                metas = _session_metas(Path(self.spec.sessions_dir))
+                metas = session_metas(self.spec.sessions_dir)
                 found = [f for f in found if not excluded(metas.get(session_of(f.path)) or {}, policy)]
             out += found
         return out
