@@ -213,7 +213,8 @@ def test_forget_takes_the_lines_out_of_transcripts_too(workspace, sessions_memor
                                                                    ("sessions/abc.jsonl", "sessions", 4)]
     done = mem.notes.forget(plan)
     assert done["verified"], done
-    assert "sea-otter" not in path.read_text() and len(path.read_text().splitlines()) == 4
+    assert "sea-otter" not in path.read_text()
+    assert path.read_text().splitlines()[3] == "" and len(path.read_text().splitlines()) == 5  # blanked: lines keep numbers
     assert not any("otter" in r["snippet"] for r in mem.memory_search("sea-otter-5 boat", min_score=0, corpus="all")["results"])
     texts = " ".join(r[0] for r in mem.store.conn.execute("SELECT text FROM chunks"))
     assert "otter" not in texts and "Noted the boat" in texts
