@@ -139,12 +139,19 @@ def test_search_follow_append_edit_and_conflict_in_a_browser(browser_page, works
     store.update_meta(sid, sessionId=sid, createdAt=1796100000, updatedAt=1796100900, compactionCount=0,
                       totalTokens=2400)
     for i in range(6):
-        store.append(sid, {"type": "message", "message": {"role": "user" if i % 2 == 0 else "assistant",
-                                                          "content": f"message {i}: " + "words " * 300}})
+        line = store.append(sid, {"type": "message", "message": {"role": "user" if i % 2 == 0 else "assistant",
+                                                                 "content": f"message {i}: " + "words " * 300}})
+        if i == 0:  # what recall put before the first reply, and a note the session wrote
+            store.append(sid, {"type": "recall", "forLine": line, "entries": [
+                {"citation": "MEMORY.md#L1-L3", "path": "MEMORY.md", "startLine": 1, "endLine": 3, "score": 0.93}]})
+    wrote = server_mem(server).memory_append("The session's own note about the heron survey.", session=sid)
+    server_mem(server).sync()
     page.goto(server.base + "/sessions")
     page.click(f"text={sid}")
     page.wait_for_selector(".window")
     assert "TRUNCATED" in page.inner_text("table.files-cap")
+    assert "Recalled before the reply: MEMORY.md#L1-L3 (0.93)" in page.inner_text("ol.transcript")
+    assert wrote["path"] in page.inner_text("ul.wrote")
     page.screenshot(path=str(shots / "session.png"), full_page=True)
     # health, and a phone-width search
     page.goto(server.base + "/health")
