@@ -116,6 +116,7 @@ def test_forget_a_participant_takes_their_lines_and_names_what_it_cannot(workspa
     ]) + "\n")
     mem.memory_append("Bram and Cleo planned the picnic at the old quarry.")
     mem.sync()
+    assert not mem.notes.forget_origin_plan("participant", "Bra").untargetable  # a whole name, not a part of one
     plan = mem.notes.forget_origin_plan("participant", "bram")  # names match in any case
     assert [(r.path, r.start, r.end) for r in plan.lines.removals] == [("sessions/group-1.jsonl", 1, 1)]
     assert [u["path"] for u in plan.untargetable] == [mem.notes.index.files(["memory"])[0].path]  # a mixed note

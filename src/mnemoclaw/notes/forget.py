@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 from collections.abc import Callable, Sequence
@@ -353,11 +354,11 @@ def plan_origin(kind: str, value: str, since: str | None, files: Sequence[Source
                 continue
             for s, e in merge_ranges(ranges, adjacent=False):
                 out.lines.removals.append(Removal(f.path, f.abspath, f.source, s, e, tuple(lines[s - 1 : e])))
-        elif kind == "participant":  # an agent's note from a session they spoke in is mixed: not removed
-            text = "\n".join(lines).casefold()
-            if value.casefold() in text:
+        elif kind == "participant":  # an agent's note that names them is mixed: listed, not removed
+            named = re.compile(rf"(?<!\w){re.escape(value)}(?!\w)", re.IGNORECASE)  # the name as a whole word
+            if named.search("\n".join(lines)):
                 for s, e, attrs, _ in scoped:
-                    if attrs.get("origin") == "agent" and value.casefold() in "\n".join(lines[s - 1:e]).casefold():
+                    if attrs.get("origin") == "agent" and named.search("\n".join(lines[s - 1:e])):
                         out.untargetable.append({"path": f.path, "startLine": s, "endLine": e,
                                                  "why": f"an agent's note that names {value} among other things "
                                                         "(mixed): forget it by citation if it should go"})
