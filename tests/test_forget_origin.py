@@ -210,3 +210,20 @@ def test_a_file_that_cannot_be_rewritten_refuses_before_anything_is_recorded(wor
     assert not (mem.settings.state_dir / tombstones.FILE).exists()  # no tombstone for a forget that did not happen
     assert "ferry" in (workspace / wrote["path"]).read_text("utf-8")
     assert mem.memory_search("ferry pier dawn")["results"]  # and nothing is fenced
+
+
+def test_since_keeps_what_is_older_and_names_what_carries_no_time(workspace, make_memory):
+    mem = make_memory(workspace, overrides=SESSIONS)
+    write(mem.settings.sessions_dir / "s-5.jsonl", "\n".join([
+        said("user", "the old quince jam recipe uses lemon", at="2026-10-01T09:00:00Z"),
+        said("user", "the new quince jam recipe uses ginger", at="2026-12-02T09:00:00Z"),
+        json.dumps({"type": "message", "message": {"role": "user", "content": "a quince note without a time"}}),
+    ]) + "\n")
+    mem.sync()
+    plan = mem.notes.forget_origin_plan("session", "s-5", since="2026-11-01")
+    assert [(r.start, r.end) for r in plan.lines.removals] == [(2, 2)]
+    assert [(u["startLine"], "no time" in u["why"]) for u in plan.untargetable] == [(3, True)]
+    assert mem.notes.forget_origin(plan)["verified"]
+    mem.sync(full=True)
+    found = " ".join(r["snippet"] for r in mem.memory_search("quince", corpus="sessions", min_score=0)["results"])
+    assert "ginger" not in found and "lemon" in found and "without a time" in found  # the older and undated stay

@@ -50,8 +50,9 @@ class Tombstone:
 
     def covers(self, day: str | None) -> bool:
         """Whether content of ``day`` (YYYY-MM-DD; None: undated) is fenced: with no ``since``
-        everything is; with one, what is dated then or later, and what carries no date."""
-        return self.since is None or day is None or day >= self.since
+        everything is; with one, what is dated then or later (what carries no date is left, as
+        the forget left it, and it said so)."""
+        return self.since is None or (day is not None and day >= self.since)
 
     def as_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "value": self.value, "since": self.since, "at": self.at, "items": list(self.items)}

@@ -314,16 +314,22 @@ def plan_origin(kind: str, value: str, since: str | None, files: Sequence[Source
             name = f.path.rsplit("/", 1)[-1].removesuffix(".jsonl")
             if kind == "source":
                 continue
-            hit = []
+            hit: list[int] = []
+            undated: list[int] = []  # with --since: lines that carry no time, listed and left
             for i, line in enumerate(lines, 1):
                 entry = json_entry(line)
                 if entry is None:
                     continue
-                if kind == "session" and name == value and dated(entry_day(entry)):
-                    hit.append(i)
-                elif kind == "participant" and (who := sender(entry)) and who.casefold() == value.casefold() \
-                        and dated(entry_day(entry)):
-                    hit.append(i)
+                if (kind == "session" and name == value) or \
+                        (kind == "participant" and (who := sender(entry)) and who.casefold() == value.casefold()):
+                    day = entry_day(entry)
+                    if dated(day):
+                        hit.append(i)
+                    elif day is None:
+                        undated.append(i)
+            for s, e in merge_ranges([(i, i) for i in undated]):
+                out.untargetable.append({"path": f.path, "startLine": s, "endLine": e,
+                                         "why": "carries no time, so --since cannot tell whether it is newer"})
             if not hit:
                 continue
             for i in hit:
