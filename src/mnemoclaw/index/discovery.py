@@ -12,6 +12,7 @@ import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from ..provenance import sessions_by_id
 from ..text import parse
@@ -161,25 +162,40 @@ def discover_sessions(directory: Path) -> list[SourceFile]:
     return out
 
 
-_METAS: dict[str, tuple[tuple[int, int], dict[str, dict[str, str]]]] = {}  # path -> (mtime, size), by id
+_SESSIONS: dict[str, tuple[tuple[int, int], Any, dict[str, dict[str, str]]]] = {}  # path -> (stamp, data, by id)
 
 
-def session_metas(directory: str | os.PathLike[str]) -> dict[str, dict[str, str]]:
-    """Each transcript's channel, chat type and hook source by session id, from the folder's
-    ``sessions.json`` (provenance.sessions_by_id), read again only when the file changes; {}
+def _sessions_json(directory: str | os.PathLike[str]) -> tuple[Any, dict[str, dict[str, str]]]:
+    """A folder's ``sessions.json`` as parsed, and its channels, chat types and hook sources by
+    session id (provenance.sessions_by_id), read again only when the file changes; (None, {})
     when there is none or it cannot be read."""
     path = os.path.join(directory, "sessions.json")
     try:
         st = os.stat(path)
         stamp = (st.st_mtime_ns, st.st_size)
-        kept = _METAS.get(path)
+        kept = _SESSIONS.get(path)
         if kept is not None and kept[0] == stamp:
-            return kept[1]
+            return kept[1], kept[2]
         with open(path, encoding="utf-8") as fh:
-            got = sessions_by_id(parse.loads(fh.read()))
+            data = parse.loads(fh.read())
     except (OSError, ValueError):
+        return None, {}
+    if len(_SESSIONS) > 64:
+        _SESSIONS.clear()
+    _SESSIONS[path] = (stamp, data, sessions_by_id(data))
+    return data, _SESSIONS[path][2]
+
+
+def session_metas(directory: str | os.PathLike[str]) -> dict[str, dict[str, str]]:
+    """Each transcript's channel, chat type and hook source by session id ({} without a
+    readable ``sessions.json``)."""
+    return _sessions_json(directory)[1]
+
+
+def session_keys(directory: str | os.PathLike[str]) -> dict[str, str]:
+    """Session key -> session id (OpenClaw keys ``sessions.json`` by session key)."""
+    data = _sessions_json(directory)[0]
+    if not isinstance(data, dict):
         return {}
-    if len(_METAS) > 64:
-        _METAS.clear()
-    _METAS[path] = (stamp, got)
-    return got
+    return {str(k): v["sessionId"] for k, v in data.items()
+            if isinstance(v, dict) and isinstance(v.get("sessionId"), str)}

@@ -19,9 +19,9 @@ from typing import Any, Protocol
 from .. import tombstones
 from ..config import Settings
 from ..errors import PathDeniedError
+from ..index.discovery import session_keys
 from ..markdown.annotations import parse_value, render
 from ..provenance import IMPORTS_DIR
-from ..text import parse
 from ..tools import ToolArgumentError
 from ..types import IndexReport, SourceFile
 from . import cleanup, forget, git, imports
@@ -41,6 +41,21 @@ class Forgotten:
     chunks_replaced: int = 0
     cached_vectors_deleted: int = 0
     still_in_index: list[str] = field(default_factory=list)
+
+
+def _purged(removed: dict[str, Any], gone: Forgotten, texts: list[str], removals: Sequence[forget.Removal],
+            extra: dict[str, Any]) -> dict[str, Any]:
+    """A forget's report: what was removed, what the index did, and whether the index file
+    still holds any of ``texts`` (a copy kept elsewhere in the files does not count)."""
+    elsewhere = set(forget.still_in([r.abspath for r in removals], texts))
+    left = [t for t in gone.still_in_index if t not in elsewhere]
+    out: dict[str, Any] = {"removed": removed, "chunksReplaced": gone.chunks_replaced,
+                           "cachedVectorsDeleted": gone.cached_vectors_deleted,
+                           "indexFailed": [{"path": p, "reason": r} for p, r in gone.report.failed], **extra}
+    out["verified"] = not left
+    if left:
+        out["stillInIndex"] = left
+    return out
 
 
 class Index(Protocol):
@@ -144,15 +159,7 @@ class Notes:
         with self.index.forgetting(plan.files(), texts) as gone:
             kept = forget.apply(plan, workspace=self.workspace, state_dir=self.settings.state_dir, now=self._now(),
                                 keep_copy=keep_copy)
-        elsewhere = set(forget.still_in([r.abspath for r in plan.removals], texts))  # other copies kept
-        left = [t for t in gone.still_in_index if t not in elsewhere]
-        out: dict[str, Any] = {"removed": plan.as_dict(), "chunksReplaced": gone.chunks_replaced,
-                               "cachedVectorsDeleted": gone.cached_vectors_deleted,
-                               "indexFailed": [{"path": p, "reason": r} for p, r in gone.report.failed], **kept}
-        out["verified"] = not left
-        if left:
-            out["stillInIndex"] = left
-        return out
+        return _purged(plan.as_dict(), gone, texts, plan.removals, kept)
 
     def forget_origin_plan(self, kind: str, value: str, since: str | None = None) -> OriginPlan:
         """What ``forget --session | --source | --participant`` would remove; removes nothing."""
@@ -172,27 +179,10 @@ class Notes:
         fences = tombstones.load(self.settings.state_dir, quiet=True)
         if fences.damaged:
             raise tombstones.TombstoneError(fences.damaged)
-        ours = self.settings.openclaw_dir is None
-        p = forget.plan_origin(kind, value, since, self.index.files(), imports_dir=IMPORTS_DIR,
-                               transcripts_writable=ours, session_ids=self._session_ids())
-        if not ours:  # OpenClaw's files are read here, never written: what is in them can only be fenced
-            for r in [*p.lines.removals, *p.deletions]:
-                p.untargetable.append({"path": r.path, "startLine": r.start, "endLine": r.end,
-                                       "why": "OpenClaw's file, read-only here: forget it with OpenClaw's "
-                                              "`openclaw memory forget`; mnemoclaw's index leaves it out"})
-            p.lines.removals.clear()
-            p.deletions.clear()
-        return p
-
-    def _session_ids(self) -> dict[str, str]:
-        """Session key -> session id, from sessions.json (OpenClaw names sessions by key)."""
-        try:
-            with open(Path(self.settings.sessions_dir) / "sessions.json", encoding="utf-8") as fh:
-                data = parse.loads(fh.read())
-        except (OSError, ValueError):
-            return {}
-        return {str(k): str(v["sessionId"]) for k, v in data.items() if isinstance(v, dict)
-                and isinstance(v.get("sessionId"), str)} if isinstance(data, dict) else {}
+        # OpenClaw's files are read here, never written: what is in them can only be fenced
+        return forget.plan_origin(kind, value, since, self.index.files(), imports_dir=IMPORTS_DIR,
+                                  writable=self.settings.openclaw_dir is None,
+                                  session_ids=session_keys(self.settings.sessions_dir))
 
     def forget_origin(self, p: OriginPlan) -> dict[str, Any]:
         """Apply an origin plan: record the tombstone first (so a process killed half-way still
@@ -212,16 +202,8 @@ class Notes:
             kept = forget.apply(p.lines, workspace=self.workspace, state_dir=self.settings.state_dir,
                                 now=self._now()) if p.lines.removals else {}
             forget.delete_files(p.deletions)
-        elsewhere = set(forget.still_in([r.abspath for r in p.lines.removals], texts))
-        left = [t for t in gone.still_in_index if t not in elsewhere]
-        out: dict[str, Any] = {"removed": p.as_dict(), "chunksReplaced": gone.chunks_replaced,
-                               "cachedVectorsDeleted": gone.cached_vectors_deleted,
-                               "indexFailed": [{"path": q, "reason": r} for q, r in gone.report.failed],
-                               "tombstone": str(Path(self.settings.state_dir) / tombstones.FILE), **kept}
-        out["verified"] = not left
-        if left:
-            out["stillInIndex"] = left
-        return out
+        return _purged(p.as_dict(), gone, texts, p.lines.removals,
+                       {"tombstone": str(Path(self.settings.state_dir) / tombstones.FILE), **kept})
 
     def expire_copies(self) -> list[str]:
         """Delete the undo copies whose time is up (``forget --keep-copy``)."""

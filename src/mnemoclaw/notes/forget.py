@@ -27,8 +27,11 @@ from typing import Any
 
 from ..atomic import replace_all
 from ..errors import MnemoclawError, PathDeniedError
-from ..markdown.annotations import Entries
+from ..markdown.annotations import Entries, annotated_entries
+from ..provenance import session_of
+from ..sessions.transcript import parse_transcript
 from ..text.tokenize import analyze, keyword_query
+from ..tombstones import entry_day, file_day, json_entry, sender
 from ..types import SourceFile
 from . import git
 from .paths import split_citation
@@ -278,6 +281,10 @@ class OriginPlan:
     def files(self) -> list[str]:
         return list(dict.fromkeys([*self.lines.files(), *(d.path for d in self.deletions)]))
 
+    def leave(self, path: str, start: int, end: int, why: str) -> None:
+        """Name lines it cannot take out, and why."""
+        self.untargetable.append({"path": path, "startLine": start, "endLine": end, "why": why})
+
     def digest(self) -> str:
         data = json.dumps([self.target, self.lines.digest(), [d.as_dict() for d in self.deletions], self.fenced],
                           ensure_ascii=False)
@@ -291,19 +298,31 @@ class OriginPlan:
                 "fenced": self.fenced, "untargetable": self.untargetable, "id": self.digest()}
 
 
+READ_ONLY = ("OpenClaw's file, read-only here: forget it with OpenClaw's `openclaw memory forget`; "
+             "mnemoclaw's index leaves it out")
+
+
 def plan_origin(kind: str, value: str, since: str | None, files: Sequence[SourceFile], *,
-                transcripts_writable: bool, imports_dir: str, session_ids: dict[str, str]) -> OriginPlan:
+                writable: bool, imports_dir: str, session_ids: dict[str, str]) -> OriginPlan:
     """What forgetting everything from one origin would do. ``kind``: ``session`` (a session id,
     or an OpenClaw session key, resolved through ``session_ids``), ``source`` (an import source),
-    ``participant`` (who said it in a transcript); ``since``: only content dated then or later."""
-    from ..markdown.annotations import annotated_entries
-    from ..tombstones import entry_day, file_day, json_entry, sender
-
+    ``participant`` (who said it in a transcript); ``since``: only content dated then or later.
+    ``writable``: the files may be changed; if not (another program's), transcripts are only
+    fenced and the rest is listed as untargetable."""
     value = session_ids.get(value, value) if kind == "session" else value
     out = OriginPlan(kind, value, since, ForgetPlan(f"{kind} {value}"))
+    named = re.compile(rf"(?<!\w){re.escape(value)}(?!\w)", re.IGNORECASE)  # a participant, as a whole word
 
     def dated(day: str | None) -> bool:
         return since is None or (day is not None and day >= since)
+
+    def remove(f: SourceFile, lines: list[str], ranges: list[tuple[int, int]], *, whole: bool = False) -> None:
+        for s, e in ranges:
+            if not writable:
+                out.leave(f.path, s, e, READ_ONLY)
+            else:
+                (out.deletions if whole else out.lines.removals).append(
+                    Removal(f.path, f.abspath, f.source, s, e, tuple(lines[s - 1 : e])))
 
     for f in files:
         try:
@@ -311,7 +330,6 @@ def plan_origin(kind: str, value: str, since: str | None, files: Sequence[Source
         except (OSError, UnicodeDecodeError):
             continue
         if f.source == "sessions":
-            name = f.path.rsplit("/", 1)[-1].removesuffix(".jsonl")
             if kind == "source":
                 continue
             hit: list[int] = []
@@ -320,7 +338,7 @@ def plan_origin(kind: str, value: str, since: str | None, files: Sequence[Source
                 entry = json_entry(line)
                 if entry is None:
                     continue
-                if (kind == "session" and name == value) or \
+                if (kind == "session" and session_of(f.path) == value) or \
                         (kind == "participant" and (who := sender(entry)) and who.casefold() == value.casefold()):
                     day = entry_day(entry)
                     if dated(day):
@@ -328,54 +346,44 @@ def plan_origin(kind: str, value: str, since: str | None, files: Sequence[Source
                     elif day is None:
                         undated.append(i)
             for s, e in merge_ranges([(i, i) for i in undated]):
-                out.untargetable.append({"path": f.path, "startLine": s, "endLine": e,
-                                         "why": "carries no time, so --since cannot tell whether it is newer"})
+                out.leave(f.path, s, e, "carries no time, so --since cannot tell whether it is newer")
             if not hit:
                 continue
             for i in hit:
                 out.said += _as_indexed(lines[i - 1])
-            if not transcripts_writable:
+            if writable:
+                remove(f, lines, merge_ranges([(i, i) for i in hit]))
+            else:
                 out.fenced.append(f.path)
-                continue
-            for s, e in merge_ranges([(i, i) for i in hit]):
-                out.lines.removals.append(Removal(f.path, f.abspath, f.source, s, e, tuple(lines[s - 1 : e])))
             continue
         if kind == "source":
             if not f.path.startswith(f"{imports_dir}/{value}/"):
                 continue
             if dated(file_day(f.path)):
-                n = len(lines) - (1 if lines and lines[-1] == "" else 0)
-                out.deletions.append(Removal(f.path, f.abspath, f.source, 1, max(n, 1), tuple(lines[:max(n, 1)])))
+                n = max(1, len(lines) - (1 if lines and lines[-1] == "" else 0))
+                remove(f, lines, [(1, n)], whole=True)
             else:
-                out.untargetable.append({"path": f.path, "startLine": 1, "endLine": len(lines),
-                                         "why": "carries no date on or after --since"})
+                out.leave(f.path, 1, len(lines), "carries no date on or after --since")
             continue
         scoped, _ = annotated_entries("\n".join(lines))
         if kind == "session":
             ranges = [(s, e) for s, e, attrs, _ in scoped if attrs.get("session") == value]
             if ranges and not dated(file_day(f.path)):
                 for s, e in ranges:
-                    out.untargetable.append({"path": f.path, "startLine": s, "endLine": e,
-                                             "why": "the file carries no date on or after --since"})
+                    out.leave(f.path, s, e, "the file carries no date on or after --since")
                 continue
-            for s, e in merge_ranges(ranges, adjacent=False):
-                out.lines.removals.append(Removal(f.path, f.abspath, f.source, s, e, tuple(lines[s - 1 : e])))
-        elif kind == "participant":  # an agent's note that names them is mixed: listed, not removed
-            named = re.compile(rf"(?<!\w){re.escape(value)}(?!\w)", re.IGNORECASE)  # the name as a whole word
-            if named.search("\n".join(lines)):
-                for s, e, attrs, _ in scoped:
-                    if attrs.get("origin") == "agent" and named.search("\n".join(lines[s - 1:e])):
-                        out.untargetable.append({"path": f.path, "startLine": s, "endLine": e,
-                                                 "why": f"an agent's note that names {value} among other things "
-                                                        "(mixed): forget it by citation if it should go"})
+            remove(f, lines, merge_ranges(ranges, adjacent=False))
+        elif kind == "participant" and named.search("\n".join(lines)):  # an agent's note naming them: mixed
+            for s, e, attrs, _ in scoped:
+                if attrs.get("origin") == "agent" and named.search("\n".join(lines[s - 1:e])):
+                    out.leave(f.path, s, e, f"an agent's note that names {value} among other things (mixed): "
+                                            "forget it by citation if it should go")
     return out
 
 
 def _as_indexed(line: str) -> list[str]:
     """What the index holds of a transcript line (its message, redacted, whitespace collapsed),
     as far as one chunk surely holds it whole."""
-    from ..sessions.transcript import parse_transcript
-
     text = parse_transcript(line).text
     return [text[:80]] if len(text) >= 8 else []
 
