@@ -1,0 +1,107 @@
+"""Rules on top of recall's gate, tried on the records of one `benchmarks/recall.py` run.
+
+    python benchmarks/recall_rules.py [--records bench-results/recall.records.jsonl]
+
+Each record is one replayed LoCoMo message with every entry the search returned for it (its
+score, the gate's features, its text, and whether its lines hold a question's evidence). Each
+rule below decides, for a message whose entries passed the shipped gate at minScore 0.9, whether
+anything is injected at all; the figures are the same as recall.py's (fit: the first half of the
+conversations, held-out: the other half), so docs/recall.md's table comes from here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from mnemoclaw.config import RECALL_MIN_SCORE
+from mnemoclaw.recall import Specific
+
+SPEAKER = re.compile(r"- \*\*[^*]+\*\* \(D\d+:\d+\): ")  # "- **Caroline** (D3:5): " before each turn
+MAX_ENTRIES = 3
+Rule = Callable[[dict, list[dict]], bool]
+
+
+def body(text: str) -> str:
+    return SPEAKER.sub("", text)
+
+
+def shipped(e: dict) -> bool:
+    """The shipped rule: the score, and the gate (mnemoclaw.recall.Specific)."""
+    return e["score"] >= RECALL_MIN_SCORE and Specific(e["excess"], e["rarest"], e["share"], e["chunks"]).passes()
+
+
+def stricter(e: dict) -> bool:
+    """The shipped rule with the entry standing out by 2.5 spreads instead of 2."""
+    return shipped(e) and (e["excess"] is None or e["excess"] >= 2.5)
+
+
+def names(text: str, speakers: set[str]) -> set[str]:
+    """Capitalised words past a sentence's first, the conversation's speakers left out."""
+    return set(re.findall(r"(?<![.!?]\s)(?<=\s)[A-Z][a-z]{2,}", " " + body(text))) - speakers
+
+
+def measure(records: list[dict], passes: Callable[[dict], bool], rule: Rule) -> tuple[float, float, int]:
+    """(messages that need nothing given nothing, injections carrying evidence, injected messages)."""
+    quiet = [r for r in records if not r["needs"]]
+    injected = carried = kept_quiet = 0
+    for r in records:
+        got = [e for e in r["entries"] if passes(e)][:MAX_ENTRIES]
+        if got and rule(r, got):
+            injected += 1
+            carried += any(e["lenient"] for e in got)
+        elif not r["needs"]:
+            kept_quiet += 1
+    return kept_quiet / max(1, len(quiet)), carried / max(1, injected), injected
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--records", default="bench-results/recall.records.jsonl")
+    args = ap.parse_args()
+    records = [json.loads(line) for line in Path(args.records).read_text("utf-8").splitlines()]
+    if not records or "text" not in (next((e for r in records for e in r["entries"]), {}) or {}):
+        raise SystemExit(f"{args.records} holds no entry texts: run benchmarks/recall.py first")
+    convs = sorted({r["conv"] for r in records})
+    fit_names = set(convs[: len(convs) // 2 or 1])
+    fit = [r for r in records if r["conv"] in fit_names]
+    held = [r for r in records if r["conv"] not in fit_names]
+    speakers = {r["message"].split(":")[0].strip() for r in records}
+    every = [e for r in records for e in r["entries"]]
+    print(f"of {len(every)} candidate entries, {sum(e['lenient'] for e in every) / len(every):.2f} hold some "
+          "question's evidence")
+
+    def question(r: dict, got: list[dict]) -> bool:
+        return "?" in r["message"]
+
+    def number(r: dict, got: list[dict]) -> bool:
+        return any(re.search(r"\d", body(e["text"])) for e in got)
+
+    def two(r: dict, got: list[dict]) -> bool:
+        return len(got) >= 2
+
+    def shares_name(r: dict, got: list[dict]) -> bool:
+        said = names(r["message"].split(": ", 1)[-1], speakers)
+        return any(said & names(e["text"], speakers) for e in got)
+
+    rows: list[tuple[str, Callable[[dict], bool], Rule]] = [
+        ("none (shipped)", shipped, lambda r, g: True),
+        ("a stricter gate (excess 2.5 spreads)", stricter, lambda r, g: True),
+        ("only when two or more entries pass", shipped, two),
+        ("only when the message is a question", shipped, question),
+        ("a question, a number in the entry, or two entries", shipped,
+         lambda r, g: question(r, g) or number(r, g) or two(r, g)),
+        ("the message and the entry share a name", shipped, shares_name),
+    ]
+    print("| rule on top of the gate | quiet when nothing is needed | injections carrying evidence | injected turns |")
+    print("|---|---|---|---|")
+    for label, passes, rule in rows:
+        a, b = measure(fit, passes, rule), measure(held, passes, rule)
+        print(f"| {label} | {a[0]:.3f} / {b[0]:.3f} | {a[1]:.3f} / {b[1]:.3f} | {a[2]} / {b[2]} |")
+
+
+if __name__ == "__main__":
+    main()
