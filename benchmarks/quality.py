@@ -157,6 +157,8 @@ def main() -> None:
                     help="a fixed hybrid vector weight (text weight 1 - it) instead of the adaptive one")
     ap.add_argument("--order", default=None, choices=("fused", "topk", "pool"),
                     help="how hits are ordered (search/stages.py ORDER; a measurement, not a setting)")
+    ap.add_argument("--without-han-names", action="store_true",
+                    help="compare: a Chinese question's names not looked for (src/mnemoclaw/text/names.py)")
     ap.add_argument("--override", default=None, metavar="JSON",
                     help='memorySearch settings to change, e.g. \'{"query": {"hybrid": {"dateMatch": {"enabled": false}}}}\'')
     args = ap.parse_args()
@@ -167,6 +169,10 @@ def main() -> None:
         from mnemoclaw.search import stages
 
         stages.ORDER = args.order
+    if args.without_han_names:
+        from mnemoclaw.text import names as han
+
+        han.enabled = False
     results: dict[str, dict] = {}
     names = [n for part in args.sets.split(",") for n in (FAMILY if part == "family" else [part])]
     for name in names:

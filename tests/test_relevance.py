@@ -108,16 +108,21 @@ def test_an_empty_answer_from_an_index_that_is_not_whole_does_not_say_memory_has
 # mentions: a name memory does not hold is evidence the question is about someone else.
 SOMEONE_ELSE = ["When is Marcus's dentist appointment?", "What did Priya say about her piano lessons?",
                 "Where is Tomasz training for his marathon?", "What is the recipe for tiramisu?",
-                "Which book is Keiko reading for book club?", "李明的女儿什么时候开始学钢琴？"]
+                "Which book is Keiko reading for book club?", "李明的女儿什么时候开始学钢琴？",
+                "陈静和我讨论了什么", "赵磊推荐了哪家餐厅"]
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "keyword"])
 def test_a_question_about_someone_memory_never_mentions_gets_nothing(memory, mode):
     answered = [(q, [(r["path"], r["score"]) for r in memory.memory_search(q, mode=mode)["results"]])
                 for q in SOMEONE_ELSE]
-    assert sum(1 for _, got in answered if got) <= 1, answered
+    # at most one gets through: tiramisu is no name, and 李明 may be spelt in Latin letters in
+    # the English note about piano lessons (a name in another script is not taken as unseen)
+    got = [q for q, found in answered if found]
+    assert len(got) <= 1 and set(got) <= {"What is the recipe for tiramisu?", "李明的女儿什么时候开始学钢琴？"}, answered
     # and the same questions about the people memory holds are answered
     for query, path in [("When is Dana's dentist appointment?", "memory/2026-11-15.md"),
+                        ("和王芳讨论了什么", "memory/2026-11-12.md"),
                         ("When did Ife start piano lessons?", "memory/2026-11-02.md"),
                         ("Where is Dana training for her marathon?", "memory/2026-11-09.md"),
                         ("Which book is Dana reading?", "memory/2026-11-27.md")]:

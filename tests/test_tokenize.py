@@ -92,6 +92,22 @@ def test_a_query_s_names_are_its_capitalised_words_past_the_first_and_its_identi
     assert keyword_query("数据库什么时候迁移").names == ()
 
 
+def test_a_chinese_question_s_names_are_its_people_places_and_organisations():
+    from mnemoclaw.text.names import han_names
+    from mnemoclaw.text.tokenize import keyword_query
+
+    assert han_names("张伟上周去杭州出差了吗") == ("张伟", "杭州")
+    assert han_names("李老师推荐了哪本书") == ("李老师",) and han_names("小王推荐的咖啡馆在哪") == ("小王",)
+    assert han_names("周末聚餐定在哪家餐厅") == () and han_names("高兴的事情有哪些") == ()
+    assert han_names("转子安装在什么东西上") == ()  # a common word, though tagged as a place
+    assert han_names("東京タワーに行った") == ()  # Japanese: the tagger knows Mandarin only
+    assert han_names("佢哋琴日去咗杭州") == ()  # nor written Cantonese, whose particles it takes for names
+    query = keyword_query("李老師推薦了哪本書")  # Traditional, folded first
+    assert query.names == ("李老师",) and query.parts == (("李老", "老师"),)
+    assert set(query.parts[0]) <= set(query.terms)
+    assert keyword_query("张伟喜欢吃什么").names == ("张伟",) and keyword_query("张伟喜欢吃什么").parts == ((),)
+
+
 def test_a_name_of_letters_and_digits_is_also_looked_for_written_apart():
     from mnemoclaw.text.tokenize import keyword_query, name_parts
 
@@ -112,3 +128,19 @@ def test_keyword_evidence_says_what_memory_never_mentions():
     assert words.content_coverage(1, "", present) == 1 / 4  # "said" only frames the question
     assert words.unseen_share == 3 / 5 and words.names_unseen == 1.0 and words.names_missing(present) == 1.0
     assert words.present(2, "not a candidate") == set()  # every chunk holding a query word was one
+
+
+def test_a_chinese_name_is_mentioned_where_half_its_character_pairs_are():
+    from mnemoclaw.search.keyword import KeywordEvidence, mentioned
+
+    pairs = ("美国", "国宇", "宇航", "航局")  # 美国宇航局, which a note may write 美国宇航管理局
+    assert mentioned("美国宇航局", pairs, {"美国", "宇航", "航管"}.__contains__)
+    assert not mentioned("美国宇航局", pairs, {"美国", "航天"}.__contains__)
+    assert not mentioned("mir7a", ("mir", "7a"), {"mir"}.__contains__)  # letters and digits: both parts
+    words = KeywordEvidence({"王建": 2.0, "建国": 1.0}, {1: [["王建", "建国"]], 2: [["国庆"]]}, complete=True,
+                            names=("王建国",), parts={"王建国": ("王建", "建国")})
+    assert words.names_missing(words.present(1, "")) == 0.0 and words.names_missing(words.present(2, "")) == 1.0
+    # a Chinese name may be spelt in Latin letters in an English note, a Latin one in Chinese
+    assert words.other_script("Met Li Laoshi at the library") and not words.other_script("和李老师讨论了论文")
+    latin = KeywordEvidence({"carolin": 1.0}, names=("carolin",))
+    assert latin.other_script("和卡罗琳讨论了论文") and not latin.other_script("Met Caroline")

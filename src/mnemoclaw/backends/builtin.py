@@ -14,7 +14,7 @@ from ..index.indexer import Indexer, IndexSpec
 from ..index.planning import host_notes
 from ..search.searcher import QueryOptions, Searcher
 from ..store.base import Store, damage_reason
-from ..text import script
+from ..text import names, script
 from ..text.tokenize import TOKENIZER_ID
 from ..types import IndexReport, Progress, SearchOutcome
 
@@ -160,7 +160,9 @@ class BuiltinBackend:
             "vectorSearch": desc["vector"],
             "ftsTokenizer": f"{TOKENIZER_ID}, in FTS5 {desc['ftsTokenizer']}; BM25 k1 1.2 b 0.4"
                             + ("" if script.available() else "; OpenCC could not be loaded, so Traditional and "
-                               "Simplified Chinese do not match each other (pip install --force-reinstall opencc)"),
+                               "Simplified Chinese do not match each other (pip install --force-reinstall opencc)")
+                            + ("" if names.available() else "; rjieba could not be found, so a Chinese question's "
+                               "names are not looked for (pip install --force-reinstall rjieba)"),
             "sources": list(self.spec.sources),
             "vectorsPending": int(meta.get("vectors_pending", 0)),
             "indexReadOnly": store.read_only_why if store.read_only else None,

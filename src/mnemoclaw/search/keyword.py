@@ -8,11 +8,12 @@ best line's score; docs/quality.md).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..text.tokenize import FRAME_WORDS, KeywordQuery, analyze
+from ..text.script import HAN_RUN
+from ..text.tokenize import FRAME_WORDS, KeywordQuery, analyze, mostly_cjk
 from ..types import KeywordCandidates
 from . import bm25
 
@@ -50,6 +51,7 @@ class KeywordEvidence:
     unseen: frozenset[str] = frozenset()  # query terms no chunk of the index holds
     names: tuple[str, ...] = ()  # the query's names (KeywordQuery.names)
     absent: frozenset[str] = frozenset()  # those memory never mentions, whole or in parts
+    parts: dict[str, tuple[str, ...]] = field(default_factory=dict)  # each name's parts (KeywordQuery.parts)
 
     @property
     def total(self) -> float:
@@ -94,11 +96,34 @@ class KeywordEvidence:
 
     def names_missing(self, present: set[str]) -> float:
         """The share of the query's names the chunk does not mention (0 without names)."""
-        return sum(1 for t in self.names if t not in present) / len(self.names) if self.names else 0.0
+        held = present.__contains__
+        return sum(1 for t in self.names if not mentioned(t, self.parts.get(t, ()), held)) / len(self.names) \
+            if self.names else 0.0
+
+    def other_script(self, text: str) -> bool:
+        """Whether the chunk is written in a script the query's names may be spelt in too, so
+        that memory may mention them after all: a Latin name in a CJK note (Saturday as 周六),
+        a Chinese name in a note of Latin letters (张伟 as Zhang Wei)."""
+        han = [bool(HAN_RUN.fullmatch(t)) for t in self.names]
+        cjk = mostly_cjk(text)
+        return (cjk and not all(han)) or (not cjk and any(han))
 
     def bm25_share(self, score: float | None) -> float:
         """A keyword score per unit of the query's IDF weight."""
         return (score or 0.0) / self.total if self.total else 0.0
+
+
+def mentioned(name: str, parts: Sequence[str], held: Callable[[str], bool]) -> bool:
+    """Whether text whose terms ``held`` says it has mentions a name: the name's own term, or its
+    parts (KeywordQuery.parts): all of a name of letters and digits ("mir", "7a"), at least half
+    the character pairs of a Chinese name (a name is written in more than one way: 伯尔尼 and
+    伯恩, 美国宇航局 and 美国国家航空航天局)."""
+    if held(name):
+        return True
+    if not parts:
+        return False
+    found = sum(1 for p in parts if held(p))
+    return found * 2 >= len(parts) if HAN_RUN.fullmatch(name) else found == len(parts)
 
 
 def search_explained(store: CandidateSource, query: KeywordQuery, limit: int,
@@ -113,10 +138,10 @@ def search_explained(store: CandidateSource, query: KeywordQuery, limit: int,
     df = candidates.df
     unseen = frozenset(t for t in query.terms if not df.get(t, 0))
     names = [(t, parts) for t, parts in zip(query.names, query.parts or [()] * len(query.names), strict=True)
-             if t in weights]
-    absent = frozenset(t for t, parts in names if not df.get(t, 0) and not (parts and all(df.get(p, 0) for p in parts)))
+             if t in weights or parts]
+    absent = frozenset(t for t, parts in names if not mentioned(t, parts, lambda u: bool(df.get(u, 0))))
     evidence = KeywordEvidence(weights, candidates.lines, complete=len(candidates.lines) < depth, unseen=unseen,
-                               names=tuple(t for t, _ in names), absent=absent)
+                               names=tuple(t for t, _ in names), absent=absent, parts=dict(names))
     return rank(query, candidates, limit), evidence
 
 

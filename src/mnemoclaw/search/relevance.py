@@ -61,7 +61,7 @@ class Evidence:
     unseen: float | None = None  # share of the query's IDF weight on words no chunk holds
     names_unseen: float | None = None  # share of the query's names (people, places, ids) memory never mentions
     names_missing: float | None = None  # share of them this chunk does not mention
-    cjk: bool = False  # the chunk is written mostly in CJK, where a Latin name may be in another script
+    other_script: bool = False  # the chunk's script may spell the query's names another way (KeywordEvidence)
 
     def features(self, mode: str) -> tuple[float, ...]:
         cov = self.coverage or 0.0
@@ -186,8 +186,9 @@ def keyword_backed(evidence: Evidence) -> bool:
 def about_something_else(evidence: Sequence[Evidence]) -> bool:
     """Whether the query is about someone or something memory has never heard of: it names
     people, places or identifiers, and memory mentions none of them, whole or in parts, and its
-    best candidate is not a CJK note (which may write the name in its own script)."""
-    return bool(evidence) and (evidence[0].names_unseen or 0.0) >= 1.0 and not evidence[0].cjk
+    best candidate is not written in a script that may spell them another way (a CJK note, a
+    Latin name; a note of Latin letters, a Chinese name)."""
+    return bool(evidence) and (evidence[0].names_unseen or 0.0) >= 1.0 and not evidence[0].other_script
 
 
 def probabilities(evidence: Sequence[Evidence], mode: str) -> list[float]:

@@ -22,7 +22,7 @@ import numpy as np
 from ..markdown.annotations import decode
 from ..store.base import ChunkSource, KeywordSource, VectorSearch, VectorSource
 from ..text.dates import note_date, query_dates
-from ..text.tokenize import keyword_query, mostly_cjk
+from ..text.tokenize import keyword_query
 from ..types import Hit, StoredChunk, UnrelatedReference, VectorReference
 from . import keyword
 from .annotated import (
@@ -273,7 +273,7 @@ def score(cands: Sequence[Candidate], g: Gathered, mode: str, *, reference: Vect
             content=words.content_coverage(f.id, row.text, present) if keyed else None,
             unseen=words.unseen_share if keyed else None, names_unseen=words.names_unseen if keyed else None,
             names_missing=words.names_missing(present) if keyed else None,
-            cjk=keyed and words.names_unseen >= 1.0 and mostly_cjk(row.text))
+            other_script=keyed and words.names_unseen >= 1.0 and words.other_script(row.text))
         found.append((c, evidence))
     chances = probabilities([e for _, e in found], mode)
     return [Hit(c.row.path, c.row.start_line, c.row.end_line, p * c.factor, c.row.text, c.row.source, c.fused.vector,

@@ -15,7 +15,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from .script import SCHEME, fold
+from .names import han_names
+from .script import HAN_RUN, SCHEME, fold
 
 # Ideographs (basic, extensions A-F, compatibility), kana, Hangul syllables and jamo,
 # bopomofo. CJK punctuation (U+3000-303F) and full-width forms are deliberately not
@@ -207,7 +208,8 @@ class KeywordQuery:
     terms: tuple[str, ...]
     phrases: tuple[tuple[str, ...], ...] = ()
     # the terms of the words that name someone or something: capitalised past the query's first
-    # word ("Caroline", "IT", "Dr"), or letters mixed with digits ("PR-4821", "v2")
+    # word ("Caroline", "IT", "Dr"), letters mixed with digits ("PR-4821", "v2"), or a Chinese
+    # name (张伟, 杭州: text/names.py), written as the query writes it
     names: tuple[str, ...] = ()
     # for each name, the terms it is written as apart ("miR7a" as "miR-7a", "400mg" as "400 mg"):
     # memory that holds those mentions the name (name_parts; empty when it does not split)
@@ -254,6 +256,13 @@ def keyword_query(query: str) -> KeywordQuery:
     if not terms:
         # a query of nothing but stop words ("what was it") still searches for them
         terms = dropped
+    grams = set(terms)
+    for name in han_names(fold(query)):
+        # a Chinese name is mentioned where its character pairs are: a pair is a term itself
+        if len(name) == 2 and name in grams:
+            names.append(name)
+        elif len(name) > 2:
+            names.append(name)
     unique = tuple(dict.fromkeys(names))
     return KeywordQuery(tuple(dict.fromkeys(terms)), tuple(dict.fromkeys(phrases)), unique,
                         tuple(name_parts(n) for n in unique))
@@ -265,7 +274,10 @@ _LETTERS_DIGITS = re.compile(r"^([^\W\d_]+)(\d[^\W_]*)$|^(\d+)([^\W\d_][^\W_]*)$
 def name_parts(term: str) -> tuple[str, ...]:
     """The two terms a name of letters then digits (or digits then letters) is split into at
     the first change: how an index holds it written with a space or a hyphen ("mir7a" ->
-    "mir", "7a"; "400mg" -> "400", "mg"). Empty for any other name."""
+    "mir", "7a"; "400mg" -> "400", "mg"); a Chinese name of three characters or more, its
+    character pairs (李老师 -> 李老, 老师). Empty for any other name."""
+    if len(term) > 2 and HAN_RUN.fullmatch(term):
+        return tuple(dict.fromkeys(term[i : i + 2] for i in range(len(term) - 1)))
     m = _LETTERS_DIGITS.match(term)
     if not m:
         return ()

@@ -1,0 +1,79 @@
+"""The names in Chinese text: people, places, organisations. Pure (jieba's tagger, in memory).
+
+Chinese writes no capitals, so the rule that a question whose names memory never mentions is
+about someone else (search/relevance.py) needs the names found another way. jieba's
+part-of-speech tagger (rjieba: its dictionary and its hidden Markov model, compiled into the
+package) marks the words that name a person (``nr``: 张伟, 小王, 李老师), a transliterated
+name (``nrt``), a place (``ns``: 杭州), an organisation (``nt``) or another proper noun (``nz``).
+
+A name is two characters or more, in a run of Han characters. Text with kana, Hangul or the
+characters of written Cantonese (嘅, 咗, 嗰, …) is left alone: the tagger knows Mandarin only,
+and takes Cantonese particles for names. Words its dictionary counts as common (``COMMON``:
+东西 and 城市, which it tags as places, but also 美国) are not names here either: what tells a
+question about someone else is a rare, proper term. The tagger loads in about 0.15 s and
+40 MB, once a process, the first time a question holds Chinese, and tags one in about 10 µs.
+Without it installed (it is a dependency; a broken install) no Chinese name is found, and
+``available()`` says so.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import threading
+from typing import Any
+
+from .script import HAN_RUN
+
+# the tags that name someone or something (jieba's tag set, after ICTCLAS)
+NAME_TAGS = frozenset({"nr", "nrfg", "nrt", "ns", "nt", "nz"})
+# a word the tagger's dictionary has seen this often (in its count of some 60 million words) is
+# a common one, whatever its tag (docs/quality.md, "Chinese names")
+COMMON = 5000
+# Text the tagger does not know: Japanese (kana), Korean (Hangul) and written Cantonese (its own
+# characters, as written and as folded into Simplified: 嘅 咗 嗰 哋 冇 啲 喺 嘢 …), where a Mandarin
+# tagger takes particles and phrases for names
+_CANTONESE = "嘅咗嗰𠮶哋冇啲喺嘢噉嚟咩㗎喎㖞囉啰嘞諗谂攞揾睇佢乜咁唔𡃉嚹囖啫唧嗱嘍喽"
+_NOT_MANDARIN = re.compile(
+    f"[\u3040-\u30ff\u31f0-\u31ff\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7af{_CANTONESE}]")
+_lock = threading.Lock()
+_tagger: Any = None
+_failed = False
+# off: no Chinese name is looked for (benchmarks/quality.py --without-han-names compares)
+enabled = True
+
+
+def _load() -> Any:
+    global _tagger, _failed
+    with _lock:
+        if _tagger is None and not _failed:
+            try:
+                import rjieba
+            except ImportError:
+                _failed = True
+                return None
+            _tagger = rjieba
+    return _tagger
+
+
+def available() -> bool:
+    """Whether the tagger is installed (found, not loaded: ``status`` stays fast)."""
+    return _tagger is not None or (not _failed and importlib.util.find_spec("rjieba") is not None)
+
+
+def han_names(text: str) -> tuple[str, ...]:
+    """The names a Chinese text holds, each as written, in order, once (() for other text)."""
+    if not enabled or not HAN_RUN.search(text) or _NOT_MANDARIN.search(text):
+        return ()
+    tagger = _load()
+    if tagger is None:
+        return ()
+    out: dict[str, None] = {}
+    for run in HAN_RUN.findall(text):
+        if len(run) < 2:
+            continue
+        for word, tag in tagger.tag(run):
+            common = tagger.has_word(word) and tagger.suggest_freq(word) >= COMMON
+            if tag in NAME_TAGS and len(word) >= 2 and not common:
+                out[word] = None
+    return tuple(out)
