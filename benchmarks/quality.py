@@ -159,6 +159,11 @@ def main() -> None:
                     help="how hits are ordered (search/stages.py ORDER; a measurement, not a setting)")
     ap.add_argument("--without-han-names", action="store_true",
                     help="compare: a Chinese question's names not looked for (src/mnemoclaw/text/names.py)")
+    ap.add_argument("--han-common", type=float, default=None,
+                    help="compare: how often the tagger's dictionary has seen a word for it to be no name (names.COMMON)")
+    ap.add_argument("--han-pairs", type=float, default=None,
+                    help="compare: the share of a Chinese name's character pairs that makes it mentioned "
+                         "(search/keyword.py HAN_PAIRS_MENTION)")
     ap.add_argument("--override", default=None, metavar="JSON",
                     help='memorySearch settings to change, e.g. \'{"query": {"hybrid": {"dateMatch": {"enabled": false}}}}\'')
     args = ap.parse_args()
@@ -169,10 +174,13 @@ def main() -> None:
         from mnemoclaw.search import stages
 
         stages.ORDER = args.order
-    if args.without_han_names:
+    if args.without_han_names or args.han_common is not None or args.han_pairs is not None:
+        from mnemoclaw.search import keyword
         from mnemoclaw.text import names as han
 
-        han.enabled = False
+        han.enabled = not args.without_han_names
+        han.COMMON = han.COMMON if args.han_common is None else args.han_common
+        keyword.HAN_PAIRS_MENTION = keyword.HAN_PAIRS_MENTION if args.han_pairs is None else args.han_pairs
     results: dict[str, dict] = {}
     names = [n for part in args.sets.split(",") for n in (FAMILY if part == "family" else [part])]
     for name in names:

@@ -1,4 +1,5 @@
 import os
+import sys
 
 import pytest
 
@@ -281,3 +282,19 @@ def test_status_says_when_traditional_and_simplified_chinese_cannot_match(worksp
     assert "OpenCC could not be loaded" not in mem.status()["ftsTokenizer"]
     monkeypatch.setattr(script, "available", lambda: False)  # a broken install: matched as written
     assert "OpenCC could not be loaded" in mem.status()["ftsTokenizer"]
+
+
+def test_status_says_when_a_chinese_question_s_names_cannot_be_found(workspace, make_memory, monkeypatch):
+    import importlib.util
+
+    from mnemoclaw.text import names
+
+    mem = make_memory(workspace)
+    assert "rjieba could not be found" not in mem.status()["ftsTokenizer"]
+    monkeypatch.setattr(names, "_tagger", None)
+    monkeypatch.setattr(names, "_failed", False)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)  # a broken install
+    assert "rjieba could not be found" in mem.status()["ftsTokenizer"]
+    monkeypatch.setitem(sys.modules, "rjieba", None)  # importing it fails
+    assert names.han_names("张伟上周去滨江出差了吗") == ()  # no name found, and no error
+    assert isinstance(mem.memory_search("张伟上周去滨江出差了吗")["results"], list)

@@ -4,7 +4,7 @@ Chinese writes no capitals, so the rule that a question whose names memory never
 about someone else (search/relevance.py) needs the names found another way. jieba's
 part-of-speech tagger (rjieba: its dictionary and its hidden Markov model, compiled into the
 package) marks the words that name a person (``nr``: 张伟, 小王, 李老师), a transliterated
-name (``nrt``), a place (``ns``: 杭州), an organisation (``nt``) or another proper noun (``nz``).
+name (``nrt``), a place (``ns``: 滨江), an organisation (``nt``) or another proper noun (``nz``).
 
 A name is two characters or more, in a run of Han characters. Text with kana, Hangul or the
 characters of written Cantonese (嘅, 咗, 嗰, …) is left alone: the tagger knows Mandarin only,
@@ -29,7 +29,7 @@ from .script import HAN_RUN
 NAME_TAGS = frozenset({"nr", "nrfg", "nrt", "ns", "nt", "nz"})
 # a word the tagger's dictionary has seen this often (in its count of some 60 million words) is
 # a common one, whatever its tag (docs/quality.md, "Chinese names")
-COMMON = 5000
+COMMON = 1000
 # Text the tagger does not know: Japanese (kana), Korean (Hangul) and written Cantonese (its own
 # characters, as written and as folded into Simplified: 嘅 咗 嗰 哋 冇 啲 喺 嘢 …), where a Mandarin
 # tagger takes particles and phrases for names
