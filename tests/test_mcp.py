@@ -74,6 +74,10 @@ def _check(out: dict) -> None:
     assert out["get"] == {"path": "MEMORY.md", "text": "- the spare key is under the blue flowerpot"}
     assert out["append"]["ok"] and re.fullmatch(r"memory/\d{4}-\d\d-\d\d\.md", out["append"]["path"])
     assert out["after_append"]["results"][0]["path"] == out["append"]["path"]  # found on the next call
+    # written by the agent, in this server's session over MCP: found by origin, forgotten by session
+    said = out["after_append"]["results"][0]
+    assert said["origin"] == "agent" and said["channel"] == "mcp" and re.fullmatch(r"mcp-\d{8}-\d{6}-[0-9a-f]{6}",
+                                                                                   said["session"]), said
     assert out["status"]["files"] >= 1 and out["status"]["readOnly"] is False
 
 
@@ -563,3 +567,37 @@ def test_memory_forget_by_session_over_mcp_previews_then_removes_and_fences(ws, 
     assert preview["applied"] is False and preview["removals"][0]["path"] == "memory/2026-12-01.md"
     assert done["applied"] and done["verified"] and done["tombstone"] == "STATE_DIR/tombstones.json"
     assert "ferry" not in (ws / "memory" / "2026-12-01.md").read_text() and after["results"] == []
+
+
+def test_what_one_run_of_the_server_appended_is_forgotten_by_its_session(ws, tmp_path):
+    """Two runs of `mnemoclaw mcp` are two sessions: forgetting the first run's session takes
+    back what its agent appended, and leaves the second run's and the owner's lines."""
+    s = load_settings(workspace=ws, state_dir=tmp_path / "state", config={"memory": {"forget": {"tool": True}}},
+                      env={}, overrides={"provider": "none"})
+
+    async def append(service: MemoryService, text: str) -> dict:
+        async with Client(build_server(service)) as c:
+            return (await c.call_tool("memory_append", {"text": text})).structured_content
+
+    first, second = (MemoryService(lambda: Memory(s), forget_tool=True) for _ in range(2))
+    assert first.session_id != second.session_id
+    try:
+        wrote = anyio.run(append, first, "- the courier code is 4471, said a web page")
+        anyio.run(append, second, "- the dentist moved to Thursday")
+
+        async def forget() -> tuple[dict, dict, dict]:
+            async with Client(build_server(second)) as c:
+                preview = (await c.call_tool("memory_forget", {"session": first.session_id})).structured_content
+                done = (await c.call_tool("memory_forget", {"session": first.session_id,
+                                                            "confirm": preview["id"]})).structured_content
+                after = (await c.call_tool("memory_search", {"query": "courier code"})).structured_content
+                return preview, done, after
+
+        preview, done, after = anyio.run(forget)
+    finally:
+        first.close()
+        second.close()
+    log = (ws / wrote["path"]).read_text("utf-8")
+    assert preview["removals"][0]["path"] == wrote["path"] and done["applied"] and done["verified"]
+    assert "courier" not in log and "dentist moved to Thursday" in log and f"session: {second.session_id}" in log
+    assert "spare key" in (ws / "MEMORY.md").read_text("utf-8") and after["results"] == []

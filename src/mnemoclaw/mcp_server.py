@@ -21,6 +21,8 @@ import inspect
 import ipaddress
 import json
 import logging
+import secrets
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, Any, TypeVar
@@ -41,6 +43,9 @@ class MemoryService:
     def __init__(self, open_memory: Callable[[], Memory], *, keep_fresh: bool = True, forget_tool: bool = False):
         self._open = open_memory
         self.forget_tool = forget_tool  # offer memory_forget (memory.forget.tool)
+        # what memory_append writes is annotated with this run of the server as its session, so
+        # `mnemoclaw forget --session` can take back what one run's agent wrote
+        self.session_id = f"mcp-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
         self._keep_fresh = keep_fresh
         self._memory: Memory | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mnemoclaw-memory")
@@ -77,12 +82,27 @@ class MemoryService:
 _TYPES: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool}
 
 
+class _SaidOverMcp:
+    """The memory an MCP client's tool calls reach: what it appends is the agent's, said in this
+    server's session over the ``mcp`` channel (``<!-- origin: agent; session: mcp-…; channel: mcp -->``)."""
+
+    def __init__(self, memory: Memory, session_id: str):
+        self._memory, self._session = memory, session_id
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._memory, name)
+
+    def memory_append(self, text: str, target: str | None = None, **annotations: Any) -> dict[str, Any]:
+        return self._memory.memory_append(text, target, **annotations, session=self._session, channel="mcp")
+
+
 def _handler(service: MemoryService, spec: tools.ToolSpec, read_only: bool) -> Callable[..., Any]:
     """An MCP tool function for ``spec``: its signature (the schema the client sees, and
     what the SDK validates) is made from the spec's parameters and bounds."""
     async def handler(**kwargs: Any) -> dict[str, Any]:
         wire = {p.name: kwargs[p.keyword] for p in spec.params if kwargs.get(p.keyword) is not None}
-        return await service.call(lambda m: tools.call(m, spec.name, wire, read_only=read_only, spec=spec))
+        return await service.call(lambda m: tools.call(_SaidOverMcp(m, service.session_id), spec.name, wire,
+                                                       read_only=read_only, spec=spec))
 
     params = []
     for p in spec.params:

@@ -34,8 +34,8 @@ def mcp(obj: Ctx, http_bind, token, no_watch: bool) -> None:
 
         def ready(url: str) -> None:
             click.echo(f"mnemoclaw MCP server for {settings.workspace} at {url}"
-                       + (" (bearer token required)" if token else "") + (" [read-only]" if read_only else ""),
-                       err=True)
+                       + (" (bearer token required)" if token else "") + (" [read-only]" if read_only else "")
+                       + f"; what agents write is from session {service.session_id}", err=True)
 
         with serving(settings, "mcp", service.provider):
             run_http(service, host, port, token, read_only=read_only, on_ready=ready)
