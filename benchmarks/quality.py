@@ -47,6 +47,7 @@ SETS = {
     "locomo": ("locomo/turns", "conv", None, "recall@5"),
     "zh": ("xquad/zh-sentence", None, None, "recall@5"),
     "xl": ("xquad/en-paragraph", None, "xquad/zh-paragraph", "recall@5"),
+    "xl-rev": ("xquad/zh-paragraph", None, "xquad/en-paragraph", "recall@5"),
     "scifact": ("scifact/beir-test", None, None, "ndcg@10"),
     "cmrc": ("cmrc2018/dev-paragraph", None, None, "recall@1"),
     "cmrc-hant": (ZH_HANT, None, None, "recall@1"),
@@ -63,7 +64,7 @@ SETS = {
     "xquad-zh-absent": ("xquad/zh-paragraph", None, None, "recall@5"),
     "scifact-absent": ("scifact/beir-test", None, None, "ndcg@10"),
 }
-DEFAULT_SETS = ("locomo", "zh", "xl", "scifact", "cmrc", "cmrc-hant", "cmrc-cross", "cmrc-cross-rev", "hkcancor",
+DEFAULT_SETS = ("locomo", "zh", "xl", "xl-rev", "scifact", "cmrc", "cmrc-hant", "cmrc-cross", "cmrc-cross-rev", "hkcancor",
                 "hkcancor-cross", "workspace")
 SMALL_SESSIONS = 2  # "small": each LoCoMo workspace cut to its first two sessions (a new memory)
 MANY = 5  # "many": five LoCoMo conversations in one workspace (ten people), the other five asked of it
@@ -85,12 +86,13 @@ ABSENT_FOREIGN = {"cmrc-absent": ("locomo/turns", "scifact/beir-test", "xquad/en
                   "scifact-absent": ("locomo/turns", "xquad/en-paragraph", "cmrc2018/dev-paragraph")}
 MEMORIES = ("workspace", "small", "many")  # LoCoMo as memory workspaces: evidence lines, foreign questions
 # where a set's scratch indexes live: a family set shares the folder of the set it is made from
-WORK = {"hkcancor-cross": "hkcancor", "small": "workspace", "many": "workspace", "cmrc-absent": "cmrc", "xquad-en-absent": "xquad-en",
+WORK = {"hkcancor-cross": "hkcancor", "xl-rev": "xquad-zh", "small": "workspace", "many": "workspace", "cmrc-absent": "cmrc", "xquad-en-absent": "xquad-en",
         "xquad-zh-absent": "xquad-zh", "scifact-absent": "scifact"}
 LABELS = {
     "locomo": "locomo/turns (scoped by conv)",
     "zh": "xquad/zh-sentence",
     "xl": "zh queries -> xquad/en-paragraph",
+    "xl-rev": "en queries -> xquad/zh-paragraph",
     "scifact": "scifact/beir-test",
     "cmrc": "cmrc2018/dev-paragraph",
     "cmrc-hant": "cmrc2018 in Traditional Chinese (OpenCC)",
