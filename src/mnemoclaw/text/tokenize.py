@@ -97,10 +97,13 @@ CALENDAR_WORDS = frozenset(
 
 
 def mostly_cjk(text: str) -> bool:
-    """Whether more of the text's word characters are CJK than not: a note a Latin name may be
-    written in another script in (Hangzhou as 杭州, Saturday as 周六)."""
+    """Whether more of the text is CJK than not, counted as the chunker counts tokens (a CJK
+    character one, four other letters or digits one, ``estimate_tokens``): a note a Latin name
+    may be written in another script in (Hangzhou as 杭州, Caroline as 卡罗琳). Counted by
+    characters, a Chinese paragraph that keeps its English names and numbers (Internet2,
+    Abilene, 10 Gbit/s) would read as Latin text."""
     cjk = count_cjk(text)
-    return cjk > 0 and cjk * 2 > sum(1 for ch in text if ch.isalnum())
+    return cjk > 0 and cjk > (sum(1 for ch in text if ch.isalnum()) - cjk) / 4
 
 
 def count_cjk(text: str) -> int:
