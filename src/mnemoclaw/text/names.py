@@ -27,7 +27,7 @@ from .script import HAN_RUN
 
 # the tags that name someone or something (jieba's tag set, after ICTCLAS)
 NAME_TAGS = frozenset({"nr", "nrfg", "nrt", "ns", "nt", "nz"})
-# a word the tagger's dictionary has seen this often (in its count of some 60 million words) is
+# a word the tagger's dictionary has counted this often (its own corpus's count) is
 # a common one, whatever its tag (docs/quality.md, "Chinese names")
 COMMON = 1000
 # Text the tagger does not know: Japanese (kana), Korean (Hangul) and written Cantonese (its own
