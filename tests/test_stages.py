@@ -188,3 +188,17 @@ def test_a_heading_gives_its_place_to_what_it_heads():
     unscored = hit("a.md", 3, 0.0, "the text under the title")
     got = stages.headings_give_way(scored[:2], lambda h: unscored)
     assert [(h.path, h.start_line, h.score) for h in got] == [("a.md", 3, 0.9), ("b.md", 1, 0.8)]
+
+
+def test_an_english_question_whose_nearest_note_is_chinese_leans_on_the_vector_side():
+    rows = {1: StoredChunk(1, "memory/a.md", "memory", 1, 1, "黑豹队的防守只丢了 308分，在联赛中排名第六 (NFL)"),
+            2: StoredChunk(2, "memory/b.md", "memory", 1, 1, "The Panthers defense gave up 308 points")}
+
+    def gathered(vector: dict[int, float], terms: dict[str, float]) -> stages.Gathered:
+        return stages.Gathered(text={2: 1.0}, vector=vector, words=KeywordEvidence(terms), qvec=None, rows=rows,
+                        text_missing=None)
+
+    assert stages.latin_over_cjk(gathered({1: 0.8, 2: 0.3}, {"panther": 2.0, "defens": 1.0}))
+    assert not stages.latin_over_cjk(gathered({1: 0.3, 2: 0.8}, {"panther": 2.0}))  # its nearest note is English
+    assert not stages.latin_over_cjk(gathered({1: 0.8, 2: 0.3}, {"黑豹": 2.0}))  # a Chinese question keeps the adaptive weight
+    assert not stages.latin_over_cjk(gathered({}, {"panther": 2.0}))  # keyword mode: no vector side

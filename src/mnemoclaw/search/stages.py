@@ -22,7 +22,7 @@ import numpy as np
 from ..markdown.annotations import decode
 from ..store.base import ChunkSource, KeywordSource, VectorSearch, VectorSource
 from ..text.dates import note_date, query_dates
-from ..text.tokenize import keyword_query
+from ..text.tokenize import CJK_RUN, keyword_query, mostly_cjk
 from ..types import Hit, StoredChunk, UnrelatedReference, VectorReference
 from . import keyword
 from .annotated import (
@@ -34,7 +34,7 @@ from .annotated import (
     important_first,
     says_nothing,
 )
-from .fusion import Fused, decay_factor, fuse, mmr, standardise
+from .fusion import Fused, adaptive_vector_weight, decay_factor, fuse, mmr, standardise
 from .keyword import KeywordEvidence
 from .relevance import Evidence, keyword_backed, probabilities
 
@@ -172,11 +172,29 @@ def shifts(levels: dict[int, int], rows: dict[int, StoredChunk], notes: Annotati
     return boost
 
 
+# A question in Latin letters whose nearest chunk by meaning is a CJK note: the keyword side can
+# match only what that note keeps in Latin letters (a number, a name in brackets), so the vector
+# side weighs at least this much (docs/quality.md, "Across scripts"). Not the other way: a Chinese
+# question of English notes keeps the adaptive weight, which measured better there.
+ACROSS_SCRIPTS_VECTOR_WEIGHT = 0.7
+
+
+def latin_over_cjk(g: Gathered) -> bool:
+    """Whether the query has no CJK term and its best vector candidate is a CJK note."""
+    if not g.vector or any(CJK_RUN.match(t) for t in g.words.weights):
+        return False
+    best = g.rows.get(max(g.vector, key=g.vector.__getitem__))
+    return best is not None and mostly_cjk(best.text)
+
+
 def fuse_candidates(g: Gathered, boost: dict[int, float], *, fusion: str, vector_weight: float | None,
                     text_weight: float | None, archive: bool, decay: bool, half_life_days: float,
                     now: float) -> tuple[list[Candidate], int]:
     """The fused ranking as candidates (a chunk deleted between the two reads, or archived when
     the archive is not searched, left out), each with its decay; and how many were fused."""
+    if fusion == "zscore" and vector_weight is None and text_weight is None and latin_over_cjk(g):
+        vector_weight = max(adaptive_vector_weight(g.vector), ACROSS_SCRIPTS_VECTOR_WEIGHT)
+        text_weight = 1.0 - vector_weight
     fused = fuse(g.vector, g.text, fusion, vector_weight, text_weight, g.text_missing, boost or None)
     out = []
     for f in fused:
