@@ -10,8 +10,8 @@ A name is two characters or more, in a run of Han characters. Text with kana, Ha
 characters of written Cantonese (嘅, 咗, 嗰, …) is left alone: the tagger knows Mandarin only,
 and takes Cantonese particles for names. Words its dictionary counts as common (``COMMON``:
 东西 and 城市, which it tags as places, but also 美国) are not names here either: what tells a
-question about someone else is a rare, proper term. The tagger loads in about 0.15 s and
-40 MB, once a process, the first time a question holds Chinese, and tags one in about 10 µs.
+question about someone else is a rare, proper term. The tagger loads once a process, the
+first time a question holds Chinese (what that costs a cold search: docs/quality.md).
 Without it installed (it is a dependency; a broken install) no Chinese name is found, and
 ``available()`` says so.
 """
