@@ -1,15 +1,21 @@
-"""Two ways to reach multi-hop evidence without a model call, measured in LoCoMo workspace mode.
+"""Ways to reach multi-hop evidence without a model call, measured in LoCoMo workspace mode.
 
     python benchmarks/multihop.py [--bench ../shared/bench] [--work-dir bench-results/work/workspace]
-                                  [--variant none|feedback|diverse] [--feedback-from 3] [--feedback-terms 5]
-                                  [--feedback-weight 0.5] [--diverse-factor 0.95]
+                                  [--variant none|feedback|entities|neighbours|diverse] [--feedback-from 3]
+                                  [--feedback-terms 5] [--feedback-weight 0.5] [--neighbours-from 2]
+                                  [--neighbours-factor 0.9] [--diverse-factor 0.95]
 
 ``feedback`` searches again with the question plus the rarest words of its first results
 (pseudo-relevance feedback: words in at least two lines and under 5 % of the conversation's
 lines, ranked by how many of the first results hold them times their IDF) and fuses the two
-lists by reciprocal rank (the second list at ``--feedback-weight``). ``diverse`` re-orders the
+lists by reciprocal rank (the second list at ``--feedback-weight``). ``entities`` does the same
+with the names of the first results only (entity links: capitalised words past a sentence's
+start, the conversation's speakers and the question's own words left out). ``neighbours`` puts
+the chunks before and after each of the first ``--neighbours-from`` results (the same file, the
+next lines of the same session) among the first ten, each scored its result's score times
+``--neighbours-factor``. ``diverse`` re-orders the
 first ten results so that each further chunk from an already shown session counts its score
-times ``--diverse-factor`` per chunk shown. Neither is shipped (docs/quality.md, "Open"); this
+times ``--diverse-factor`` per chunk shown. None is shipped (docs/quality.md, "Open"); this
 wraps ``Memory.search`` inside the eval to measure them on the real index.
 """
 
@@ -23,6 +29,7 @@ import os
 import re
 import sys
 from collections import Counter
+from dataclasses import replace
 
 from mnemoclaw.api import Memory
 from mnemoclaw.eval.runner import EvalOptions, evaluate
@@ -32,6 +39,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from quality import default_bench  # noqa: E402
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
+# a capitalised word that does not open a sentence or a turn ("- **Name** (D1:2): ")
+_NAME = re.compile(r"(?<=[a-z,;] )[A-Z][a-z]{2,}(?:'s)?")
+_SPEAKER = re.compile(r"\*\*([^*]+)\*\*")
 
 
 def _line_df(mem: Memory, cache: dict) -> tuple[Counter, int]:
@@ -53,7 +63,7 @@ def _line_df(mem: Memory, cache: dict) -> tuple[Counter, int]:
     return cache[key]
 
 
-def feedback(search, top: int, terms: int, weight: float):
+def feedback(search, top: int, terms: int, weight: float, names_only: bool = False):
     cache: dict = {}
 
     def wrapped(self, text, **kw):
@@ -66,7 +76,9 @@ def feedback(search, top: int, terms: int, weight: float):
         surface: dict[str, str] = {}
         for h in hits[:top]:
             seen: set[str] = set()
-            for word in _WORD.findall(h.text):
+            speakers = {w.lower() for w in _SPEAKER.findall(h.text)}
+            words = [w.removesuffix("'s") for w in _NAME.findall(h.text)] if names_only else _WORD.findall(h.text)
+            for word in (w for w in words if w.lower() not in speakers):
                 t = analyze(word)
                 if len(t) == 1 and t[0] not in asked and t[0] not in seen:
                     seen.add(t[0])
@@ -90,6 +102,30 @@ def feedback(search, top: int, terms: int, weight: float):
     return wrapped
 
 
+def neighbours(search, top: int, factor: float, depth: int = 10):
+    def wrapped(self, text, **kw):
+        hits = search(self, text, **kw)
+        placed = {(h.path, h.start_line): h for h in hits[:depth]}
+        for h in hits[:top]:
+            got = self.store.file_chunks(h.path)
+            chunks = sorted(got.chunks if got else [], key=lambda c: c.start_line)
+            at = next((i for i, c in enumerate(chunks) if c.start_line == h.start_line), None)
+            if at is None:
+                continue
+            for c in (chunks[j] for j in (at - 1, at + 1) if 0 <= j < len(chunks)):
+                key = (c.path, c.start_line)
+                score = h.score * factor
+                if key not in placed or placed[key].score < score:
+                    base = placed.get(key) or replace(h, start_line=c.start_line, end_line=c.end_line, text=c.text,
+                                                      analysed=None)
+                    placed[key] = replace(base, score=score)
+        ranked = sorted(placed.values(), key=lambda h: -h.score)
+        return (ranked + [h for h in hits[depth:] if (h.path, h.start_line) not in placed])[: kw.get("max_results")
+                                                                                           or len(hits)]
+
+    return wrapped
+
+
 def diverse(search, factor: float, depth: int = 10):
     def wrapped(self, text, **kw):
         hits = search(self, text, **kw)
@@ -108,15 +144,22 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bench", default=None)
     ap.add_argument("--work-dir", default="bench-results/work/workspace")
-    ap.add_argument("--variant", default="feedback", choices=("none", "feedback", "diverse"))
+    ap.add_argument("--variant", default="feedback", choices=("none", "feedback", "entities", "neighbours", "diverse"))
     ap.add_argument("--feedback-from", type=int, default=3)
     ap.add_argument("--feedback-terms", type=int, default=5)
     ap.add_argument("--feedback-weight", type=float, default=0.5)
+    ap.add_argument("--neighbours-from", type=int, default=2)
+    ap.add_argument("--neighbours-factor", type=float, default=0.9)
     ap.add_argument("--diverse-factor", type=float, default=0.95)
     args = ap.parse_args()
     bench = args.bench or default_bench()
     if args.variant == "feedback":
         Memory.search = feedback(Memory.search, args.feedback_from, args.feedback_terms, args.feedback_weight)
+    elif args.variant == "entities":
+        Memory.search = feedback(Memory.search, args.feedback_from, args.feedback_terms, args.feedback_weight,
+                                 names_only=True)
+    elif args.variant == "neighbours":
+        Memory.search = neighbours(Memory.search, args.neighbours_from, args.neighbours_factor)
     elif args.variant == "diverse":
         Memory.search = diverse(Memory.search, args.diverse_factor)
     r = evaluate(os.path.join(bench, "locomo", "markdown"),
