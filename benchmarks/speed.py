@@ -15,7 +15,9 @@ Sections:
            (synthetic workspaces made from the benchmark texts; the first run embeds them,
            later runs reuse the index in --work-dir); with --pg-url the same index is copied into
            Postgres (`mnemoclaw migrate`'s copy) and measured there too, as search_pg_N;
-           then the same in a watching process (file events instead of the walk), new questions
+           then the same in a watching process (file events instead of the walk), new questions;
+           the best pass's p50 for the mix's Chinese questions apart (--without-han-names: without
+           finding their names, text/names.py, to compare)
   during-sync  searches while the background writer embeds the LoCoMo workspace from nothing
            (search p50 and the sync's chunks/s)
   cold     `mnemoclaw search` from the shell: interpreter start, model load, query (p50)
@@ -57,6 +59,8 @@ from mnemoclaw.embeddings.local import LocalUSE
 from mnemoclaw.eval.metrics import percentile
 from mnemoclaw.index.indexer import EMBED_BATCH
 from mnemoclaw.markdown.chunker import chunk_markdown
+from mnemoclaw.text import names as han
+from mnemoclaw.text.script import HAN_RUN as HAN
 
 
 def bench_dir() -> Path:
@@ -298,14 +302,17 @@ def section_search(bench: Path, work: Path, scale: int, pg_url: str | None = Non
         spared = mem.status(check_dirty=False)["background"]["searchCheck"]["walksSpared"]
         mem.freshness.stop()
         mem.settings.memory_search["sync"]["onSearch"] = False
-        passes = []  # the query vectors are cached by now: this is search and ranking alone
+        passes, passes_zh = [], []  # the query vectors are cached by now: this is search and ranking alone
         for _ in range(PASSES):
-            one = []
+            one, one_zh = [], []
             for q in queries:
                 t = time.perf_counter()
                 mem.memory_search(q)
                 one.append((time.perf_counter() - t) * 1000)
+                if HAN.search(q):
+                    one_zh.append(one[-1])
             passes.append(percentile(one, 50))
+            passes_zh.append(percentile(one_zh, 50))
             lat_nosync.extend(one)
         vector_path = mem.store.describe()["vector"]
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -318,6 +325,9 @@ def section_search(bench: Path, work: Path, scale: int, pg_url: str | None = Non
            "p95_ms_no_dirty_check": round(percentile(lat_nosync, 95), 1),
            # the quietest of the passes: what the code costs, with less of the machine's noise
            "p50_ms_no_dirty_check_best_pass": round(min(passes), 1),
+           # the same for the Chinese questions of the mix alone (their names are tagged: text/names.py)
+           "p50_ms_zh_best_pass": round(min(passes_zh), 1), "zh_queries": len(one_zh),
+           "han_names": han.enabled,
            "peak_rss_mb": round(rss), "vector_path": vector_path}
     log(f"search at {scale}: {out}")
     return out
@@ -569,6 +579,8 @@ def main() -> None:
     ap.add_argument("--out")
     ap.add_argument("--pg-url", help="search sections also on the Postgres store at this URL (search_pg_N)")
     ap.add_argument("--busy", action="store_true", help="measure beside a competing CPU load this script starts")
+    ap.add_argument("--without-han-names", action="store_true",
+                    help="search without finding a Chinese question's names (text/names.py), to compare")
     ap.add_argument("--busy-procs", type=int, default=2)
     ap.add_argument("--busy-max-s", type=float, default=3600.0)
     args = ap.parse_args()
@@ -581,6 +593,7 @@ def main() -> None:
 
 
 def run_main(args: argparse.Namespace) -> None:
+    han.enabled = not args.without_han_names
     bench = bench_dir()
     work = Path(args.work_dir).resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -592,7 +605,7 @@ def run_main(args: argparse.Namespace) -> None:
             for scale in (int(s) for s in args.scale.split(",")):
                 # one process per scale, so peak RSS is that scale's alone
                 cmd = [sys.executable, __file__, "--sections", "search-one", "--scale", str(scale),
-                       "--work-dir", str(work), "--out", args.out]
+                       "--work-dir", str(work), "--out", args.out] + (["--without-han-names"] if not han.enabled else [])
                 subprocess.run(cmd, check=True)
                 if args.pg_url:
                     subprocess.run([*cmd, "--pg-url", args.pg_url], check=True)
