@@ -4,6 +4,7 @@
     python benchmarks/calibration.py fit [--write]                            # fit, report, draw
     python benchmarks/calibration.py loco                                     # each corpus by a fit without it
     python benchmarks/calibration.py weak [--modes hybrid]                    # what failing soft does
+    python benchmarks/calibration.py floors [--modes hybrid] [--floors ...]   # the shipped model at each floor
 
 ``collect`` runs the real indexer and searcher (``mnemoclaw eval``, default
 configuration, ``min_score`` 0 so nothing is filtered) and records, for the first
@@ -34,6 +35,10 @@ the fit never saw.
 result needs (search/relevance.py ``WEAK_COVERAGE``), counts both errors: in-scope questions
 answered with nothing, and out-of-scope questions answered with something (a weak result
 included), on the half the threshold was chosen on and on the held-out half.
+
+``floors`` answers every query with the shipped model at each candidate floor, as the searcher
+does, and gives both kinds of error and recall per set on either half: how the default ``minScore``
+is chosen.
 """
 
 from __future__ import annotations
@@ -61,6 +66,7 @@ from mnemoclaw.search.relevance import (
     keyword_backed,
     models,
 )
+from mnemoclaw.search.stages import WEAK_TAIL
 from mnemoclaw.types import UnrelatedReference, VectorReference
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -261,7 +267,8 @@ def simulate(records: list[dict[str, Any]], mode: str, beta: Model, floor: float
              chosen: Callable[[dict[str, Any]], bool] = held_out, weak: bool = False) -> dict[str, dict[str, float]]:
     """Each chosen query (the held-out half) answered with ``floor`` as minScore: recall@5
     (hit@5 for the workspace set) among the kept results, and the share answered with nothing;
-    ``weak``: failing soft as the searcher does (search/relevance.py WEAK_COVERAGE)."""
+    ``weak``: failing soft as the searcher does (search/relevance.py WEAK_COVERAGE), and what scored
+    under the floor down to ``WEAK_TAIL`` of it after what passed (search/stages.py)."""
     acc: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for r in records:
         if not chosen(r):
@@ -271,6 +278,8 @@ def simulate(records: list[dict[str, Any]], mode: str, beta: Model, floor: float
         kept = [h for h, p in zip(hits, probs, strict=True) if p >= floor]
         if not kept and weak and floor > 0 and hits and keyword_backed(evidence(hits[0])):
             kept = hits[:1]
+        elif kept and weak and floor > 0:  # what else was found, after the answers (search/stages.py select)
+            kept += [h for h, p in zip(hits, probs, strict=True) if floor * WEAK_TAIL <= p < floor]
         label = r["set"] if r["kind"] == IN_SCOPE else f"{r['set']} <- {r['kind']}"
         a = acc[label]
         a["empty"].append(float(not kept))
@@ -390,6 +399,33 @@ def weak(args: argparse.Namespace) -> None:
                 print(f"{label} ({len(next(iter(by_t.values())))}): " + "; ".join(cells))
 
 
+def floors(args: argparse.Namespace) -> None:
+    """The shipped model at each candidate floor, as the searcher answers (failing soft, what else was
+    found after the answers): per set, the share of in-scope questions answered with nothing and
+    their recall, and the share of out-of-scope questions answered with nothing; each figure on the
+    half a floor is chosen on / the held-out half."""
+    for mode in args.modes.split(","):
+        records = load(args.data, mode)
+        beta = models()[mode]
+        grid = [float(f) for f in args.floors.split(",")]
+        halves = {f: (simulate(records, mode, beta, f, lambda r: not held_out(r), weak=mode != "vector"),
+                      simulate(records, mode, beta, f, held_out, weak=mode != "vector")) for f in grid}
+        print(f"\n## {mode}: chosen-on half / held-out half")
+        print("| set | " + " | ".join(f"minScore {f:g}" for f in grid) + " |")
+        print("|---" * (len(grid) + 1) + "|")
+        for label in halves[grid[0]][1]:
+            cells = []
+            for f in grid:
+                fit_half, held = (h.get(label, {}) for h in halves[f])
+                if " <- " in label:
+                    cells.append(f"[] {fit_half.get('empty', 0):.3f} / {held.get('empty', 0):.3f}")
+                else:
+                    key = "recall@1" if label.startswith("cmrc") else "recall@5"
+                    cells.append(f"[] {fit_half.get('empty', 0):.3f} / {held.get('empty', 0):.3f}, "
+                                 f"R {fit_half.get(key, 0):.3f} / {held.get(key, 0):.3f}")
+            print(f"| {label} | " + " | ".join(cells) + " |", flush=True)
+
+
 # -- pictures -------------------------------------------------------------------------------
 def draw(args: argparse.Namespace, fitted: dict[str, Model]) -> None:
     mode = "hybrid"
@@ -505,7 +541,7 @@ def reliability_svg(pairs: list[tuple[float, bool, float]]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("step", choices=("collect", "fit", "loco", "weak"))
+    ap.add_argument("step", choices=("collect", "fit", "loco", "weak", "floors"))
     ap.add_argument("--bench", default=None)
     ap.add_argument("--sets", default="locomo,zh,xl,scifact,cmrc,workspace,small,many,cmrc-absent,xquad-en-absent,"
                                       "xquad-zh-absent,scifact-absent")
@@ -522,7 +558,7 @@ def main() -> None:
     ap.add_argument("--l2", type=float, default=1e-4)
     ap.add_argument("--weak-coverage", default="0.4,0.5,0.6,0.7,0.8,0.9,1.0")
     args = ap.parse_args()
-    {"collect": collect, "fit": fit, "loco": loco, "weak": weak}[args.step](args)
+    {"collect": collect, "fit": fit, "loco": loco, "weak": weak, "floors": floors}[args.step](args)
 
 
 if __name__ == "__main__":

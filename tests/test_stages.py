@@ -1,6 +1,7 @@
 """Each stage of a search, called alone (search/stages.py); the whole search is tested in
 test_search.py and measured by benchmarks/quality.py."""
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import numpy as np
@@ -111,13 +112,36 @@ def test_selection_keeps_the_floor_puts_named_files_first_and_relaxes_only_when_
         return Hit(path, 1, 1, score, "t", "memory", None, text_score)
 
     scored = [hit("a.md", 0.8), hit("b.md", 0.04, 1.0), hit("2026-11-12.md", 0.02)]
-    assert [h.path for h in stages.select(scored, [], 0.05, 6)] == ["a.md"]
+    assert [h.path for h in stages.select(scored, [], 0.05, 6, weak=False)] == ["a.md"]
     front = stages.named_first(["2026-11-12.md"], scored, lambda p: None)
     assert front[0].score == stages.NAMED_FILE_SCORE
-    assert [h.path for h in stages.select(scored, front, 0.05, 6)] == ["2026-11-12.md", "a.md"]
+    assert [h.path for h in stages.select(scored, front, 0.05, 6, weak=False)] == ["2026-11-12.md", "a.md"]
     assert [h.path for h in stages.select(scored, front, 0.05, 1)] == ["2026-11-12.md"]
     assert stages.select(scored[1:], [], 0.5, 6) == []
     assert [h.path for h in stages.select(scored[1:], [], 0.5, 6, relaxed_floor=0.03)] == ["b.md"]
+
+
+def test_a_question_the_floor_answers_keeps_what_else_it_found_after_the_answers_marked_weak():
+    def hit(path, score, text="a note"):
+        return Hit(path, 1, 1, score, text, "memory")
+
+    tail = 0.05 * stages.WEAK_TAIL
+    scored = [hit("low.md", 0.04), hit("answer.md", 0.9), hit("heading.md", 0.03, "## Decisions"),
+              hit("junk.md", tail * 0.9), hit("also.md", 0.3), hit("edge.md", tail)]
+    got = stages.select(scored, [], 0.05, 6)
+    # what passes first, in the ranking's order; then what else was found, marked; junk and headings never
+    assert [(h.path, h.weak) for h in got] == [("answer.md", False), ("also.md", False), ("low.md", True),
+                                                ("edge.md", True)]
+    assert [h.score for h in got] == sorted((h.score for h in got), reverse=True)
+    assert all(h.score < 0.05 for h in got if h.weak)
+    assert [h.path for h in stages.select(scored, [], 0.05, 3)] == ["answer.md", "also.md", "low.md"]
+    assert [h.path for h in stages.select(scored, [], 0.05, 2)] == ["answer.md", "also.md"]
+    # a floor asked for is kept to the letter; a question nothing answers gets no tail
+    assert [h.path for h in stages.select(scored, [], 0.05, 6, weak=False)] == ["answer.md", "also.md"]
+    assert stages.select([hit("low.md", 0.04), hit("edge.md", 0.02)], [], 0.05, 6) == []
+    # by score ("pool"): the tail by score too
+    pooled = stages.select(scored, [], 0.05, 6, order="pool")
+    assert [h.path for h in pooled] == ["answer.md", "also.md", "low.md", "edge.md"]
 
 
 def test_selection_never_returns_a_chunk_of_headings_and_annotations_alone():
@@ -173,6 +197,10 @@ def test_when_nothing_reaches_the_floor_the_best_candidate_with_real_keyword_evi
     strong = SearchAnswer([hit("a.md", 0.9, 1.0)], "heron", citations=True, provider="p", model=None,
                           fallback=False, mode="hybrid", min_score=0.05).wire()
     assert "weak" not in strong["results"][0] and "note" not in strong
+    tailed = SearchAnswer([hit("a.md", 0.9, 1.0), replace(hit("b.md", 0.02, 0.2), weak=True)], "heron",
+                          citations=True, provider="p", model=None, fallback=False, mode="hybrid",
+                          min_score=0.05).wire()
+    assert [r.get("weak", False) for r in tailed["results"]] == [False, True] and "note" not in tailed
 
 
 def test_a_heading_gives_its_place_to_what_it_heads():

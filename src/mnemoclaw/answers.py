@@ -77,7 +77,7 @@ class SearchAnswer:
         if not results and ("indexing" in self.extra or "damaged" in self.extra):
             out["note"] = ("nothing found, but memory is not fully searchable right now (see indexing/damaged): "
                            "say you could not check all of it rather than that it is not there")
-        elif any(h.weak for h in self.hits):
+        elif self.hits and self.hits[0].weak:
             floor = f" {self.min_score:g}" if self.min_score else ""
             out["note"] = (f"only a weak match (its score is under the floor{floor}, but it holds most of the "
                            "question's words): it may not be the answer; read it before you rely on it, and if it "

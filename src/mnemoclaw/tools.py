@@ -152,10 +152,10 @@ from then. Returns ranked snippets (the lines that matched) with path, line rang
 citation; read the surrounding lines with memory_get. A score is the estimated chance \
 (0-1) that the result is about the question rather than merely the nearest text, on the \
 same scale for every query; an empty list means memory has nothing on it: say so, do not \
-guess. A result marked weak scored under the floor but holds most of the question's words: \
-read it before you rely on it. Entries annotated in the Markdown carry importance, type, expires and key; an \
-expired entry, or one a newer entry with the same key replaced, is left out unless \
-history is true.""", (
+guess. A result marked weak scored under the floor: alone it holds most of the question's \
+words, after other results it is what else was found; read it before you rely on it. \
+Entries annotated in the Markdown carry importance, type, expires and key; an expired \
+entry, or one a newer entry with the same key replaced, is left out unless history is true.""", (
     Param("query", "string", "What to look for, in natural language or exact terms", required=True,
           max_length=MAX_QUERY_CHARS),
     Param("maxResults", "integer", "How many results (default 6)", minimum=1, maximum=MAX_RESULTS,

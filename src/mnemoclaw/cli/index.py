@@ -242,7 +242,7 @@ def print_results(result: dict[str, Any], floor: float | None = None, echo: Echo
         else:
             echo("No results.")
         return
-    if any(r.get("weak") for r in result["results"]):
+    if result["results"][0].get("weak"):
         scored = f"{floor:g}" if floor is not None else "minScore"
         echo(f"Only a weak match: nothing scored {scored} or more, but this holds most of the query's words "
              "(it may not be the answer).", err=True)

@@ -56,6 +56,11 @@ NAMED_FILE_SCORE = 0.99
 # the fused ranking by their scores; "fused", the fused ranking, each score capped by the one
 # above it (docs/quality.md compares them). A search diversified by MMR keeps MMR's order.
 ORDER = "fused"
+# A search the floor answers keeps what scored under the floor down to this share of it, after
+# what passed and marked weak: the floor says whether memory has anything on the question, not
+# which of what it found may be shown (LoCoMo workspace recall@5, both halves of the questions:
+# docs/quality.md, "Weak results, headings and order").
+WEAK_TAIL = 0.2
 
 
 @dataclass(frozen=True, slots=True)
@@ -386,9 +391,12 @@ def select(scored: list[Hit], front: list[Hit], floor: float, k: int, *,
     alone is never a hit), their scores in order (``ORDER``), the named files first (scored at
     least as high as what follows them), at most ``k``. ``relaxed_floor`` (OpenClaw's weighted
     merge): when nothing passes, keyword-backed hits at or above it. ``weak``: when nothing
-    passes, the best candidate with real keyword evidence (relevance.keyword_backed), marked."""
+    passes, the best candidate with real keyword evidence (relevance.keyword_backed), marked; when
+    something passes, the hits under the floor down to ``WEAK_TAIL`` of it after those that pass,
+    marked."""
     order = order or ORDER
     kept = [h for h in scored if h.score >= floor and not says_nothing(h.text)]
+    answered = bool(kept or front)
     if not kept and not front and relaxed_floor is not None:
         kept = [h for h in scored if h.text_score is not None and h.score >= relaxed_floor
                 and not says_nothing(h.text)]
@@ -402,6 +410,17 @@ def select(scored: list[Hit], front: list[Hit], floor: float, k: int, *,
         kept = in_score_order(kept[:k])
     else:
         kept = in_score_order(kept, by_score=order == "pool")
+    if weak and floor > 0 and answered and len(kept) < k:
+        # a question the floor answers: what it also found down to a fraction of the floor comes
+        # after the answers, marked weak, rather than being cut (the second evidence of a question
+        # often shares fewer of its words)
+        tail = floor * WEAK_TAIL
+        shown = {(h.path, h.start_line) for h in kept}
+        below = [replace(h, weak=True) for h in scored if tail <= h.score < floor and not says_nothing(h.text)
+                 and (h.path, h.start_line) not in shown]
+        if order == "pool":
+            below.sort(key=lambda h: -h.score)
+        kept = _monotone(kept + below[: k - len(kept)])
     if front:
         shown = {(h.path, h.start_line) for h in front}
         kept = [h for h in kept if (h.path, h.start_line) not in shown]
