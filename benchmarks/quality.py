@@ -229,8 +229,10 @@ def main() -> None:
             print(f"\n{name} ({mode}): recall@5 {w['recall@5']:.3f}, answerable answered with nothing "
                   f"{w['empty']:.3f}")
             if name in MEMORIES:
+                shown = w.get("snippet_answer@5", {}).get("shown")
                 print(f"  hit@5 {w['hit@5']:.3f}, snippet recall@5 {w['snippet_recall@5']:.3f}, "
-                      f"multi-hop recall@5 {w['by_category'].get('1', {}).get('recall@5', 0):.3f}, "
+                      + (f"answer words the snippets show {shown:.3f}, " if shown is not None else "")
+                      + f"multi-hop recall@5 {w['by_category'].get('1', {}).get('recall@5', 0):.3f}, "
                       f"average returned chunk {w['avg_chunk_chars@5']} chars")
             print("  out of scope, answered with nothing (weak results among the rest): " + ", ".join(
                 f"{kind} {o['empty']:.3f} ({o.get('weak', 0):.3f})" for kind, o in w["out_of_scope"].items()))

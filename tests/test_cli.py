@@ -147,7 +147,8 @@ def test_eval_asks_workspaces_what_they_cannot_answer_and_reports_the_empty_shar
     queries = tmp_path / "queries"
     queries.mkdir()
     (queries / "queries.jsonl").write_text("\n".join(json.dumps(q) for q in [
-        {"_id": "a1", "text": "what is the name of Alice's cat", "metadata": {"conv": "a", "evidence": ["D1:1"]}},
+        {"_id": "a1", "text": "what is the name of Alice's cat", "metadata": {"conv": "a", "evidence": ["D1:1"],
+                                                                           "answer": "Miso"}},
         {"_id": "b1", "text": "what does Bruno repair", "metadata": {"conv": "b", "evidence": ["D1:1"]}},
     ]))
     unrelated = tmp_path / "unrelated"
@@ -161,6 +162,7 @@ def test_eval_asks_workspaces_what_they_cannot_answer_and_reports_the_empty_shar
     out = json.loads(r.output)
     assert out["recall@5"] == 1.0 and out["empty"] == 0.0 and out["min_score"] == DEFAULT_MIN_SCORE
     assert out["snippet_recall@5"] == 1.0
+    assert out["snippet_answer@5"] == {"queries": 1, "shown": 1.0}  # only the question with an answer
     label = f"{tmp_path.name}/unrelated"
     assert out["out_of_scope"][label] == {"queries": 6, "empty": 1.0, "weak": 0.0}  # 3 questions x 2 workspaces
     assert out["weak"] == 0.0
@@ -172,6 +174,7 @@ def test_eval_asks_workspaces_what_they_cannot_answer_and_reports_the_empty_shar
             "with nothing 1.000") in text.output
     assert "answered with nothing: 0.000 of these queries (each has an answer); with only a weak result: 0.000" \
         in text.output
+    assert "of the answer's words the first five results hold, their snippets show 1.000 (questions with an answer: 1)" in text.output
 
 
 def test_the_real_entry_point_and_the_demo(tmp_path):

@@ -82,6 +82,10 @@ def eval_cmd(obj: Ctx, directory, scope_field, queries_dir, mode, min_score, lim
     keys = [k for k in ("recall@1", "recall@5", "recall@10", "hit@5", "snippet_recall@5", "mrr@10", "ndcg@10")
             if k in result]
     click.echo("  " + "  ".join(f"{k} {result[k]:.3f}" for k in keys))
+    if "snippet_answer@5" in result:
+        shown = result["snippet_answer@5"]
+        click.echo(f"  of the answer's words the first five results hold, their snippets show {shown['shown']:.3f} "
+                   f"(questions with an answer: {shown['queries']})")
     click.echo(f"  answered with nothing: {result['empty']:.3f} of these queries (each has an answer); "
                f"with only a weak result: {result.get('weak', 0):.3f}")
     for kind, row in result.get("out_of_scope", {}).items():

@@ -28,6 +28,7 @@ from ..config import load_settings
 from ..embeddings.base import EmbeddingProvider, cpu_count
 from ..errors import EvalDataError
 from ..search.snippets import choose_all
+from ..text.tokenize import analyze, keyword_query
 from ..tools import SNIPPET_MAX_CHARS
 from .beir import Doc, Query, load_corpus, load_qrels, load_queries
 from .metrics import mean, mrr_at, ndcg_at, percentile, recall_at
@@ -380,7 +381,7 @@ def _evaluate_workspaces(root: str, subdirs: list[str], options: EvalOptions,
                                       sync=False)
                     ms = (time.perf_counter() - t) * 1000
                     chunk_chars.extend(len(h.text) for h in hits[:5])
-                    scores = _score_evidence(hits, evidence)
+                    scores = _score_evidence(hits, evidence, q.metadata.get("answer"))
                     relevant = [h.score for h in hits if evidence_in(h, evidence)]
                     if relevant:
                         top_relevant.append(max(relevant))
@@ -408,6 +409,9 @@ def _evaluate_workspaces(root: str, subdirs: list[str], options: EvalOptions,
         raise EvalDataError(f"no query in {qdir} has evidence ids found in {root}")
     out = _summarise(results, tuple(f"hit@{k}" for k in K_VALUES) + ("snippet_recall@5",))
     out["avg_chunk_chars@5"] = round(mean(chunk_chars), 1)
+    answered = [r.scores["snippet_answer@5"] for r in results if "snippet_answer@5" in r.scores]
+    if answered:  # the questions whose answer's words the first five chunks hold
+        out["snippet_answer@5"] = {"queries": len(answered), "shown": round(mean(answered), 4)}
     if foreign_empty:  # asked where nothing answers: the share answered []
         out["out_of_scope"] = {kind: {"queries": len(e), "empty": round(mean(e), 4),
                                       "weak": round(mean(foreign_weak[kind]), 4)}
@@ -451,8 +455,11 @@ def evidence_in(hit: Any, evidence: dict[str, tuple[str, int]]) -> set[str]:
     return {e for e, (p, ln) in evidence.items() if p == path and hit.start_line <= ln <= hit.end_line}
 
 
-def _score_evidence(hits: list, evidence: dict[str, tuple[str, int]]) -> dict[str, float]:
-    """Metrics for one query: a chunk counts for the evidence ids its line range holds."""
+def _score_evidence(hits: list, evidence: dict[str, tuple[str, int]], answer: Any = None) -> dict[str, float]:
+    """Metrics for one query: a chunk counts for the evidence ids its line range holds. With the
+    question's ``answer``: of the answer's words the first five chunks hold, the share their
+    snippets show (``snippet_answer@5``; a line shortened past its answer shows a line, not the
+    answer)."""
     seen: set[str] = set()
     covered_at: list[int] = []  # evidence ids covered by the first k chunks
     gains: list[int] = []
@@ -481,6 +488,11 @@ def _score_evidence(hits: list, evidence: dict[str, tuple[str, int]]) -> dict[st
         path = os.path.realpath(h.path) if os.path.isabs(h.path) else h.path
         shown |= {e for e, (p, ln) in evidence.items() if p == path and any(a <= ln <= b for a, b in snippet.ranges)}
     scores["snippet_recall@5"] = len(shown) / n
+    words = set(keyword_query(str(answer)).terms) if answer not in (None, "") else set()
+    held = words & {t for h in top for t in analyze(h.text)}
+    if held:
+        seen = {t for s in snippets for t in analyze(s.text)}
+        scores["snippet_answer@5"] = len(held & seen) / len(held)
     dcg = sum(g / math.log2(i + 1) for i, g in enumerate(gains[:10], 1))
     ideal = sum(1 / math.log2(i + 1) for i in range(1, min(n, 10) + 1))
     scores["ndcg@10"] = dcg / ideal
