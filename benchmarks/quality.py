@@ -166,6 +166,9 @@ def main() -> None:
     ap.add_argument("--han-pairs", type=float, default=None,
                     help="compare: the share of a Chinese name's character pairs that makes it mentioned "
                          "(search/keyword.py HAN_PAIRS_MENTION)")
+    ap.add_argument("--translated", type=float, default=None,
+                    help="compare: how close a Chinese note's noun must be to a Latin name to write it "
+                         "(search/keyword.py TRANSLATED; -1: every Chinese note may, 2: none does)")
     ap.add_argument("--override", default=None, metavar="JSON",
                     help='memorySearch settings to change, e.g. \'{"query": {"hybrid": {"dateMatch": {"enabled": false}}}}\'')
     args = ap.parse_args()
@@ -183,6 +186,10 @@ def main() -> None:
         han.enabled = not args.without_han_names
         han.COMMON = han.COMMON if args.han_common is None else args.han_common
         keyword.HAN_PAIRS_MENTION = keyword.HAN_PAIRS_MENTION if args.han_pairs is None else args.han_pairs
+    if args.translated is not None:
+        from mnemoclaw.search import keyword
+
+        keyword.TRANSLATED = args.translated
     results: dict[str, dict] = {}
     names = [n for part in args.sets.split(",") for n in (FAMILY if part == "family" else [part])]
     for name in names:

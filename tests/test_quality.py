@@ -118,16 +118,20 @@ def test_locomo_workspace_mode_answers_what_it_holds_and_nothing_else(bench):
     print({k: r[k] for k in ("recall@5", "hit@5", "snippet_recall@5", "avg_chunk_chars@5")},
           r["by_category"]["1"], r["out_of_scope"])
     assert r["avg_chunk_chars@5"] <= 1500
-    # measured 0.864 / 0.914 / 0.550, snippets 0.833 (docs/quality.md, "What a score means")
-    assert r["recall@5"] >= 0.86
-    assert r["hit@5"] >= 0.91
-    assert r["by_category"]["1"]["recall@5"] >= 0.545
-    assert r["snippet_recall@5"] >= 0.80
-    # measured 1.00 / 0.99 / 0.99 for the other corpora's questions, 0.68 for the other people's
+    # measured 0.869 / 0.919 / 0.557, snippets 0.837 and the answer's words 0.868 (docs/quality.md,
+    # "What a score means"; a question the floor answers keeps what else was found: 0.864 / 0.914 /
+    # 0.550 / 0.833 without)
+    assert r["recall@5"] >= 0.866
+    assert r["hit@5"] >= 0.916
+    assert r["by_category"]["1"]["recall@5"] >= 0.552
+    assert r["snippet_recall@5"] >= 0.83
+    assert r["snippet_answer@5"]["shown"] >= 0.86
+    # the other corpora's questions: measured 0.999 / 0.994 / 0.993 (the issue asks for 0.95)
     for label in FOREIGN:
-        assert r["out_of_scope"][label]["empty"] >= 0.90, (label, r["out_of_scope"])
-    # questions about the other conversations name people this one never mentions (0.914 measured)
-    assert r["out_of_scope"]["other scopes"]["empty"] >= 0.85, r["out_of_scope"]
+        assert r["out_of_scope"][label]["empty"] >= 0.95, (label, r["out_of_scope"])
+    # questions about the other conversations name people this one never mentions: 0.961 measured
+    # (the issue asks for 0.90)
+    assert r["out_of_scope"]["other scopes"]["empty"] >= 0.90, r["out_of_scope"]
 
 
 @needs_bench

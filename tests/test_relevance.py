@@ -4,6 +4,7 @@ saying so, in every search mode. The score is a calibrated chance (docs/quality.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from mnemoclaw.api import Memory, resolve_provider
@@ -146,3 +147,37 @@ def test_a_name_memory_holds_written_apart_still_counts_as_mentioned(tmp_path):
             absent = mem.memory_search("How did the miR9b knockdown go?", mode=mode, min_score=0.0)["results"]
             assert absent and all(r["score"] <= 0.02 for r in absent), absent  # still ranked, scored as unlikely
             assert mem.memory_search("How did the miR9b knockdown go?", mode=mode)["results"] == []
+
+
+def test_a_latin_name_counts_as_written_in_a_chinese_note_only_where_the_note_names_it(tmp_path):
+    """An English question of a Chinese memory: 卡罗琳 is Caroline to the embedder, so the question
+    is about this memory; a name none of the note's nouns comes near is about something else."""
+    write(tmp_path / "ws" / "MEMORY.md", "# 记忆\n\n"
+          "- 卡罗琳上周六在社区中心画了一幅日出的油画，她说这是送给梅兰妮的礼物。\n"
+          "- 我们决定把数据库从 MySQL 迁移到 PostgreSQL，负责人是张伟。\n")
+    settings = load_settings(workspace=tmp_path / "ws", state_dir=tmp_path / "state", config={}, env={})
+    with Memory(settings, provider=resolve_provider(settings), background=False) as mem:
+        mem.sync()
+        spelt = mem.memory_search("What did Caroline paint for Melanie?", min_score=0.0)["results"]
+        unseen = mem.memory_search("How did the Denver Broncos do this season?", min_score=0.0)["results"]
+        assert spelt and unseen and spelt[0]["path"] == unseen[0]["path"] == "MEMORY.md"
+        assert spelt[0]["score"] > 0.05 >= 0.02 >= unseen[0]["score"], (spelt, unseen)
+        assert mem.memory_search("How did the Denver Broncos do this season?")["results"] == []
+        # a name the note holds in Latin letters is simply mentioned
+        assert mem.memory_search("Did we pick PostgreSQL?")["results"][0]["path"] == "MEMORY.md"
+
+
+def test_the_vectors_of_names_are_kept_for_the_most_recent_and_each_call_gets_all_of_its_own(tmp_path, monkeypatch):
+    from mnemoclaw.search import searcher as searching
+
+    write(tmp_path / "ws" / "MEMORY.md", "- 卡罗琳画了一幅油画\n")
+    settings = load_settings(workspace=tmp_path / "ws", state_dir=tmp_path / "state", config={}, env={})
+    with Memory(settings, provider=resolve_provider(settings), background=False) as mem:
+        mem.sync()
+        monkeypatch.setattr(searching, "NAME_VECTORS", 3)
+        s = mem.backend.searcher
+        first = s._embed_names(["Caroline", "卡罗琳", "油画"])
+        got = s._embed_names(["油画", "Melanie", "梅兰妮", "Caroline", "油画"])  # more than are kept
+        assert got.shape == (5, first.shape[1]) and np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+        assert np.allclose(got[0], first[2]) and np.allclose(got[3], first[0]) and np.allclose(got[0], got[4])
+        assert len(s._name_vectors) == 3

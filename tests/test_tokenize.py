@@ -145,3 +145,40 @@ def test_a_chinese_name_is_mentioned_where_half_its_character_pairs_are():
     assert words.other_script("Met Li Laoshi at the library") and not words.other_script("和李老师讨论了论文")
     latin = KeywordEvidence({"carolin": 1.0}, names=("carolin",))
     assert latin.other_script("和卡罗琳讨论了论文") and not latin.other_script("Met Caroline")
+
+
+def test_a_query_keeps_its_latin_names_as_written_each_and_in_runs():
+    q = keyword_query("Who beat the Denver Broncos, and did Caroline watch?")
+    assert q.written == ("Denver", "Broncos", "Denver Broncos", "Caroline")
+    assert keyword_query("数据库迁移").written == ()
+    assert keyword_query("When did Jon go to Barcelona").written == ("Jon", "Barcelona")
+
+
+def test_a_chinese_note_s_nouns_are_its_runs_of_nouns_and_their_words():
+    from mnemoclaw.text.names import han_nouns
+
+    got = han_nouns("卡罗来纳黑豹队的防守很强，托马斯·戴维斯迫使对方掉球。")
+    assert {"卡罗来纳黑豹队", "黑豹", "托马斯·戴维斯", "托马斯", "戴维斯"} <= set(got)
+    assert all(len(w) >= 2 for w in got) and "的" not in "".join(got)
+    assert han_nouns("no Chinese here") == ()
+    assert han_nouns("佢哋琴日去咗杭州") is None  # written Cantonese: the tagger cannot tell
+
+
+def test_a_latin_name_is_written_in_a_chinese_note_where_one_of_its_nouns_means_the_same():
+    import numpy as np
+
+    from mnemoclaw.search.keyword import TRANSLATED, KeywordEvidence
+
+    words = KeywordEvidence(written=("Panthers",))
+    note = "卡罗来纳黑豹队的防守很强"
+
+    def embed(near):
+        return lambda texts: np.array([[1.0, 0.0] if t == "Panthers" else
+                                       [near, (1 - near * near) ** 0.5] for t in texts])
+
+    assert words.spelt_in(note, embed(TRANSLATED + 0.01))
+    assert not words.spelt_in(note, embed(TRANSLATED - 0.01))
+    assert words.spelt_in(note, lambda texts: None)  # the embedder cannot tell: the note may
+    assert not words.spelt_in("no Chinese here", embed(1.0))  # no noun to write it with
+    assert words.spelt_in("佢哋琴日去咗黑豹度", embed(0.0))  # a note the tagger cannot read may
+    assert not KeywordEvidence().spelt_in(note, embed(1.0))  # no Latin name to write

@@ -12,6 +12,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+import numpy as np
+
+from ..text.names import han_nouns
 from ..text.script import HAN_RUN
 from ..text.tokenize import FRAME_WORDS, KeywordQuery, analyze, mostly_cjk
 from ..types import KeywordCandidates
@@ -52,6 +55,7 @@ class KeywordEvidence:
     names: tuple[str, ...] = ()  # the query's names (KeywordQuery.names)
     absent: frozenset[str] = frozenset()  # those memory never mentions, whole or in parts
     parts: dict[str, tuple[str, ...]] = field(default_factory=dict)  # each name's parts (KeywordQuery.parts)
+    written: tuple[str, ...] = ()  # the names in Latin letters as the query writes them (KeywordQuery.written)
 
     @property
     def total(self) -> float:
@@ -108,10 +112,32 @@ class KeywordEvidence:
         cjk = mostly_cjk(text)
         return (cjk and not all(han)) or (not cjk and any(han))
 
+    def spelt_in(self, text: str, embed: Callable[[Sequence[str]], np.ndarray | None]) -> bool:
+        """Whether a Chinese note may write one of the query's names of Latin letters in its own
+        script: one of the note's nouns means nearly the same to the embedder (卡罗琳 for
+        Caroline, 黑豹队 for the Panthers). ``embed`` gives unit vectors, or None when it cannot
+        (then the note may), as it may where the tagger cannot read it (text/names.py han_nouns)."""
+        if not self.written:
+            return False
+        han = han_nouns(text)
+        if han is None:
+            return True
+        if not han:
+            return False
+        vecs = embed([*self.written, *han])
+        if vecs is None:
+            return True
+        return float((vecs[: len(self.written)] @ vecs[len(self.written):].T).max()) >= TRANSLATED
+
     def bm25_share(self, score: float | None) -> float:
         """A keyword score per unit of the query's IDF weight."""
         return (score or 0.0) / self.total if self.total else 0.0
 
+
+# A name of Latin letters may be written in a Chinese note when the embedder puts one of the note's
+# nouns at least this close to it: the highest that kept English questions of Chinese paragraphs
+# answered with nothing under 1 % on either half of them (docs/quality.md, "Names across scripts")
+TRANSLATED = 0.35
 
 # the share of a Chinese name's character pairs memory must hold for the name to count as mentioned
 # (docs/quality.md, "Chinese names": all of them silenced twice as many answerable questions)
@@ -146,7 +172,8 @@ def search_explained(store: CandidateSource, query: KeywordQuery, limit: int,
              if t in weights or parts]
     absent = frozenset(t for t, parts in names if not mentioned(t, parts, lambda u: bool(df.get(u, 0))))
     evidence = KeywordEvidence(weights, candidates.lines, complete=len(candidates.lines) < depth, unseen=unseen,
-                               names=tuple(t for t, _ in names), absent=absent, parts=dict(names))
+                               names=tuple(t for t, _ in names), absent=absent, parts=dict(names),
+                               written=query.written)
     return rank(query, candidates, limit), evidence
 
 

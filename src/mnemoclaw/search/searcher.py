@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -24,6 +25,9 @@ from . import stages, unrelated
 from .annotated import AnnotationView, says_nothing, today
 from .relevance import DEFAULT_MIN_SCORE
 from .stages import RELEVANCE_LOOKAHEAD
+
+# how many names and nouns a searcher keeps the vectors of (_embed_names)
+NAME_VECTORS = 4096
 
 MODES = ("hybrid", "keyword", "vector")
 NAMING_STEM = re.compile(r"[\d_-]")  # a word naming a file by its stem has one of these
@@ -97,6 +101,8 @@ class Searcher:
         self.options = options
         self.clock = clock
         self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._name_vectors: OrderedDict[str, np.ndarray] = OrderedDict()  # _embed_names
+        self._name_lock = threading.Lock()
         self._unrelated: np.ndarray | None = None  # unit vectors of search/unrelated.py
         self._names: tuple[Any, dict[str, list[str]], dict[str, list[str]]] | None = None
         self._unrelated_spread = 0.0
@@ -126,6 +132,29 @@ class Searcher:
         else:
             self._query_vectors.move_to_end(query)
         return vec
+
+    def _embed_names(self, texts: Sequence[str]) -> np.ndarray | None:
+        """Unit vectors of short texts (names and nouns), each embedded once per searcher (the
+        most recent ``NAME_VECTORS`` kept); None when the provider cannot embed them now."""
+        wanted = list(dict.fromkeys(texts))
+        with self._name_lock:
+            found = {t: self._name_vectors[t] for t in wanted if t in self._name_vectors}
+        missing = [t for t in wanted if t not in found]
+        if missing:
+            assert self.provider is not None
+            try:
+                vecs = np.asarray(self.provider.embed([fold(t) for t in missing]), dtype=np.float32)
+            except MnemoclawError:
+                return None
+            vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+            found.update(zip(missing, vecs, strict=True))
+        with self._name_lock:
+            for t in wanted:
+                self._name_vectors[t] = found[t]
+                self._name_vectors.move_to_end(t)
+            while len(self._name_vectors) > NAME_VECTORS:
+                self._name_vectors.popitem(last=False)
+        return np.stack([found[t] for t in texts])
 
     def _unrelated_reference(self, qvec: np.ndarray) -> UnrelatedReference | None:
         """The query against sentences about nothing in memory, embedded once per searcher
@@ -257,7 +286,8 @@ class Searcher:
         scored = stages.score(cands[: max(2 * k, k + RELEVANCE_LOOKAHEAD)], g, mode,
                               reference=self.vectors.vector_reference(g.qvec) if g.qvec is not None else None,
                               unrelated=self._unrelated_reference(g.qvec) if g.qvec is not None else None,
-                              levels=levels, superseded=superseded)
+                              levels=levels, superseded=superseded,
+                              spell=self._embed_names if self.provider is not None and mode != "keyword" else None)
         day = today(self.clock)
 
         def answers(path: str, line: int, attrs: dict[str, Any]) -> bool:  # what honour_annotations leaves in

@@ -274,9 +274,12 @@ def honour_annotations(cands: list[Candidate], rows: dict[int, StoredChunk], not
 
 def score(cands: Sequence[Candidate], g: Gathered, mode: str, *, reference: VectorReference | None,
           unrelated: UnrelatedReference | None, levels: dict[int, int],
-          superseded: dict[int, str]) -> list[Hit]:
+          superseded: dict[int, str], spell: Callable[[Sequence[str]], np.ndarray | None] | None = None
+          ) -> list[Hit]:
     """Each candidate as a hit scored with how likely it is to answer the query
-    (search/relevance.py): the same scale for every query."""
+    (search/relevance.py): the same scale for every query. ``spell`` (unit vectors of short
+    texts): whether the best candidate, a Chinese note, writes the query's unseen names of Latin
+    letters in its own script is asked of the embedder rather than assumed."""
     floor_cos = min(g.vector.values()) if g.vector else None
     pool = g.pool
     vrel = standardise({i: g.vector.get(i, floor_cos or 0.0) for i in pool}) if g.vector else {}
@@ -298,6 +301,9 @@ def score(cands: Sequence[Candidate], g: Gathered, mode: str, *, reference: Vect
             names_missing=words.names_missing(present) if keyed else None,
             other_script=keyed and words.names_unseen >= 1.0 and words.other_script(row.text))
         found.append((c, evidence))
+    if found and spell is not None and found[0][1].other_script and g.words.written \
+            and mostly_cjk(found[0][0].row.text) and not g.words.spelt_in(found[0][0].row.text, spell):
+        found[0] = (found[0][0], replace(found[0][1], other_script=False))
     chances = probabilities([e for _, e in found], mode)
     return [Hit(c.row.path, c.row.start_line, c.row.end_line, p * c.factor, c.row.text, c.row.source, c.fused.vector,
                 c.fused.text, evidence, g.words.weights, g.words.lines.get(c.id), decode(c.row.meta),

@@ -77,3 +77,30 @@ def han_names(text: str) -> tuple[str, ...]:
             if tag in NAME_TAGS and len(word) >= 2 and not common:
                 out[word] = None
     return tuple(out)
+
+
+def han_nouns(text: str) -> tuple[str, ...] | None:
+    """The nouns a Chinese text holds, as the tagger cuts it: each run of nouns joined (卡罗来纳黑豹队,
+    托马斯·戴维斯) and its words of two characters or more, in order, once (() for text without
+    Chinese). What a note may write a foreign name as: a tagger cuts transliterations and
+    translated names (黑豹 for the Panthers) into pieces, and often not as names. None where the
+    tagger cannot tell: Japanese, Korean, written Cantonese, or no tagger installed."""
+    if not HAN_RUN.search(text):
+        return ()
+    tagger = _load()
+    if tagger is None or _NOT_MANDARIN.search(text):
+        return None
+    out: dict[str, None] = {}
+    for run in _NOUN_TEXT.findall(text):
+        nouns: list[str] = []
+        for word, tag in [*tagger.tag(run), ("", "")]:
+            if tag.startswith("n") or word == "·":
+                nouns.append(word)
+                continue
+            if nouns:
+                out.update(dict.fromkeys(["".join(nouns), *nouns]))
+            nouns = []
+    return tuple(w for w in out if len(w) >= 2)
+
+
+_NOUN_TEXT = re.compile(r"[\u4e00-\u9fff·]+")

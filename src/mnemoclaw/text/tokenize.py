@@ -217,6 +217,9 @@ class KeywordQuery:
     # for each name, the terms it is written as apart ("miR7a" as "miR-7a", "400mg" as "400 mg"):
     # memory that holds those mentions the name (name_parts; empty when it does not split)
     parts: tuple[tuple[str, ...], ...] = ()
+    # the names in Latin letters as the query writes them, each word and each run of such words
+    # ("Denver Broncos", "Denver", "Broncos"): what a note in another script may translate
+    written: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -235,9 +238,12 @@ def keyword_query(query: str) -> KeywordQuery:
     phrases: list[tuple[str, ...]] = []
     dropped: list[str] = []
     names: list[str] = []
+    written: list[str] = []
+    run: list[str] = []  # the names of letters written one after another
     first = True
     for piece in _ZH_QUESTION.sub(" ", fold(query)).split():
         words = []
+        named = False
         for m in _TOKEN.finditer(piece):
             tok = m.group()
             if _CJK_CHAR.match(tok):
@@ -253,9 +259,17 @@ def keyword_query(query: str) -> KeywordQuery:
             (dropped if stop else terms).append(term)
             if not stop and folded not in FRAME_WORDS and folded not in CALENDAR_WORDS and _names_something(tok, first):
                 names.append(term)
+                written.append(tok)
+                run.append(tok)
+                named = True
+            elif run:
+                _end_run(run, written)
             first = False
         if len(words) > 1 and not CJK_RUN.search(piece):
             phrases.append(tuple(words))
+        if run and (not named or not piece[-1].isalnum()):  # a name run ends at punctuation
+            _end_run(run, written)
+    _end_run(run, written)
     if not terms:
         # a query of nothing but stop words ("what was it") still searches for them
         terms = dropped
@@ -268,7 +282,13 @@ def keyword_query(query: str) -> KeywordQuery:
             names.append(name)
     unique = tuple(dict.fromkeys(names))
     return KeywordQuery(tuple(dict.fromkeys(terms)), tuple(dict.fromkeys(phrases)), unique,
-                        tuple(name_parts(n) for n in unique))
+                        tuple(name_parts(n) for n in unique), tuple(dict.fromkeys(written)))
+
+
+def _end_run(run: list[str], written: list[str]) -> None:
+    if len(run) > 1:
+        written.append(" ".join(run))
+    run.clear()
 
 
 _LETTERS_DIGITS = re.compile(r"^([^\W\d_]+)(\d[^\W_]*)$|^(\d+)([^\W\d_][^\W_]*)$")
