@@ -86,6 +86,14 @@ def test_search_follow_append_edit_and_conflict_in_a_browser(browser_page, works
     assert page.locator(".result").count() >= 1 and "MEMORY.md#L" in page.inner_text(".result .cite")
     assert "postgresql" in page.inner_text(".result .why")
     page.screenshot(path=str(shots / "search.png"), full_page=True)
+    # what else was found, under the floor, comes after the answer marked as a weak match
+    page.goto(server.base + "/search?q=Hangzhou+staging&mode=hybrid")
+    page.wait_for_selector(".result")
+    results = page.locator(".result")
+    assert results.count() == 2 and results.nth(0).locator(".weak").count() == 0
+    assert results.nth(1).locator(".weak").inner_text() == "weak match"
+    page.screenshot(path=str(shots / "search-weak.png"), full_page=True)
+    page.goto(server.base + "/search?q=PostgreSQL+writer&mode=keyword")
     # a result opens its file at those lines, highlighted
     page.click(".result .cite")
     page.wait_for_selector("tr.hl")
