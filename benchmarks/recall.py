@@ -41,7 +41,7 @@ from pathlib import Path
 
 from mnemoclaw.api import Memory, resolve_provider
 from mnemoclaw.config import RECALL_MIN_SCORE, load_settings
-from mnemoclaw.recall import Specific, recall, specific
+from mnemoclaw.recall import Specific, recall, specific, standing_out
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from quality import default_bench  # noqa: E402
@@ -118,15 +118,18 @@ def features(hit, chunks: int) -> dict:
     return {"excess": f.excess, "rarest": f.rarest, "share": f.share, "chunks": chunks}
 
 
-def shipped(e: dict, threshold: float) -> bool:
-    """The shipped rule at ``threshold``: the score, and the gate."""
-    return e["score"] >= threshold and Specific(e["excess"], e["rarest"], e["share"], e["chunks"]).passes()
+def shipped(entries: list[dict], threshold: float) -> list[dict]:
+    """What the shipped rule injects at ``threshold``: the entries scoring it that the gate lets
+    come (mnemoclaw.recall.standing_out; every entry here is a daily log), three at most."""
+    scored = [e for e in entries if e["score"] >= threshold]
+    comes = standing_out([(Specific(e["excess"], e["rarest"], e["share"], e["chunks"]), True) for e in scored])
+    return [e for e, ok in zip(scored, comes, strict=True) if ok][:3]  # maxEntries 3
 
 
 def measure(records: list[dict], threshold: float) -> dict:
     quiet = [r for r in records if not r["needs"]]
     needed = [r for r in records if r["needs"]]
-    injected = [[e for e in r["entries"] if shipped(e, threshold)][:3] for r in records]  # maxEntries 3
+    injected = [shipped(r["entries"], threshold) for r in records]
     events = [(r, got) for r, got in zip(records, injected, strict=True) if got]
     got_of = {id(r): got for r, got in zip(records, injected, strict=True)}
     return {

@@ -4,8 +4,10 @@
 
 Each record is one replayed LoCoMo message with every entry the search returned for it (its
 score, the gate's features, its text, and whether its lines hold a question's evidence). Each
-rule below decides, for a message whose entries passed the shipped gate at minScore 0.9, whether
-anything is injected at all; the figures are the same as recall.py's (fit: the first half of the
+rule below decides, for a message whose entries passed the gate alone at minScore 0.9 (the rule
+before corroboration), whether anything is injected at all; then what ships (a daily log's entry
+comes only when two entries stand out, by 1.5 spreads: mnemoclaw.recall.standing_out) and the
+grid it was chosen from, on the fit half; the figures are the same as recall.py's (fit: the first half of the
 conversations, held-out: the other half), so docs/recall.md's table comes from here. Last, a
 logistic model of what is known of each passing entry (its score and gate features, its length
 and the message's, a question, a number, a name, its rank, how many passed) is fitted on the fit
@@ -16,15 +18,23 @@ share that carry evidence among the entries it ranks best.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import os
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from mnemoclaw.config import RECALL_MIN_SCORE
-from mnemoclaw.recall import Specific
+from mnemoclaw.recall import MIN_SHARE_KEYWORD_ONLY, RARE_OF_MAX, Specific
+from mnemoclaw.search.bm25 import idf
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from recall import CARRY_TARGET, QUIET_TARGET  # noqa: E402
+from recall import shipped as injected  # noqa: E402
 
 SPEAKER = re.compile(r"- \*\*[^*]+\*\* \(D\d+:\d+\): ")  # "- **Caroline** (D3:5): " before each turn
 MAX_ENTRIES = 3
@@ -35,14 +45,36 @@ def body(text: str) -> str:
     return SPEAKER.sub("", text)
 
 
-def shipped(e: dict) -> bool:
-    """The shipped rule: the score, and the gate (mnemoclaw.recall.Specific)."""
+def alone(e: dict) -> bool:
+    """One entry standing out on its own (the rule before corroboration, and still the one for
+    curated memory): the score, and the gate (mnemoclaw.recall.Specific)."""
     return e["score"] >= RECALL_MIN_SCORE and Specific(e["excess"], e["rarest"], e["share"], e["chunks"]).passes()
 
 
 def stricter(e: dict) -> bool:
-    """The shipped rule with the entry standing out by 2.5 spreads instead of 2."""
-    return shipped(e) and (e["excess"] is None or e["excess"] >= 2.5)
+    """``alone`` with the entry standing out by 2.5 spreads instead of 2."""
+    return alone(e) and (e["excess"] is None or e["excess"] >= 2.5)
+
+
+def gate(excess: float, rarest: float, share: float) -> Callable[[dict], bool]:
+    """The gate with other constants (mnemoclaw.recall.Specific.passes's)."""
+    def passes(e: dict) -> bool:
+        if e["score"] < RECALL_MIN_SCORE or e["rarest"] < min(rarest, RARE_OF_MAX * idf(max(1, e["chunks"]), 1)):
+            return False
+        if e["excess"] is None:
+            return e["share"] >= MIN_SHARE_KEYWORD_ONLY
+        return e["excess"] >= excess and e["share"] >= share
+    return passes
+
+
+def measure_shipped(records: list[dict]) -> tuple[float, float, int]:
+    """``measure`` for what ships: recall.py's ``shipped`` (mnemoclaw.recall.standing_out)."""
+    quiet = [r for r in records if not r["needs"]]
+    got = [injected(r["entries"], RECALL_MIN_SCORE) for r in records]
+    events = [g for g in got if g]
+    kept_quiet = sum(1 for r, g in zip(records, got, strict=True) if not r["needs"] and not g)
+    return kept_quiet / max(1, len(quiet)), sum(any(e["lenient"] for e in g) for g in events) / max(1, len(events)), \
+        len(events)
 
 
 def names(text: str, speakers: set[str]) -> set[str]:
@@ -83,7 +115,7 @@ def learned(fit: list[dict], held: list[dict]) -> None:
     def rows(records: list[dict]) -> tuple[np.ndarray, np.ndarray]:
         xs, ys = [], []
         for r in records:
-            got = [e for e in r["entries"] if shipped(e)][:MAX_ENTRIES]
+            got = [e for e in r["entries"] if alone(e)][:MAX_ENTRIES]
             for i, e in enumerate(got):
                 xs.append(entry_features(r, e, i, len(got)))
                 ys.append(float(e["lenient"]))
@@ -138,20 +170,42 @@ def main() -> None:
         return any(said & names(e["text"], speakers) for e in got)
 
     rows: list[tuple[str, Callable[[dict], bool], Rule]] = [
-        ("none (shipped)", shipped, lambda r, g: True),
+        ("none: one entry standing out comes (before)", alone, lambda r, g: True),
         ("a stricter gate (excess 2.5 spreads)", stricter, lambda r, g: True),
-        ("only when two or more entries pass", shipped, two),
-        ("only when the message is a question", shipped, question),
-        ("a question, a number in the entry, or two entries", shipped,
+        ("only when two or more entries pass", alone, two),
+        ("only when the message is a question", alone, question),
+        ("a question, a number in the entry, or two entries", alone,
          lambda r, g: question(r, g) or number(r, g) or two(r, g)),
-        ("the message and the entry share a name", shipped, shares_name),
+        ("the message and the entry share a name", alone, shares_name),
     ]
     print("| rule on top of the gate | quiet when nothing is needed | injections carrying evidence | injected turns |")
     print("|---|---|---|---|")
     for label, passes, rule in rows:
         a, b = measure(fit, passes, rule), measure(held, passes, rule)
         print(f"| {label} | {a[0]:.3f} / {b[0]:.3f} | {a[1]:.3f} / {b[1]:.3f} | {a[2]} / {b[2]} |")
+    a, b = measure_shipped(fit), measure_shipped(held)
+    print(f"| shipped: corroborated (mnemoclaw.recall.standing_out) | {a[0]:.3f} / {b[0]:.3f} | "
+          f"{a[1]:.3f} / {b[1]:.3f} | {a[2]} / {b[2]} |")
+    corroboration(fit, held)
     learned(fit, held)
+
+
+def corroboration(fit: list[dict], held: list[dict]) -> None:
+    """The gate's constants and how many entries must pass, chosen on the fit half: of the settings
+    meeting both targets there, the one that injects most often."""
+    grid = []
+    for excess, rarest, share, k in itertools.product((1.0, 1.5, 2.0, 2.5), (1.5, 2.0, 2.5, 3.0),
+                                                       (0.1, 0.2, 0.3, 0.4), (1, 2)):
+        got = measure(fit, gate(excess, rarest, share), lambda r, g, k=k: len(g) >= k)
+        if got[0] >= QUIET_TARGET and got[1] >= CARRY_TARGET:
+            grid.append(((excess, rarest, share, k), got))
+    grid.sort(key=lambda row: -row[1][2])
+    print(f"\n{len(grid)} of 128 settings (excess, rarest, share, entries that must pass) meet both targets on the "
+          "fit half; the six that inject most often, fit / held-out:")
+    for (excess, rarest, share, k), a in grid[:6]:
+        b = measure(held, gate(excess, rarest, share), lambda r, g, k=k: len(g) >= k)
+        print(f"  excess {excess:g}, IDF {rarest:g}, share {share:g}, {k} entries: quiet {a[0]:.3f} / {b[0]:.3f}, "
+              f"carrying {a[1]:.3f} / {b[1]:.3f}, injected turns {a[2]} / {b[2]}")
 
 
 if __name__ == "__main__":

@@ -73,12 +73,32 @@ def test_a_message_about_a_memory_brings_it_and_small_talk_brings_nothing(mem):
         assert quiet.entries == [] and quiet.block() == "" and "scored" in quiet.why_none, (message, quiet.wire())
 
 
-def test_daily_logs_come_only_when_configured_and_imports_never(mem):
+def test_daily_logs_come_only_when_configured_and_imports_never(mem, workspace):
     message = "where did we move the pelican feeder to?"
     assert recall(mem, message).entries == []
+    # one entry of what was said, alone, is held back: a record of small talk stands out as often
+    lone = recall(mem, message, options={"sources": ["curated", "daily"]})
+    assert lone.entries == [] and "a second one does too" in lone.why_none, lone.wire()
+    # borne out by a second entry, both come
+    write(workspace / "memory" / "2026-03-05.md", "# 2026-03-05\n\n- Moved the pelican feeder back to the east pier "
+          "after the storm.\n")
+    mem.sync()
     daily = recall(mem, message, options={"sources": ["curated", "daily"]})
-    assert [e.path for e in daily.entries] == ["memory/2026-03-02.md"], daily.wire()
+    assert sorted(e.path for e in daily.entries) == ["memory/2026-03-02.md", "memory/2026-03-05.md"], daily.wire()
     assert all("imports" not in e.path for e in daily.entries)
+
+
+def test_an_entry_of_what_was_said_needs_another_to_stand_out_and_a_curated_one_does_not():
+    from mnemoclaw.recall import CORROBORATED_EXCESS, standing_out
+
+    out, loose = Specific(2.5, 3.0, 0.5, 500), Specific(CORROBORATED_EXCESS, 3.0, 0.5, 500)
+    none = Specific(1.0, 3.0, 0.5, 500)
+    assert standing_out([(out, False)]) == [True]  # curated: alone
+    assert standing_out([(out, True)]) == [False]  # a daily log: not alone
+    assert standing_out([(out, True), (loose, True)]) == [True, True]  # each bears the other out
+    assert standing_out([(out, False), (loose, True)]) == [True, True]
+    assert standing_out([(loose, False), (loose, True)]) == [False, True]  # curated still needs 2 spreads
+    assert standing_out([(out, True), (none, True)]) == [False, False]
 
 
 def test_a_trigger_comes_first_and_the_bounds_hold(mem):

@@ -46,6 +46,14 @@ MIN_IDF = 2.0
 RARE_OF_MAX = 0.7
 MIN_SHARE = 0.2
 MIN_SHARE_KEYWORD_ONLY = 0.4  # with no vectors to stand out by, twice the words
+# A daily log or a transcript is a record of what was said, and a message shares words and themes
+# with most of what was said before it: one entry of it that stands out is as often a near-copy of
+# small talk as what the message needs. It comes only when at least CORROBORATION entries stand
+# out for the message, each by CORROBORATED_EXCESS spreads (LoCoMo's conversations replayed as
+# daily logs: chosen on half of them, reported on the other half, docs/recall.md). Curated memory
+# (MEMORY.md, USER.md, the extra paths) is distilled already: one entry that stands out comes.
+CORROBORATION = 2
+CORROBORATED_EXCESS = 1.5
 _WORDS = re.compile(r"\w+")
 
 
@@ -127,12 +135,28 @@ class Specific:
 
     chunks: int = 0  # the index's size, which bounds how rare a word can be
 
-    def passes(self) -> bool:
+    def passes(self, min_excess: float = MIN_EXCESS) -> bool:
         if self.rarest < min(MIN_IDF, RARE_OF_MAX * idf(max(1, self.chunks), 1)):
             return False
         if self.excess is None:
             return self.share >= MIN_SHARE_KEYWORD_ONLY
-        return self.excess >= MIN_EXCESS and self.share >= MIN_SHARE
+        return self.excess >= min_excess and self.share >= MIN_SHARE
+
+
+def episodic(path: str, source: str) -> bool:
+    """Whether an entry is a record of what was said (a daily log, a session summary, a
+    transcript) rather than curated memory."""
+    return source == "sessions" or (path.startswith("memory/") and path not in CURATED_FILES)
+
+
+def standing_out(found: list[tuple[Specific, bool]]) -> list[bool]:
+    """Which of a message's entries (each its ``Specific`` and whether it is ``episodic``, all
+    scoring the floor) come: a curated entry that stands out alone; a record of what was said when
+    at least ``CORROBORATION`` entries stand out by ``CORROBORATED_EXCESS`` spreads."""
+    loose = [spec.passes(CORROBORATED_EXCESS) for spec, _ in found]
+    corroborated = sum(loose) >= CORROBORATION
+    return [looser and corroborated if said else spec.passes()
+            for (spec, said), looser in zip(found, loose, strict=True)]
 
 
 def specific(hit: Hit, chunks: int = 0) -> Specific:
@@ -174,11 +198,13 @@ def _query(message: str, last_turn: str | None) -> list[str]:
 
 
 def recall(memory: Memory, message: str, *, last_turn: str | None = None,
-           options: dict[str, Any] | None = None, gate: Callable[[Specific], bool] | None = Specific.passes) -> Recall:
+           options: dict[str, Any] | None = None,
+           gate: Callable[[list[tuple[Specific, bool]]], list[bool]] | None = standing_out) -> Recall:
     """The entries to put before the model's reply to ``message`` (``last_turn``: what was said
-    just before it). ``options`` overrides ``memory.recall``; ``gate`` (None: none) is what an
-    entry must show beside its score (benchmarks pass their own). Never raises for a search
-    failure: recall is a help, and the reply goes on without it."""
+    just before it). ``options`` overrides ``memory.recall``; ``gate`` (None: none) says which of
+    the entries scoring the floor come, from what each shows beside its score (``standing_out``;
+    benchmarks pass their own). Never raises for a search failure: recall is a help, and the
+    reply goes on without it."""
     opts = {**memory.settings.memory["recall"], **(options or {})}
     floor = float(opts["minScore"])
     out = Recall(message, min_score=floor)
@@ -205,11 +231,20 @@ def recall(memory: Memory, message: str, *, last_turn: str | None = None,
     except Exception:  # noqa: BLE001 - a count is a help too
         chunks = 0
     picked: list[tuple[int, float, Recalled]] = []
+    scored: list[tuple[Hit, str, str | None]] = []
     for hit, query in found.values():
         if hit.weak or not may_inject(hit.path, hit.source, sources, hit.annotations):
             continue
         trigger = said_trigger(message, hit.annotations.get("trigger"))
-        if trigger is None and (hit.score < floor or not (gate is None or gate(specific(hit, chunks)))):
+        if trigger is not None or hit.score >= floor:
+            scored.append((hit, query, trigger))
+    judged = [h for h, _, trigger in scored if trigger is None]
+    comes = dict(zip(map(id, judged), gate([(specific(h, chunks), episodic(h.path, h.source)) for h in judged])
+                     if gate is not None and judged else [True] * len(judged), strict=True))
+    held_back = 0
+    for hit, query, trigger in scored:
+        if trigger is None and not comes[id(hit)]:
+            held_back += gate is not None and episodic(hit.path, hit.source) and specific(hit, chunks).passes()
             continue
         text = make_snippet(hit.text, query, ENTRY_CHARS)
         picked.append((0 if trigger else 1, -hit.score,
@@ -222,6 +257,9 @@ def recall(memory: Memory, message: str, *, last_turn: str | None = None,
             break
         out.entries.append(entry)
         budget -= len(entry.text)
-    if not out.entries:
+    if not out.entries and held_back:
+        out.why_none = ("only one entry of the daily logs or transcripts stood out for this message, and such an "
+                        "entry comes only when a second one does too")
+    elif not out.entries:
         out.why_none = f"nothing in memory scored {floor:g} or more for this message"
     return out
