@@ -230,22 +230,23 @@ def recall(memory: Memory, message: str, *, last_turn: str | None = None,
         chunks = memory.store.corpus_size()
     except Exception:  # noqa: BLE001 - a count is a help too
         chunks = 0
-    picked: list[tuple[int, float, Recalled]] = []
-    scored: list[tuple[Hit, str, str | None]] = []
+    triggered: list[tuple[Hit, str, str]] = []
+    judged: list[tuple[Hit, str, Specific, bool]] = []  # scoring the floor, no trigger said: the gate decides
     for hit, query in found.values():
         if hit.weak or not may_inject(hit.path, hit.source, sources, hit.annotations):
             continue
         trigger = said_trigger(message, hit.annotations.get("trigger"))
-        if trigger is not None or hit.score >= floor:
-            scored.append((hit, query, trigger))
-    judged = [h for h, _, trigger in scored if trigger is None]
-    comes = dict(zip(map(id, judged), gate([(specific(h, chunks), episodic(h.path, h.source)) for h in judged])
-                     if gate is not None and judged else [True] * len(judged), strict=True))
-    held_back = 0
-    for hit, query, trigger in scored:
-        if trigger is None and not comes[id(hit)]:
-            held_back += gate is not None and episodic(hit.path, hit.source) and specific(hit, chunks).passes()
-            continue
+        if trigger is not None:
+            triggered.append((hit, query, trigger))
+        elif hit.score >= floor:
+            judged.append((hit, query, specific(hit, chunks), episodic(hit.path, hit.source)))
+    comes = gate([(spec, said) for _, _, spec, said in judged]) if gate is not None else [True] * len(judged)
+    # a record of what was said that stood out alone, held back for want of a second
+    held_back = gate is not None and any(said and spec.passes() and not ok
+                                         for (_, _, spec, said), ok in zip(judged, comes, strict=True))
+    picked: list[tuple[int, float, Recalled]] = []
+    chosen = [*triggered, *((hit, query, None) for (hit, query, _, _), ok in zip(judged, comes, strict=True) if ok)]
+    for hit, query, trigger in chosen:
         text = make_snippet(hit.text, query, ENTRY_CHARS)
         picked.append((0 if trigger else 1, -hit.score,
                        Recalled(hit.path, hit.start_line, hit.end_line, hit.score, text, hit.source, trigger,

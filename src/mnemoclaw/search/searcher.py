@@ -287,7 +287,7 @@ class Searcher:
                               reference=self.vectors.vector_reference(g.qvec) if g.qvec is not None else None,
                               unrelated=self._unrelated_reference(g.qvec) if g.qvec is not None else None,
                               levels=levels, superseded=superseded,
-                              spell=self._embed_names if self.provider is not None and mode != "keyword" else None)
+                              spell=self._embed_names if mode == "hybrid" else None)
         day = today(self.clock)
 
         def answers(path: str, line: int, attrs: dict[str, Any]) -> bool:  # what honour_annotations leaves in
