@@ -41,7 +41,7 @@ from mnemoclaw.eval.runner import (
     _score_evidence,
     _Session,
 )
-from mnemoclaw.search.fusion import _standardise, adaptive_vector_weight
+from mnemoclaw.search.fusion import adaptive_vector_weight, standardise
 from mnemoclaw.search.stages import DATE_BOOST
 from mnemoclaw.text.dates import note_date, query_dates
 from mnemoclaw.text.tokenize import analyze, keyword_query
@@ -121,9 +121,9 @@ def features(rec: dict) -> tuple[list, np.ndarray, np.ndarray]:
     vec = {k: s for k, s, _ in rec["vector"]}
     keys = list(dict.fromkeys([*vec, *text]))
     text_floor = 0.0 if len(text) < POOL else min(text.values())
-    zt = _standardise({k: text.get(k, text_floor) for k in keys})
-    zv = _standardise({k: vec.get(k, min(vec.values())) for k in keys})
-    zl = _standardise({k: rec["line_cos"][k] for k in keys})
+    zt = standardise({k: text.get(k, text_floor) for k in keys})
+    zv = standardise({k: vec.get(k, min(vec.values())) for k in keys})
+    zl = standardise({k: rec["line_cos"][k] for k in keys})
     wv = adaptive_vector_weight({i: v for i, v in enumerate(vec.values())})
     q = keyword_query(rec["q"])
     df = Counter(t for k in keys for t in rec["terms"][k])
