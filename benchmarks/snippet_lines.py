@@ -1,10 +1,11 @@
 """What the snippets of LoCoMo workspace results show, by how long a shown line may be.
 
-    python benchmarks/snippet_lines.py [--line-max 100,120,140,160,200] [--work-dir bench-results/work/workspace]
+    python benchmarks/snippet_lines.py [--lengths 160/160,100/220,...] [--work-dir bench-results/work/workspace]
 
 Searches every LoCoMo workspace question once (the real indexer and searcher, default
-configuration), then cuts the snippets of the first five results again with each line length
-(search/snippets.py ``LINE_MAX``) and reports, on the even and the odd questions:
+configuration), then cuts the snippets of the first five results again with each pair of line
+lengths, ``LINE/BEST`` (search/snippets.py ``LINE_MAX`` for every line, ``BEST_LINE_MAX`` for the
+line that matched best) and reports, on the even and the odd questions:
 
 - snippet recall@5: the evidence lines the snippets show, of all the question's evidence (a line
   shortened to its best part counts as shown);
@@ -35,7 +36,8 @@ from quality import default_bench  # noqa: E402
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bench", default=None)
-    ap.add_argument("--line-max", default="100,120,140,160,200")
+    ap.add_argument("--lengths", default="100/100,120/120,140/140,160/160,200/200,100/180,100/200,100/220,"
+                                         "100/240,110/220,120/220,140/200")
     ap.add_argument("--work-dir", default="bench-results/work/workspace")
     args = ap.parse_args()
     bench = args.bench or default_bench()
@@ -54,11 +56,11 @@ def main() -> None:
              EvalOptions(mode="hybrid", scope_field="conv", queries_dir=os.path.join(bench, "locomo", "turns"),
                          work_dir=args.work_dir, collect=keep))
 
-    def measure(line_max: int, part: list[tuple[str, Any, list[Any]]]) -> tuple[float, float]:
+    def measure(line_max: int, best_max: int, part: list[tuple[str, Any, list[Any]]]) -> tuple[float, float]:
         lines, words = [], []
         for text, evidence, top in part:
             snippets = choose_all(((h.path, h.text, h.start_line, h.terms, h.analysed) for h in top),
-                                  SNIPPET_MAX_CHARS, line_max)
+                                  SNIPPET_MAX_CHARS, line_max, best_max)
             shown = set()
             for h, snippet in zip(top, snippets, strict=True):
                 path = os.path.realpath(h.path) if os.path.isabs(h.path) else h.path
@@ -73,10 +75,12 @@ def main() -> None:
         return mean(lines), mean(words)
 
     halves = (asked[0::2], asked[1::2])
-    print("| line length | snippet recall@5, even / odd questions | answer words shown, even / odd |\n|---|---|---|")
-    for line_max in [int(n) for n in args.line_max.split(",")]:
-        (r0, w0), (r1, w1) = (measure(line_max, h) for h in halves)
-        print(f"| {line_max} | {r0:.4f} / {r1:.4f} | {w0:.4f} / {w1:.4f} |", flush=True)
+    print("| line length / the best line's | snippet recall@5, even / odd questions | answer words shown, even / odd |"
+          "\n|---|---|---|")
+    for pair in args.lengths.split(","):
+        line_max, best_max = (int(n) for n in pair.split("/"))
+        (r0, w0), (r1, w1) = (measure(line_max, best_max, h) for h in halves)
+        print(f"| {line_max} / {best_max} | {r0:.4f} / {r1:.4f} | {w0:.4f} / {w1:.4f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -222,3 +222,17 @@ def test_a_query_that_names_a_file_ranks_that_file_first(workspace, make_memory)
     assert mem.memory_search("project")["results"][0]["path"] == "MEMORY.md"
     assert [r["path"] for r in mem.memory_search("2026-11-12.md", mode="keyword")["results"]][0] == \
         "memory/2026-11-12.md"
+
+
+def test_a_question_in_the_present_finds_a_note_in_the_past(workspace, make_memory):
+    """"did she win" is asked of a note that says "won": the keyword side matches the verb."""
+    write(workspace / "memory" / "2026-05-02.md", "- Maya won the regional chess tournament\n")
+    write(workspace / "memory" / "2026-05-03.md", "- the chess club moved to Tuesdays\n")
+    write(workspace / "memory" / "2026-05-04.md", "- we went to the coast and bought a kite\n")
+    mem = make_memory(workspace)
+    mem.sync()
+    hits = mem.search("did Maya win at chess", mode="keyword", min_score=0)
+    assert hits[0].path == "memory/2026-05-02.md" and hits[0].text_score > hits[-1].text_score
+    assert mem.search("when did we go buy a kite", mode="keyword", min_score=0)[0].path == "memory/2026-05-04.md"
+    snippet = mem.memory_search("did Maya win at chess")["results"][0]["snippet"]
+    assert "won the regional chess tournament" in snippet

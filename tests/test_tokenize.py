@@ -122,7 +122,7 @@ def test_a_name_of_letters_and_digits_is_also_looked_for_written_apart():
 def test_keyword_evidence_says_what_memory_never_mentions():
     from mnemoclaw.search.keyword import KeywordEvidence
 
-    words = KeywordEvidence({"carolin": 3.0, "paint": 1.0, "said": 1.0}, {1: [["paint", "said"]]}, complete=True,
+    words = KeywordEvidence({"carolin": 3.0, "paint": 1.0, "sai": 1.0}, {1: [["paint", "sai"]]}, complete=True,
                             unseen=frozenset({"carolin"}), names=("carolin",), absent=frozenset({"carolin"}))
     present = words.present(1, "")
     assert words.coverage(1, "", present) == 2 / 5
@@ -182,3 +182,11 @@ def test_a_latin_name_is_written_in_a_chinese_note_where_one_of_its_nouns_means_
     assert not words.spelt_in("no Chinese here", embed(1.0))  # no noun to write it with
     assert words.spelt_in("佢哋琴日去咗黑豹度", embed(0.0))  # a note the tagger cannot read may
     assert not KeywordEvidence().spelt_in(note, embed(1.0))  # no Latin name to write
+
+
+def test_an_irregular_past_tense_is_its_verb_and_won_t_is_not_win():
+    assert analyze("She won, went home and bought bread") == ["she", "win", "go", "home", "and", "bui", "bread"]
+    assert keyword_query("How many tournaments has Nate won?").terms == ("mani", "tournament", "nate", "win")
+    assert "win" not in analyze("I won't go. He won’t either.")
+    assert keyword_query("Why won't she eat meat?").terms == ("eat", "meat")
+    assert analyze("children's feet") == analyze("child's foot")

@@ -14,7 +14,7 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..text.tokenize import analyze, has_terms
+from ..text.tokenize import analyze, has_terms, spellings
 
 GAP = "\n…\n"  # between lines that are not next to each other in the file
 # A line that asks (ends with "?", perhaps before a bracketed note) keeps this share of its
@@ -24,8 +24,11 @@ QUESTION_KEEPS = 0.6
 QUESTION_PASSES = 0.6
 # A line longer than this is shown shortened to the part that holds the most query weight, so
 # a snippet can hold several of a long chunk's lines (a dialogue turn runs to 300 characters
-# and more); snippetLines still names the whole lines (measured on LoCoMo, docs/quality.md).
-LINE_MAX = 160
+# and more); snippetLines still names the whole lines. The line that matched best may run to
+# BEST_LINE_MAX: the answer is most often on it, and the others, shorter, leave room for more
+# of the lines around it (measured on LoCoMo, docs/quality.md "Snippets").
+LINE_MAX = 100
+BEST_LINE_MAX = 220
 PREFIX_MAX = 40  # a line's "speaker: " kept in front of the part shown
 
 
@@ -37,24 +40,25 @@ class Snippet:
 
 def choose(text: str, start_line: int, terms: Mapping[str, float], limit: int,
            shown: Collection[int] = (), line_max: int = LINE_MAX,
-           analysed: Sequence[Sequence[str]] | None = None) -> Snippet:
+           analysed: Sequence[Sequence[str]] | None = None, best_line_max: int = BEST_LINE_MAX) -> Snippet:
     """At most ``limit`` characters of ``text`` (a chunk whose first line is ``start_line``).
     Lines in ``shown`` (file line numbers an earlier result's snippet holds) count as matching
     nothing, so overlapping chunks show different lines. ``analysed``: the terms of the
-    chunk's lines that have any, as keyword search read them (saves analysing again)."""
+    chunk's lines that have any, as keyword search read them (saves analysing again). A line is
+    shown shortened to ``line_max`` characters, the best one to ``best_line_max``."""
     full = text.split("\n")
     if len(text) <= limit:
         return Snippet(text, ((start_line, start_line + len(full) - 1),))
     scores = _line_scores(full, terms, _aligned(full, analysed))
-    lines = _Shortened(full, terms, line_max)
     for n in shown:
-        if 0 <= n - start_line < len(lines):
+        if 0 <= n - start_line < len(full):
             scores[n - start_line] = 0.0
-    order = sorted(range(len(lines)), key=lambda i: (-scores[i], i))
+    order = sorted(range(len(full)), key=lambda i: (-scores[i], i))
     if not terms or scores[order[0]] == 0:
-        order = list(range(len(lines)))  # nothing matched by words (a vector match): the chunk's start
+        order = list(range(len(full)))  # nothing matched by words (a vector match): the chunk's start
     else:
         order = [i for i in order if scores[i] > 0]
+    lines = _Shortened(full, terms, line_max, longer=(order[0], best_line_max))
     chosen: set[int] = set()
 
     def size(picked: set[int]) -> int:
@@ -95,14 +99,15 @@ def choose(text: str, start_line: int, terms: Mapping[str, float], limit: int,
 Chunk = tuple[str, str, int, Mapping[str, float], Sequence[Sequence[str]] | None]
 
 
-def choose_all(chunks: Iterable[Chunk], limit: int, line_max: int = LINE_MAX) -> list[Snippet]:
+def choose_all(chunks: Iterable[Chunk], limit: int, line_max: int = LINE_MAX,
+               best_line_max: int = BEST_LINE_MAX) -> list[Snippet]:
     """Snippets for results in rank order, each (path, text, start line, terms, analysed
     lines or None); a line an earlier snippet already shows is not chosen again for its words."""
     shown: dict[str, set[int]] = {}
     out = []
     for path, text, start_line, terms, analysed in chunks:
         seen = shown.setdefault(path, set())
-        snippet = choose(text, start_line, terms, limit, seen, line_max, analysed)
+        snippet = choose(text, start_line, terms, limit, seen, line_max, analysed, best_line_max)
         for a, b in snippet.ranges:
             seen.update(range(a, b + 1))
         out.append(snippet)
@@ -132,8 +137,9 @@ def _line_scores(lines: list[str], terms: Mapping[str, float],
     """Each line's share of the query's IDF weight; a question that matches passes most of
     its weight to the line after it, where a dialogue or a Q&A note holds the answer."""
     scores = [0.0] * len(lines)
-    # a stem differs from its word at most in its last two letters (happi, stabl)
-    needles = {t[: max(1, len(t) - 2)] if t.isascii() else t for t in terms}
+    # a stem differs from its word at most in its last two letters (happi, stabl), and an
+    # irregular form is looked for as written ("won" for win)
+    needles = {w[: max(1, len(w) - 2)] if w.isascii() else w for t in terms for w in spellings(t)}
     for i, line in enumerate(lines):
         if analysed is not None:
             present = set(analysed[i])
@@ -151,10 +157,13 @@ def _line_scores(lines: list[str], terms: Mapping[str, float],
 
 
 class _Shortened:
-    """The chunk's lines as shown, each shortened when first looked at."""
+    """The chunk's lines as shown, each shortened when first looked at; ``longer``: one line
+    (its index) and the length it may run to instead of ``line_max``."""
 
-    def __init__(self, full: list[str], terms: Mapping[str, float], line_max: int):
+    def __init__(self, full: list[str], terms: Mapping[str, float], line_max: int,
+                 longer: tuple[int, int] | None = None):
         self.full, self.terms, self.line_max = full, terms, line_max
+        self.longer = longer
         self.done: dict[int, str] = {}
 
     def __len__(self) -> int:
@@ -163,7 +172,8 @@ class _Shortened:
     def __getitem__(self, i: int) -> str:
         line = self.done.get(i)
         if line is None:
-            line = self.done[i] = _shorten(self.full[i], self.terms, self.line_max)
+            most = self.longer[1] if self.longer is not None and self.longer[0] == i else self.line_max
+            line = self.done[i] = _shorten(self.full[i], self.terms, most)
         return line
 
 
@@ -173,7 +183,7 @@ def _shorten(line: str, terms: Mapping[str, float], line_max: int) -> str:
     if len(line) <= line_max:
         return line
     lowered = line.lower()
-    hits = [(i, t) for t in terms for i in _positions(lowered, t)]
+    hits = [(i, t) for t in terms for w in spellings(t) for i in _positions(lowered, w)]
     width = line_max - 2  # room for an ellipsis at each end
 
     def weight(start: int) -> float:

@@ -43,7 +43,8 @@ WORD = re.compile(rf"(?:(?![{_CJK_CLASS}])[^\W_])+")
 
 # Version of the scheme below; part of the index fingerprint, so changing how text is
 # tokenized forces a rebuild instead of silently mixing two schemes.
-TOKENIZER_ID = f"mnemoclaw-analyzer-v4 (porter stems, CJK unigrams+bigrams, lines kept, {SCHEME})"
+TOKENIZER_ID = (f"mnemoclaw-analyzer-v5 (porter stems, irregular English forms, CJK unigrams+bigrams, lines kept, "
+                f"{SCHEME})")
 
 # English function words dropped from keyword queries (never from the index, so
 # phrases still match). Measured on LoCoMo: stemming + stop words lift recall@5.
@@ -57,7 +58,7 @@ STOP_WORDS = frozenset(
     or other ought our ours ourselves out over own re s same shan she should shouldn so
     some such t than that the their theirs them themselves then there these they this
     those through to too under until up ve very was wasn we were weren what when where
-    which while who whom why will with won would wouldn you your yours yourself
+    which while who whom why will with would wouldn you your yours yourself
     yourselves d m o y ain also get got gonna done
     """.split()
 )
@@ -150,10 +151,58 @@ def stem(word: str) -> str:
     return _stemmer.stemWord(word) if word.isascii() and not word.isdigit() else word
 
 
+# English verbs whose past tense a stemmer cannot reach ("won" is not "win"), and a few plurals,
+# as their base word: a question asks "did she win", the note says "I won". Left out: forms that
+# are as often another word ("left", "rose", "thought", "bit", "drew", "sat", "lay", "shot",
+# "born", "stuck", "lit"); kept where the other word is rare in notes (a saw, to found a company,
+# a bicycle's spoke, to fell a tree).
+_BASE_FORMS = {
+    "win": "won", "run": "ran", "go": "went gone", "make": "made", "take": "took taken", "buy": "bought",
+    "tell": "told", "say": "said", "keep": "kept", "lose": "lost", "find": "found", "feel": "felt",
+    "hear": "heard", "know": "knew known", "see": "saw seen", "eat": "ate eaten", "drink": "drank drunk",
+    "fly": "flew flown", "drive": "drove driven", "ride": "rode ridden", "write": "wrote written",
+    "begin": "began begun", "swim": "swam swum", "sing": "sang sung", "give": "gave given", "come": "came",
+    "become": "became", "choose": "chose chosen", "break": "broke broken", "forget": "forgot forgotten",
+    "grow": "grew grown", "throw": "threw thrown", "teach": "taught", "catch": "caught", "bring": "brought",
+    "fight": "fought", "seek": "sought", "build": "built", "send": "sent", "spend": "spent", "pay": "paid",
+    "sell": "sold", "hold": "held", "sleep": "slept", "meet": "met", "mean": "meant", "stand": "stood",
+    "understand": "understood", "feed": "fed", "hang": "hung", "shake": "shook shaken", "wake": "woke woken",
+    "wear": "wore worn", "tear": "tore torn", "steal": "stole stolen", "freeze": "froze frozen",
+    "hide": "hid hidden", "lead": "led", "deal": "dealt", "lend": "lent", "strike": "struck", "dig": "dug",
+    "speak": "spoke spoken", "fall": "fell fallen", "draw": "drawn", "forgive": "forgave forgiven",
+    "overcome": "overcame", "rebuild": "rebuilt", "rewrite": "rewrote rewritten", "swear": "swore sworn",
+    "ring": "rang rung", "dream": "dreamt", "learn": "learnt", "burn": "burnt",
+    "child": "children", "man": "men", "woman": "women", "foot": "feet", "tooth": "teeth", "mouse": "mice",
+    "wife": "wives", "knife": "knives",
+}
+IRREGULAR = {form: base for base, forms in _BASE_FORMS.items() for form in forms.split()}
+
+
+# "won't" is "will not", not a form of "win" (both are stop words)
+_WONT = re.compile(r"\b(?:W|w)on['’]t\b")
+
+
+def _wont(text: str) -> str:
+    return _WONT.sub("will not", text) if "n't" in text or "n’t" in text else text
+
+
+def spellings(term: str) -> tuple[str, ...]:
+    """``term`` and the irregular forms analysed as it ("win": "won"): what to look for in raw
+    text that holds the term."""
+    if not _SPELLINGS:
+        for base, forms in _BASE_FORMS.items():
+            _SPELLINGS[stem(base)] = (stem(base), *forms.split())
+    return _SPELLINGS.get(term, (term,))
+
+
+_SPELLINGS: dict[str, tuple[str, ...]] = {}
+
+
 def _term(word: str) -> str:
     if len(_TERMS) >= _TERM_CACHE_MAX:
         _TERMS.clear()
-    term = _TERMS[word] = stem(_fold(word))
+    folded = _fold(word)
+    term = _TERMS[word] = stem(IRREGULAR.get(folded, folded))
     return term
 
 
@@ -170,6 +219,7 @@ def analyze(text: str) -> list[str]:
     text/script.py), in reading order."""
     if _CJK_CHAR.search(text):
         text = fold(text)
+    text = _wont(text)
     out: list[str] = []
     append = out.append
     terms = _TERMS
@@ -241,7 +291,7 @@ def keyword_query(query: str) -> KeywordQuery:
     written: list[str] = []
     run: list[str] = []  # the names of letters written one after another
     first = True
-    for piece in _ZH_QUESTION.sub(" ", fold(query)).split():
+    for piece in _ZH_QUESTION.sub(" ", fold(_wont(query))).split():
         words = []
         named = False
         for m in _TOKEN.finditer(piece):
