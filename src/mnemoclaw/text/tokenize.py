@@ -179,19 +179,18 @@ IRREGULAR = {form: base for base, forms in _BASE_FORMS.items() for form in forms
 
 
 # "won't" is "will not", not a form of "win" (both are stop words)
-_WONT = re.compile(r"\b(?:W|w)on['’]t\b")
+_WONT = re.compile(r"\bwon['’]t\b", re.IGNORECASE)
 
 
 def _wont(text: str) -> str:
-    return _WONT.sub("will not", text) if "n't" in text or "n’t" in text else text
+    return _WONT.sub("will not", text) if "'" in text or "’" in text else text
 
 
 def spellings(term: str) -> tuple[str, ...]:
     """``term`` and the irregular forms analysed as it ("win": "won"): what to look for in raw
     text that holds the term."""
-    if not _SPELLINGS:
-        for base, forms in _BASE_FORMS.items():
-            _SPELLINGS[stem(base)] = (stem(base), *forms.split())
+    if not _SPELLINGS:  # filled whole, once: a thread never sees half of it
+        _SPELLINGS.update({stem(base): (stem(base), *forms.split()) for base, forms in _BASE_FORMS.items()})
     return _SPELLINGS.get(term, (term,))
 
 
