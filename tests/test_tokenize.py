@@ -1,4 +1,11 @@
-from mnemoclaw.text.tokenize import analyze, estimate_tokens, fts_document, keyword_query, similarity_tokens
+from mnemoclaw.text.tokenize import (
+    analyze,
+    estimate_tokens,
+    fts_document,
+    irregular_in,
+    keyword_query,
+    similarity_tokens,
+)
 
 
 def test_english_is_stemmed_lowercased_and_folded():
@@ -190,3 +197,9 @@ def test_an_irregular_past_tense_is_its_verb_and_won_t_is_not_win():
     assert "win" not in analyze("I won't go. He won’t either. WON'T!")
     assert keyword_query("Why won't she eat meat?").terms == ("eat", "meat")
     assert analyze("children's feet") == analyze("child's foot")
+
+
+def test_a_highlighter_is_given_the_irregular_forms_of_the_query_s_words_as_the_note_writes_them():
+    assert irregular_in("Maya Won the cup; we went home, a wonder", ["did", "Maya", "win", "go"]) == ["Won", "went"]
+    assert irregular_in("Maya won the cup", ["won"]) == []  # as typed, the highlighter finds it itself
+    assert irregular_in("数据库迁移", ["数据库"]) == []

@@ -118,6 +118,14 @@ def test_search_follow_append_edit_and_conflict_in_a_browser(browser_page, works
     page.screenshot(path=str(shots / "files.png"), full_page=True)
     page.goto(server.base + "/search?q=walrus+dawn")
     assert page.locator(".result").count() >= 1 and "walrus" in page.inner_text(".result .snippet")
+    # a question in the present marks the note's past tense: "won" for "win", never inside "wonder"
+    server_mem(server).memory_append("Maya won the regional chess tournament, a wonder.")
+    server_mem(server).sync()
+    page.goto(server.base + "/search?q=did+Maya+win+at+chess&mode=keyword")
+    page.wait_for_selector(".result mark")
+    marks = page.eval_on_selector_all(".result .snippet mark", "ms => ms.map(m => m.textContent)")
+    assert {"Maya", "won", "chess"} <= set(marks) and marks.count("won") == 1, marks  # not the "won" of "wonder"
+    page.screenshot(path=str(shots / "search-forms.png"), full_page=True)
     # edit MEMORY.md in the page
     page.goto(server.base + "/file/MEMORY.md")
     page.click("text=Edit")

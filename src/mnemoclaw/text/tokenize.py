@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .names import han_names
@@ -195,6 +196,20 @@ def spellings(term: str) -> tuple[str, ...]:
 
 
 _SPELLINGS: dict[str, tuple[str, ...]] = {}
+
+
+def irregular_in(text: str, words: Iterable[str]) -> list[str]:
+    """The words of ``text``, as written, that are an irregular form of one of ``words`` and not
+    that word itself ("won" for "win", "went" for "go"): what a highlighter marks besides the
+    words typed."""
+    wanted: set[str] = set()
+    for word in words:
+        for tok in _WORDISH.findall(word):
+            if tok.isascii():
+                wanted.update(w for w in spellings(_term(tok)) if w != tok.lower())
+    if not wanted:
+        return []
+    return list(dict.fromkeys(m.group() for m in _WORDISH.finditer(text) if m.group().lower() in wanted))
 
 
 def _term(word: str) -> str:

@@ -33,6 +33,7 @@ from ..notes.write import EDITABLE, content_hash
 from ..search.searcher import MODES
 from ..serving import bearer, same_secret
 from ..text import script
+from ..text.tokenize import irregular_in
 
 COOKIE = "mnemoclaw_ui_token"
 SESSION = "mnemoclaw_ui_session"  # a browser's session: the forms' token is derived from it
@@ -406,11 +407,14 @@ def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: st
 def _explained(hit: Any, item: dict[str, Any], query: str) -> dict[str, Any]:
     """A result with why it ranked: the keyword score and the query terms it holds, the
     vector similarity, the fused score; and the query's Chinese words as the snippet writes
-    them in the other script (``marks``: 資料庫 for 数据库), for the highlighter."""
+    them in the other script (``marks``: 資料庫 for 数据库) and the irregular forms of its words
+    (won for win), for the highlighter."""
     words = {t for line in (hit.analysed or []) for t in line}
     matched = [t for t in hit.terms if t in words] if words else []
+    words_typed = query.split()
+    marks = [*script.marks(item["snippet"], words_typed), *irregular_in(item["snippet"], words_typed)]
     return {**item, "href": f"/file/{quote(hit.path)}#L{hit.start_line}-L{hit.end_line}", "keyword": hit.text_score,
-            "vector": hit.vector_score, "matched": matched, "marks": script.marks(item["snippet"], query.split())}
+            "vector": hit.vector_score, "matched": matched, "marks": marks}
 
 
 DATED = re.compile(r"memory/(\d{4})-(\d{2})-(\d{2})(?:-(.+))?\.md")

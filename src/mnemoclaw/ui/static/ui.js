@@ -34,8 +34,11 @@ function markWords() {
   });
   const escape = (w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   list.querySelectorAll(".snippet").forEach((pre) => {
-    // the query's Chinese words as this snippet writes them in the other script (資料庫 for 数据库)
-    const other = (pre.dataset.marks || "").split(" ").filter((w) => w).map(escape);
+    // the query's Chinese words as this snippet writes them in the other script (資料庫 for 数据库),
+    // and the irregular forms of its words (won for win), these as whole words
+    const other = (pre.dataset.marks || "").split(" ").filter((w) => w).map((w) =>
+      /[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/.test(w) ? escape(w)
+        : "(?<!" + WORDCHAR + ")" + escape(w) + "(?!" + WORDCHAR + ")");
     const re = new RegExp("(" + parts.concat(other).join("|") + ")", "giu");
     const text = pre.textContent;
     pre.textContent = "";
