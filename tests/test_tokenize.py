@@ -197,6 +197,7 @@ def test_an_irregular_past_tense_is_its_verb_and_won_t_is_not_win():
     assert "win" not in analyze("I won't go. He won’t either. WON'T!")
     assert keyword_query("Why won't she eat meat?").terms == ("eat", "meat")
     assert analyze("children's feet") == analyze("child's foot")
+    assert analyze("LED strip, SAW filter") == ["led", "strip", "saw", "filter"]  # acronyms, not led and saw
 
 
 def test_a_highlighter_is_given_the_irregular_forms_of_the_query_s_words_as_the_note_writes_them():

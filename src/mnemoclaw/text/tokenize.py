@@ -44,8 +44,8 @@ WORD = re.compile(rf"(?:(?![{_CJK_CLASS}])[^\W_])+")
 
 # Version of the scheme below; part of the index fingerprint, so changing how text is
 # tokenized forces a rebuild instead of silently mixing two schemes.
-TOKENIZER_ID = (f"mnemoclaw-analyzer-v5 (porter stems, irregular English forms, CJK unigrams+bigrams, lines kept, "
-                f"{SCHEME})")
+TOKENIZER_ID = (f"mnemoclaw-analyzer-v5 (porter stems, irregular English forms but acronyms, CJK unigrams+bigrams, "
+                f"lines kept, {SCHEME})")
 
 # English function words dropped from keyword queries (never from the index, so
 # phrases still match). Measured on LoCoMo: stemming + stop words lift recall@5.
@@ -216,7 +216,8 @@ def _term(word: str) -> str:
     if len(_TERMS) >= _TERM_CACHE_MAX:
         _TERMS.clear()
     folded = _fold(word)
-    term = _TERMS[word] = stem(IRREGULAR.get(folded, folded))
+    # a word in capitals is an acronym before it is a past tense (LED, SAW)
+    term = _TERMS[word] = stem(folded if word.isupper() and len(word) > 1 else IRREGULAR.get(folded, folded))
     return term
 
 
