@@ -24,10 +24,7 @@ import sys
 from statistics import mean
 from typing import Any
 
-from mnemoclaw.eval.runner import IN_SCOPE, EvalOptions, evaluate
-from mnemoclaw.search.snippets import choose_all
-from mnemoclaw.text.tokenize import analyze, keyword_query
-from mnemoclaw.tools import SNIPPET_MAX_CHARS
+from mnemoclaw.eval.runner import IN_SCOPE, EvalOptions, evaluate, snippets_show
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from quality import default_bench  # noqa: E402
@@ -59,19 +56,10 @@ def main() -> None:
     def measure(line_max: int, best_max: int, part: list[tuple[str, Any, list[Any]]]) -> tuple[float, float]:
         lines, words = [], []
         for text, evidence, top in part:
-            snippets = choose_all(((h.path, h.text, h.start_line, h.terms, h.analysed) for h in top),
-                                  SNIPPET_MAX_CHARS, line_max, best_max)
-            shown = set()
-            for h, snippet in zip(top, snippets, strict=True):
-                path = os.path.realpath(h.path) if os.path.isabs(h.path) else h.path
-                shown |= {e for e, (p, ln) in evidence.items()
-                          if p == path and any(a <= ln <= b for a, b in snippet.ranges)}
-            lines.append(len(shown) / len(evidence))
-            answer = answers.get(text)
-            wanted = set(keyword_query(str(answer)).terms) if answer not in (None, "") else set()
-            held = wanted & {t for h in top for t in analyze(h.text)}
-            if held:
-                words.append(len(held & {t for s in snippets for t in analyze(s.text)}) / len(held))
+            shown, answered = snippets_show(top, evidence, answers.get(text), line_max, best_max)
+            lines.append(shown)
+            if answered is not None:
+                words.append(answered)
         return mean(lines), mean(words)
 
     halves = (asked[0::2], asked[1::2])

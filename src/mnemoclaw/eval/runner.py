@@ -27,7 +27,7 @@ from ..api import Memory
 from ..config import load_settings
 from ..embeddings.base import EmbeddingProvider, cpu_count
 from ..errors import EvalDataError
-from ..search.snippets import choose_all
+from ..search.snippets import BEST_LINE_MAX, LINE_MAX, choose_all
 from ..text.tokenize import analyze, keyword_query
 from ..tools import SNIPPET_MAX_CHARS
 from .beir import Doc, Query, load_corpus, load_qrels, load_queries
@@ -455,6 +455,23 @@ def evidence_in(hit: Any, evidence: dict[str, tuple[str, int]]) -> set[str]:
     return {e for e, (p, ln) in evidence.items() if p == path and hit.start_line <= ln <= hit.end_line}
 
 
+def snippets_show(top: list, evidence: dict[str, tuple[str, int]], answer: Any = None,
+                  line_max: int = LINE_MAX, best_line_max: int = BEST_LINE_MAX) -> tuple[float, float | None]:
+    """What an agent reading only the snippets of ``top`` sees: the share of the evidence lines
+    they show, and of the answer's words ``top`` holds the share they show (None without an
+    answer, or when ``top`` holds none of its words)."""
+    snippets = choose_all(((h.path, h.text, h.start_line, h.terms, h.analysed) for h in top), SNIPPET_MAX_CHARS,
+                          line_max, best_line_max)
+    shown: set[str] = set()
+    for h, snippet in zip(top, snippets, strict=True):
+        path = os.path.realpath(h.path) if os.path.isabs(h.path) else h.path
+        shown |= {e for e, (p, ln) in evidence.items() if p == path and any(a <= ln <= b for a, b in snippet.ranges)}
+    words = set(keyword_query(str(answer)).terms) if answer not in (None, "") else set()
+    held = words & {t for h in top for t in analyze(h.text)}
+    seen = {t for s in snippets for t in analyze(s.text)} if held else set()
+    return len(shown) / len(evidence), (len(held & seen) / len(held) if held else None)
+
+
 def _score_evidence(hits: list, evidence: dict[str, tuple[str, int]], answer: Any = None) -> dict[str, float]:
     """Metrics for one query: a chunk counts for the evidence ids its line range holds. With the
     question's ``answer``: of the answer's words the first five chunks hold, the share their
@@ -481,18 +498,10 @@ def _score_evidence(hits: list, evidence: dict[str, tuple[str, int]], answer: An
     scores["mrr@10"] = 1.0 / first_hit if first_hit and first_hit <= 10 else 0.0
     scores["empty"] = float(not hits)
     scores["weak"] = float(bool(hits) and hits[0].weak)
-    shown: set[str] = set()  # what an agent reading only the snippets of the first five sees
-    top = hits[:5]
-    snippets = choose_all(((h.path, h.text, h.start_line, h.terms, h.analysed) for h in top), SNIPPET_MAX_CHARS)
-    for h, snippet in zip(top, snippets, strict=True):
-        path = os.path.realpath(h.path) if os.path.isabs(h.path) else h.path
-        shown |= {e for e, (p, ln) in evidence.items() if p == path and any(a <= ln <= b for a, b in snippet.ranges)}
-    scores["snippet_recall@5"] = len(shown) / n
-    words = set(keyword_query(str(answer)).terms) if answer not in (None, "") else set()
-    held = words & {t for h in top for t in analyze(h.text)}
-    if held:
-        seen = {t for s in snippets for t in analyze(s.text)}
-        scores["snippet_answer@5"] = len(held & seen) / len(held)
+    lines, words = snippets_show(hits[:5], evidence, answer)
+    scores["snippet_recall@5"] = lines
+    if words is not None:
+        scores["snippet_answer@5"] = words
     dcg = sum(g / math.log2(i + 1) for i, g in enumerate(gains[:10], 1))
     ideal = sum(1 / math.log2(i + 1) for i in range(1, min(n, 10) + 1))
     scores["ndcg@10"] = dcg / ideal
