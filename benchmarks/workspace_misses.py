@@ -12,10 +12,15 @@ question, and reports:
             another slot already covered, or none
   overlap   how many missed multi-hop evidence lines share a word with the question
             once the conversation's speaker names are set aside
+  order     multi-hop recall@5 if the index's own chunks came in the best order (the five
+            that hold the most of each question's evidence): what ranking alone could reach
   ceiling   a logistic re-ranker over per-candidate features (both signals, the
             adaptive weight, every line's cosine, query-word coverage, the date match,
             ranks, chunk position), trained on half of the conversations and tested on
-            the other half, both ways: recall@5 next to the shipped ranking's
+            the other half, both ways: recall@5 next to the shipped ranking's. With
+            ``--who-says``, three more features of who says a line (LoCoMo's turns name
+            their speaker): the best cosine and the query-word coverage of the lines the
+            question's person says, and the coverage of the query's words other than names
 
 The re-ranker is an upper bound on what re-weighting these signals can do, not a
 shipped feature.
@@ -26,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections import Counter, defaultdict
 from typing import NamedTuple
@@ -48,6 +54,8 @@ from mnemoclaw.text.tokenize import analyze, keyword_query
 POOL = 50
 FEATURES = ["wv*z_vec", "wt*z_text", "wv*z_best_line_cos", "coverage", "date", "first_chunk", "1/rank_text",
             "1/rank_vec"]
+WHO_SAYS = ["wv*z_person_line_cos", "person_coverage", "coverage_without_names"]
+_SPEAKER = re.compile(r"- \*\*([^*]+)\*\*")  # "- **Name** (D1:2): ..."
 
 
 class Chunk(NamedTuple):
@@ -91,11 +99,16 @@ def collect(bench: str, work_dir: str) -> list[dict]:
             vecs = np.asarray(provider.embed([texts[p][i] for p, i in flat]), dtype=np.float32)
             line_vec = {key: vecs[j] for j, key in enumerate(flat)}
             names = set(analyze(next(iter(texts.values()))[0]))  # "# A & B — session 1"
+            speaker = {(p, i): m.group(1) for p, ls in texts.items() for i, line in enumerate(ls)
+                       if (m := _SPEAKER.match(line))}
+            stored = {p: [(c.start_line, c.end_line) for c in got.chunks]
+                      for p in texts if (got := mem.store.file_chunks(p)) is not None}
             for q in by_conv[conv]:
                 evidence = {e: lines[e] for e in q.metadata["evidence"] if e in lines}
                 if not evidence:
                     continue
                 rec = {"conv": conv, "q": q.text, "cat": q.metadata.get("category"), "ev": evidence, "names": names}
+                rec["order"] = _best_five(stored, evidence)
                 for mode in ("hybrid", "keyword", "vector"):
                     hits = mem.search(q.text, max_results=POOL, min_score=0, mode=mode, sync=False)
                     rec[mode] = [(Chunk(os.path.realpath(h.path), h.start_line, h.end_line), h.vector_score, h.text_score)
@@ -108,6 +121,11 @@ def collect(bench: str, work_dir: str) -> list[dict]:
                     for k in pool
                 }
                 rec["terms"] = {k: set(analyze("\n".join(texts[k[0]][k[1] - 1 : k[2]]))) for k in pool}
+                person = {w for w in re.findall(r"[A-Z][a-z]+", q.text) if w.lower() in names}
+                said = {k: [i for i in range(k[1] - 1, k[2]) if speaker.get((k[0], i)) in person] for k in pool}
+                rec["person_cos"] = {k: max((float(line_vec[(k[0], i)] @ qv) for i in said[k] if (k[0], i) in line_vec),
+                                            default=0.0) for k in pool}
+                rec["person_terms"] = {k: set(analyze("\n".join(texts[k[0]][i] for i in said[k]))) for k in pool}
                 heads = {k[0]: "\n".join(texts[k[0]][:8]) for k in pool}
                 rec["dates"] = {k: note_date(k[0], heads[k[0]]) for k in pool}
                 records.append(rec)
@@ -117,7 +135,18 @@ def collect(bench: str, work_dir: str) -> list[dict]:
     return records
 
 
-def features(rec: dict) -> tuple[list, np.ndarray, np.ndarray]:
+def _best_five(stored: dict[str, list[tuple[int, int]]], evidence: dict) -> float:
+    """The share of ``evidence`` the five chunks that hold the most of it (chosen greedily) hold."""
+    holds = [{e for e, (p, ln) in evidence.items() if p == path and a <= ln <= b}
+             for path, spans in stored.items() for a, b in spans]
+    got: set = set()
+    for _ in range(5):
+        best = max(holds, key=lambda h: len(h - got), default=set())
+        got |= best
+    return len(got) / len(evidence)
+
+
+def features(rec: dict, who_says: bool = False) -> tuple[list, np.ndarray, np.ndarray]:
     text = {k: s for k, _, s in rec["keyword"]}
     vec = {k: s for k, s, _ in rec["vector"]}
     keys = list(dict.fromkeys([*vec, *text]))
@@ -140,6 +169,13 @@ def features(rec: dict) -> tuple[list, np.ndarray, np.ndarray]:
                      sum(w for t, w in idf.items() if t in rec["terms"][k]) / total,
                      DATE_BOOST.get(level, 0.0), float(k[1] == 1),
                      1 / (1 + rank_t.get(k, POOL)), 1 / (1 + rank_v.get(k, POOL))])
+    if who_says:
+        zp = standardise({k: rec["person_cos"][k] for k in keys})
+        content = {t: w for t, w in idf.items() if t not in rec["names"]}
+        ctotal = sum(content.values()) or 1.0
+        for row, k in zip(rows, keys, strict=True):
+            row += [wv * zp[k], sum(w for t, w in content.items() if t in rec["person_terms"][k]) / ctotal,
+                    sum(w for t, w in content.items() if t in rec["terms"][k]) / ctotal]
     labels = [float(any(p == k[0] and k[1] <= ln <= k[2] for p, ln in rec["ev"].values())) for k in keys]
     return keys, np.array(rows), np.array(labels)
 
@@ -161,6 +197,7 @@ def main() -> None:
     ap.add_argument("--bench", default=os.environ.get("MNEMOCLAW_BENCH_DIR") or os.path.join(here, "..", "..", "shared", "bench"))
     ap.add_argument("--work-dir", default="bench-results/work/workspace")
     ap.add_argument("--out", default="bench-results/workspace-misses.json")
+    ap.add_argument("--who-says", action="store_true", help="add the features of who says a line to the re-ranker")
     args = ap.parse_args()
     records = collect(os.path.abspath(args.bench), os.path.abspath(args.work_dir))
     multi = [r for r in records if r["cat"] == 1]
@@ -199,7 +236,8 @@ def main() -> None:
     out["missed_multi_hop_evidence"] = dict(overlap)
 
     convs = sorted({r["conv"] for r in records})
-    feats = [features(r) for r in records]
+    out["multi_hop_recall@5_in_the_best_order"] = round(mean([r["order"] for r in multi]), 4)
+    feats = [features(r, args.who_says) for r in records]
     learned: dict[int, float] = {}
     shipped: dict[int, float] = {}
     weights = []
@@ -207,7 +245,7 @@ def main() -> None:
         train = [i for i, r in enumerate(records) if convs.index(r["conv"]) % 2 != fold]
         test = [i for i, r in enumerate(records) if convs.index(r["conv"]) % 2 == fold]
         w, b = fit(np.concatenate([feats[i][1] for i in train]), np.concatenate([feats[i][2] for i in train]))
-        weights.append(dict(zip(FEATURES, np.round(w, 3).tolist(), strict=False)))
+        weights.append(dict(zip(FEATURES + WHO_SAYS, np.round(w, 3).tolist(), strict=False)))
         for i in test:
             keys, x, _ = feats[i]
             order = np.argsort(-(x @ w + b), kind="stable")
