@@ -37,9 +37,9 @@ from ..errors import (
     StoreUnavailableError,
     WorkspaceError,
 )
-from ..markdown.annotations import Span, annotate, encode
+from ..markdown.annotations import Span, annotate, decode, encode, heading_date
 from ..markdown.chunker import CHUNKER_ID, chunk_markdown, chunk_spans, text_hash
-from ..provenance import excluded, session_of
+from ..provenance import excluded, imported_from, session_of
 from ..sessions.transcript import parse_transcript
 from ..store.base import CacheKey, FileWrite, HostedFiles, Store, damage_reason
 from ..text.script import fold
@@ -596,7 +596,8 @@ class Indexer:
                 yield f, None
                 continue
             transcript = parse_transcript(text) if f.source == "sessions" else None
-            if transcript:
+            if f.source == "sessions" or imported_from(f.path) is not None:
+                # what a conversation or another assistant's export says is data: it annotates nothing
                 spans: list[Span] = []
             else:
                 spans, problems = annotate(text)
@@ -612,6 +613,8 @@ class Indexer:
                                  self.spec.chunk_overlap)
             if limit and limit < self.spec.chunk_tokens:
                 pieces = [(sub, attrs) for c, attrs in pieces for sub in _split_for_limit([c], limit)]
+            if any("key" in attrs for _, attrs in pieces):
+                pieces = self._dated(f, pieces)
             if transcript:  # rendered lines -> the JSONL lines they came from
                 lines = transcript.source_lines
                 pieces = [(Chunk(lines[c.start_line - 1], lines[c.end_line - 1], c.text, c.hash), a)
@@ -626,6 +629,39 @@ class Indexer:
                 rows.append(ChunkRow(cid, f.path, f.source, c.start_line, c.end_line, c.hash, self.model, c.text,
                                      encode(attrs)))
             yield f, _Prepared(f, FileRecord(f.path, f.source, fhash, f.mtime_ns, f.size), rows)
+
+    def _dated(self, f: SourceFile, pieces: list[tuple[Chunk, dict]]) -> list[tuple[Chunk, dict]]:
+        """Each keyed chunk with its own age, which "newer" of two values of a key reads
+        (search/annotated.py): ``seen``, when its text was first indexed (kept from the index
+        for text it holds already, else the file's modification time or now, whichever is
+        earlier: the line was written by then), and ``dated``, a date its heading carries
+        (``## 2026-11-20 14:05``, how memory_append stamps MEMORY.md). Never the file's
+        modification time as it is now, which an edit anywhere else in the file moves."""
+        try:
+            old = self.store.file_chunks(f.path)
+        except StoreError:  # a damaged index being repaired: its dates are lost with it
+            old = None
+        before: dict[str, int] = {}
+        for row in old.chunks if old is not None else ():
+            seen = decode(row.meta).get("seen")
+            if isinstance(seen, int):
+                before.setdefault(row.hash, seen)
+        first = int(min(f.mtime_ns / 1e9, time.time()))
+        # the chunks of one span share its attrs: an entry cut in pieces is one entry (``entry``,
+        # its first line), told apart from the entry beside it that has the same key
+        entries: dict[int, dict] = {}
+        out = []
+        for c, attrs in pieces:
+            if "key" in attrs:
+                entry = entries.get(id(attrs))
+                if entry is None:
+                    entry = entries[id(attrs)] = {"entry": c.start_line}
+                    dated = heading_date(c.text)
+                    if dated:
+                        entry["dated"] = dated
+                attrs = {**attrs, **entry, "seen": before.get(c.hash, first)}
+            out.append((c, attrs))
+        return out
 
     def _write(self, target: Store, cache_source: Store, batch: list[_Prepared], removes: list[str],
                touches: list[FileRecord], report: IndexReport) -> None:

@@ -16,7 +16,12 @@ An annotation belongs to the entry it is written in or beside:
 
 Several may share one comment, separated by ``;`` (``<!-- type: task; expires: 2027-01-31 -->``).
 An inner entry's value overrides its section's. Comments naming anything else are ordinary
-comments. A bad value (importance 42, 2027-02-30) is reported with its line and ignored.
+comments. A bad value (importance 42, 2027-02-30) is reported with its line and ignored. Inside a
+fenced code block nothing is an annotation or a heading: it is code.
+
+Provenance is the writer's: what a note's heading says of its origin and session holds for every
+line under it, and an entry inside a note an agent wrote cannot annotate itself (what an agent
+writes is data, ``as_data``); such an annotation is reported and ignored.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ import json
 import re
 from dataclasses import dataclass
 from datetime import date
+
+from ..text.tokenize import content_words
 
 NAMES = ("importance", "type", "expires", "key", "observed", "status", "trigger", "project",
          # provenance, written by the runtime on what it writes (provenance.py)
@@ -38,6 +45,10 @@ _PAIR = re.compile(r"^\s*([A-Za-z]+)\s*:\s*(.*?)\s*$")
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(\s|$)")
 _ITEM = re.compile(r"^(\s*)([-*+]|\d{1,9}[.)])(\s|$)")
 _WORD = re.compile(r"^[\w][\w./:-]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+PROVENANCE = frozenset({"origin", "session", "channel", "chat"})  # the writer's, on a note's heading
+# origins whose notes cannot annotate their own entries
+_SPOKEN_FOR = frozenset({"agent", "untrusted"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +85,11 @@ def parse_value(name: str, raw: str) -> tuple[object | None, str | None]:
             return None, "trigger names no phrase (write <!-- trigger: a, b -->)"
         if len(phrases) > MAX_TRIGGERS:
             return None, f"trigger names {len(phrases)} phrases; at most {MAX_TRIGGERS}"
+        # a phrase of stop words or one letter ("the", "a", "的") is said by nearly every message
+        empty = [p for p in phrases if not content_words(p)]
+        if empty:
+            return None, (f"trigger phrase {empty[0]!r} names no content word (a stop word or a single letter is "
+                          "said by nearly every message); write a word the entry is about")
         return phrases, None
     if name == "origin":
         word = raw.lower()
@@ -148,9 +164,10 @@ class Entries:
     def __init__(self, lines: list[str]):
         self.lines = lines
         self.n = len(lines)
+        self.code = [False, *in_code(lines)]  # inside a fenced code block (fences included), 1-based
         self.level = [0] * (self.n + 1)  # heading level of each line (1-based), 0 for none
         for i, line in enumerate(lines, 1):
-            m = _HEADING.match(line)
+            m = None if self.code[i] else _HEADING.match(line)
             self.level[i] = len(m.group(1)) if m else 0
 
     def section_end(self, i: int) -> int:
@@ -200,7 +217,7 @@ def annotated_entries(text: str) -> tuple[list[tuple[int, int, dict, int]], list
     doc = Entries(lines)
 
     for i, line in enumerate(lines, 1):
-        if "<!--" not in line:
+        if "<!--" not in line or doc.code[i]:
             continue
         attrs = comment_attrs(line, i, problems)
         if not attrs:
@@ -213,6 +230,17 @@ def annotated_entries(text: str) -> tuple[list[tuple[int, int, dict, int]], list
                 above -= 1
             if above >= 1 and lines[above - 1].strip():
                 target = above
+                below = i + 1
+                while below <= n and _comment_only(lines[below - 1]):
+                    below += 1
+                if not doc.level[above] and below <= n and _ITEM.match(lines[below - 1]) and not doc.code[below]:
+                    # written before the item below, as many do; it holds for the entry above
+                    first = strip_comments(lines[below - 1]).rstrip()
+                    first = first if len(first) <= 60 else first[:59] + "…"
+                    problems.append(Problem(i, f"this annotation holds for the entry above it (line {above}), not "
+                                               f"the list item below it (line {below}); if it is meant for that "
+                                               f"item, write it on the item's line: {first} "
+                                               f"{COMMENT.search(line).group(0)}"))  # type: ignore[union-attr]
             else:
                 below = i + 1
                 while below <= n and (_comment_only(lines[below - 1]) or not lines[below - 1].strip()):
@@ -235,16 +263,92 @@ def annotate(text: str) -> tuple[list[Span], list[Problem]]:
     if not scoped:
         return [Span(1, n, {})], problems
     per_line: list[dict] = [{} for _ in range(n + 1)]
+    spoken_for: set[int] = set()  # entries inside an agent's note that annotate themselves
+    starts: set[int] = set()
     for s, e, attrs, _ in sorted(scoped, key=lambda t: t[3]):
+        if per_line[s].get("origin") in _SPOKEN_FOR:  # the note's writer annotated it: nothing inside may
+            spoken_for.add(s)
+            continue
+        starts.add(s)
         for j in range(s, e + 1):
-            per_line[j] = {**per_line[j], **attrs}
+            outer = per_line[j]
+            own = {k: v for k, v in attrs.items() if k not in PROVENANCE} if "origin" in outer else attrs
+            per_line[j] = {**outer, **own}
+    for s in sorted(spoken_for):
+        problems.append(Problem(s, "an annotation inside a note an agent wrote is ignored: only a note's writer "
+                                   "annotates it (on its heading); move the entry under a heading of your own"))
+    # each annotated entry is a span of its own, even beside one annotated alike (two values of one key)
     spans: list[Span] = []
     for j in range(1, n + 1):
-        if spans and spans[-1].attrs == per_line[j]:
+        if spans and spans[-1].attrs == per_line[j] and (j not in starts or not per_line[j]):
             spans[-1] = Span(spans[-1].start, j, spans[-1].attrs)
         else:
             spans.append(Span(j, j, per_line[j]))
     return spans, problems
+
+
+def in_code(lines: list[str]) -> list[bool]:
+    """Whether each line is inside a fenced code block (its fences included); a fence left open
+    runs to the end, as Markdown reads it."""
+    return _fences(lines)[0]
+
+
+def _fences(lines: list[str]) -> tuple[list[bool], str]:
+    """``in_code``, and the fence left open at the end ("" for none)."""
+    out: list[bool] = []
+    fence = ""
+    for line in lines:
+        m = _FENCE.match(line)
+        if not fence:
+            # a backtick fence's info string holds no backtick (```a`b is inline code, not a fence)
+            if m and not (m.group(1)[0] == "`" and "`" in line[m.end():]):
+                fence = m.group(1)
+            out.append(bool(fence))
+            continue
+        out.append(True)
+        if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line[m.end():].strip():
+            fence = ""
+    return out, fence
+
+
+def as_data(text: str) -> tuple[str, int]:
+    """Text that came through a tool (an agent's note, a transcript's message, an import), made
+    data before it is written under a heading the writer annotated: each ``<!--`` is written
+    ``&lt;!--`` (shown as typed, never read as an annotation, so only the writer says where the
+    note came from and what it weighs), each heading outside code goes two levels deeper (the note
+    stays under the writer's heading instead of starting one of its own) and a code block left
+    open is closed. Returns the text and how many comments were neutralised."""
+    comments = text.count("<!--")
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    code, left_open = _fences(lines)
+    for i, line in enumerate(lines):
+        m = None if code[i] else _HEADING.match(line)
+        if m:
+            lines[i] = line[: m.start(1)] + "#" * min(6, len(m.group(1)) + 2) + line[m.end(1):]
+    if left_open:
+        lines.append(left_open)
+    return neutralise_comments("\n".join(lines)), comments
+
+
+def neutralise_comments(text: str) -> str:
+    """``text`` with each ``<!--`` written ``&lt;!--``: shown as typed, read as no annotation."""
+    return text.replace("<!--", "&lt;!--")
+
+
+_ISO_DAY = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
+
+
+def heading_date(text: str) -> str | None:
+    """The date (YYYY-MM-DD) a chunk's first line carries when it is a heading (``## 2026-11-20
+    14:05``, the stamp of a note appended to MEMORY.md), else None."""
+    first = text.lstrip("\n").split("\n", 1)[0]
+    m = _HEADING.match(first) and _ISO_DAY.search(strip_comments(first))
+    if not m:
+        return None
+    try:
+        return date.fromisoformat(m.group(1)).isoformat()
+    except ValueError:
+        return None
 
 
 def encode(attrs: dict) -> str:

@@ -17,7 +17,7 @@ from ..text.tokenize import count_cjk
 from ..types import Chunk
 
 # part of the index fingerprint: chunks made another way are made again
-CHUNKER_ID = "lines"
+CHUNKER_ID = "lines; annotated entries apart, fenced code no heading, keyed entries dated"
 DEFAULT_TOKENS = 400
 DEFAULT_OVERLAP = 80
 # An ATX heading line. A chunk of nothing but these (and blank lines) says nothing on its own:

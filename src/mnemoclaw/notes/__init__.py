@@ -96,7 +96,9 @@ class Notes:
                chat: str | None = None) -> dict[str, Any]:
         """Append to today's daily log, or to MEMORY.md with ``target="long_term"`` (nothing else),
         annotated (``<!-- importance: 8; key: db-host -->`` on the note's heading) when asked, and
-        with its provenance when the agent writes it (``origin: agent; session: …``)."""
+        with its provenance when the agent writes it (``origin: agent; session: …``). What anyone
+        but the owner writes is data: a comment in it is written as plain text, never read as an
+        annotation (only these arguments annotate it)."""
         self.settings.check_writable("memory_append")
         attrs = {}
         for name, value in (("importance", importance), ("type", kind), ("expires", expires), ("key", key),
@@ -107,15 +109,24 @@ class Notes:
             if why:
                 raise ToolArgumentError(f"{why}; nothing was written")
             attrs[name] = parsed
-        done = append_note(self.workspace, text, target, self._now(), annotation=render(attrs))
+        done = append_note(self.workspace, text, target, self._now(), annotation=render(attrs),
+                           verbatim=attrs.get("origin", "owner") == "owner")
         out: dict[str, Any] = {"path": done.path, "startLine": done.start_line, "endLine": done.end_line}
         asked = {k: v for k, v in attrs.items() if k not in ("origin", "session", "channel", "chat")}
         if asked:
             out["annotations"] = asked
+        said = []
         if done.redacted:
             out["redacted"] = done.redacted
-            out["note"] = (f"{done.redacted} secret(s) (keys, tokens, passwords) were replaced by [REDACTED]: "
-                           "memory is searchable, so secrets are never written to it")
+            said.append(f"{done.redacted} secret(s) (keys, tokens, passwords) were replaced by [REDACTED]: "
+                        "memory is searchable, so secrets are never written to it")
+        if done.neutralised:
+            out["commentsAsText"] = done.neutralised
+            said.append(f"{done.neutralised} comment(s) (<!-- … -->) were written as plain text (&lt;!--): a note's "
+                        "importance, type, expires and key are set with this tool's arguments, and where it came "
+                        "from by who writes it")
+        if said:
+            out["note"] = "; ".join(said)
         return out
 
     def opened(self, path: str) -> dict[str, Any]:

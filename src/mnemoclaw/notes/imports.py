@@ -25,6 +25,7 @@ from .. import tombstones
 from ..atomic import atomic_file
 from ..errors import MnemoclawError
 from ..index.discovery import is_link, walk_markdown
+from ..markdown.annotations import as_data, neutralise_comments
 from ..provenance import IMPORT_SOURCES, IMPORTS_DIR
 from ..text import parse
 from ..text.secrets import redact, redact_counted
@@ -196,7 +197,8 @@ def render(source: str, conv: Conversation) -> str:
              + (f", started {started:%Y-%m-%d %H:%M} UTC." if started else "."), ""]
     for role, when, text in conv.messages:
         who = "User" if role == "user" else "Assistant"
-        lines += [f"## {who}" + (f" ({when:%Y-%m-%d %H:%M})" if when else ""), "", text.strip(), ""]
+        # what was said is data: its comments annotate nothing, its headings stay under the message's
+        lines += [f"## {who}" + (f" ({when:%Y-%m-%d %H:%M})" if when else ""), "", as_data(text.strip())[0], ""]
     return "\n".join(lines)
 
 
@@ -298,7 +300,8 @@ def plan_files(source: str, path: Path) -> tuple[list[Planned], ImportReport]:
             text = f.read_text("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise ImportFormatError(f"{f} cannot be read as UTF-8 text ({exc}); nothing was imported") from None
-        body, redacted = redact_counted(text)
+        # another assistant's file is data: a comment in it annotates nothing here
+        body, redacted = redact_counted(neutralise_comments(text))
         report.redacted += redacted
         out.append(Planned(f"{IMPORTS_DIR}/{source}/{dest}", body, str(f), redacted))
     return out, report

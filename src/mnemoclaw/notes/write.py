@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..atomic import write_atomic
 from ..errors import EditConflictError, PathDeniedError
+from ..markdown.annotations import as_data
 from ..text.secrets import redact_counted
 
 APPEND_MAX_CHARS = 64 * 1024
@@ -32,6 +33,7 @@ class Appended:
     start_line: int
     end_line: int
     redacted: int = 0  # secrets replaced by [REDACTED] before writing
+    neutralised: int = 0  # comments written as plain text (the text was data: as_data)
 
 
 def _open_memory_file(ws: Path, rel: str, *, create_new: bool = False) -> int:
@@ -84,11 +86,13 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def append_note(workspace: Path, text: str, target: str | None = None, now: datetime | None = None, *,
-                annotation: str = "") -> Appended:
+                annotation: str = "", verbatim: bool = False) -> Appended:
     """Append ``text`` to today's daily log (``memory/YYYY-MM-DD.md``, local time) or, with
     ``target="long_term"``, to MEMORY.md: append-only, under a timestamp line, never
     overwriting, secrets redacted. No other file can be written: ``target`` is a choice,
-    not a path."""
+    not a path. ``annotation`` (the writer's) goes on the timestamp line; the text is data
+    (``as_data``: its comments cannot annotate it, its headings stay under the timestamp)
+    unless ``verbatim`` (the owner's own words, typed into the web UI)."""
     if not isinstance(text, str) or not text.strip():
         raise PathDeniedError("nothing to append: text is empty")
     if "\x00" in text:
@@ -119,7 +123,8 @@ def append_note(workspace: Path, text: str, target: str | None = None, now: date
         )
     if annotation:  # on the timestamp heading: it holds for the whole note
         stamp += f" {annotation}"
-    body, redacted = redact_counted(text.strip())
+    body, neutralised = (text.strip(), 0) if verbatim else as_data(text.strip())
+    body, redacted = redact_counted(body)
     fd = _open_memory_file(ws, rel)
     try:
         existing = _read_fd(fd)
@@ -132,7 +137,7 @@ def append_note(workspace: Path, text: str, target: str | None = None, now: date
         os.close(fd)
     start = (existing + sep + stamp + "\n\n").count("\n") + 1
     end = start + body.count("\n")
-    return Appended(rel, start, end, redacted)
+    return Appended(rel, start, end, redacted, neutralised)
 
 
 def create_note(workspace: Path, stem: str, text: str) -> str:

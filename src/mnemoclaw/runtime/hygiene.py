@@ -16,6 +16,7 @@ from pathlib import Path
 from ..config import Settings
 from ..errors import PathDeniedError, ReadOnlyError
 from ..index.discovery import is_link
+from ..markdown.annotations import as_data
 from ..notes.git import autocommit
 from ..notes.write import extend_file
 from ..text.dates import note_date
@@ -68,7 +69,8 @@ def propose(workspace: Path, chat: ChatClient, days: int = 7, today: date | None
         {"role": "system", "content": DISTIL_SYSTEM},
         {"role": "user", "content": f"Current MEMORY.md:\n{current or '(empty)'}\n\nDaily logs:\n{text}"},
     ]).text
-    additions = [redact(line.strip()) for line in answer.splitlines() if line.strip().startswith("- ")]
+    # a model's words are data: a comment it wrote (or copied from a log) annotates nothing
+    additions = [redact(as_data(line.strip())[0]) for line in answer.splitlines() if line.strip().startswith("- ")]
     additions = [a for a in additions if a[2:].strip() and a[2:].strip().lower() not in current.lower()]
     if not additions:
         return Proposal([], "", [p.name for p in logs], current, current)

@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..markdown.annotations import render
+from ..markdown.annotations import as_data, render
 from ..notes.write import create_note
 from .llm import ChatClient, LLMError
 from .transcript import SessionStore
@@ -40,7 +40,8 @@ def save_session(store: SessionStore, session_id: str, workspace: Path, chat: Ch
     body = [f"# Session {session_id} ({now:%Y-%m-%d %H:%M}) {origin}", ""]
     for m in last:
         who = "User" if m["role"] == "user" else "Assistant"
-        body.append(f"- **{who}**: {' '.join(str(m['content']).split())}")
+        said = as_data(" ".join(str(m["content"]).split()))[0]  # what was said is data, not annotations
+        body.append(f"- **{who}**: {said}")
     return create_note(workspace, f"{now:%Y-%m-%d}-{slug}", "\n".join(body) + "\n")
 
 

@@ -49,7 +49,7 @@ class Entry:
     ids: tuple[int, ...]
     start: int
     end: int
-    when: tuple  # (day, file mtime, line): what "newer" means
+    when: tuple  # (day, first indexed, line): what "newer" means (AnnotationView._age)
 
     @property
     def citation(self) -> str:
@@ -79,19 +79,17 @@ class AnnotationView:
                 keyed.setdefault((key, path), []).append((start, end, rid))
         self.entry_of, self.current = {}, {}
         for (key, path), parts in keyed.items():
-            rec = records.get(path)
-            mtime = rec.mtime_ns if rec else 0
-            day = note_date(path) or (date.fromtimestamp(mtime / 1e9) if mtime else date.min)
             parts.sort()
             groups: list[list[tuple[int, int, int]]] = []
             for part in parts:
-                if groups and part[0] <= groups[-1][-1][1] + 1:
+                # one entry the chunker cut in pieces: its chunks overlap or meet
+                if groups and part[0] <= groups[-1][-1][1] + 1 and self._one_entry(groups[-1][-1][2], part[2]):
                     groups[-1].append(part)
                 else:
                     groups.append([part])
             for g in groups:
                 entry = Entry(key, path, tuple(p[2] for p in g), g[0][0], max(p[1] for p in g),
-                              (day, mtime, g[0][0]))
+                              self._age(path, self.attrs[g[0][2]], g[0][0]))
                 for rid in entry.ids:
                     self.entry_of[rid] = entry
                 best = self.current.get(key)
@@ -99,6 +97,22 @@ class AnnotationView:
                     self.current[key] = entry
         self._built = (notes, records)
         return self
+
+    def _one_entry(self, a: int, b: int) -> bool:
+        """Two adjacent keyed chunks are pieces of one entry (the chunker cut a long one; the
+        indexer marks each piece with the entry's first line), not two entries annotated alike."""
+        return self.attrs[a].get("entry") == self.attrs[b].get("entry")
+
+    @staticmethod
+    def _age(path: str, attrs: dict, line: int) -> tuple:
+        """What "newer" means for an entry: the day it is about (its daily log's date, a date its
+        heading carries, its ``observed`` date, else the day it was first indexed), then when it
+        was first indexed, then its line. Never the file's modification time, which an edit
+        anywhere else in the file moves."""
+        seen = attrs.get("seen") if isinstance(attrs.get("seen"), int) else 0
+        day = note_date(path) or _day(attrs.get("dated")) or _day(attrs.get("observed")) \
+            or (date.fromtimestamp(seen) if seen else date.min)
+        return (day, seen, line)
 
     def empty(self) -> bool:
         return not self.attrs
@@ -124,6 +138,13 @@ class AnnotationView:
             return None
         best = self.current[entry.key]
         return None if best is entry else best
+
+
+def _day(value: object) -> date | None:
+    try:
+        return date.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
 
 
 def content(text: str) -> str:

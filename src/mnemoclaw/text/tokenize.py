@@ -394,3 +394,20 @@ def similarity_tokens(text: str) -> frozenset[str]:
         else:
             out.update(run[i : i + 2] for i in range(len(run) - 1))
     return frozenset(out)
+
+
+# Chinese characters that say nothing of a topic alone: pronouns, particles, the commonest verbs
+_ZH_FUNCTION = frozenset("我你您他她它们咱这那个的地得了是在和与过有就都也还又把被给对着啊吧呀哦嗯么呢吗嘛哈")
+
+
+def content_words(text: str) -> list[str]:
+    """The words of ``text`` that say what it is about: a Latin word (letters or digits) of two
+    characters or more that is not an English stop word, or a CJK run that keeps two characters
+    or more once its question words and function characters (我, 的, 了, ...) are taken out.
+    Empty for "the", "a", "I", "你好", "的": what nearly every message says."""
+    out = [w for w in WORD.findall(text) if len(w) >= 2 and _fold(w) not in STOP_WORDS]
+    for run in CJK_RUN.findall(_ZH_QUESTION.sub(" ", fold(text))):
+        kept = "".join(ch for ch in run if ch not in _ZH_FUNCTION)
+        if len(kept) >= 2:
+            out.append(run)
+    return out
