@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
+from datetime import UTC, datetime
+from pathlib import Path
 
 from conftest import REPO, write
 
@@ -159,6 +162,57 @@ def test_the_recalled_block_quotes_memory_as_data(tmp_path, make_memory):
 
 # -- 3. state is private -------------------------------------------------------------------------
 
+def _modes(root: Path) -> list[tuple[str, str]]:
+    """Everything under ``root`` that others could read: (mode, path)."""
+    out = []
+    for path in [root, *root.rglob("*")]:
+        mode = path.lstat().st_mode
+        if not stat.S_ISLNK(mode) and mode & 0o077:
+            out.append((f"{stat.S_IMODE(mode):o}", str(path.relative_to(root.parent))))
+    return out
+
+
+def test_everything_made_under_the_state_dir_is_private_whatever_the_umask(tmp_path):
+    """init, index, search, recall, import, forget (with an undo copy), an MCP append and status,
+    run under umask 022: every folder under the state directory is 0700, every file 0600, the
+    workspace the state directory holds by default included."""
+    from exports import chatgpt_export
+
+    export = tmp_path / "chatgpt.json"
+    export.write_text(json.dumps(chatgpt_export(3)), encoding="utf-8")
+    old = os.umask(0o022)
+    try:
+        state = tmp_path / "state"
+        base = ["--state-dir", str(state)]
+        assert mnemoclaw(*base, "init").returncode == 0  # the workspace: STATE/workspace
+        ws = state / "workspace"
+        write(ws / "MEMORY.md", "# Memory\n\n- The wifi passphrase is on the fridge.\n")
+        for args in (("index",), ("search", "wifi"), ("recall", "where is the wifi passphrase"),
+                     ("import", "chatgpt", str(export), "--yes"), ("forget", "wifi passphrase", "--yes", "--keep-copy"),
+                     ("status",)):
+            done = mnemoclaw(*base, *args)
+            assert done.returncode == 0, (args, done.stderr)
+        assert _mcp_append(base, {"text": "- the plumber comes on Friday"})["ok"]
+        made = [p.name for p in state.rglob("*")]
+        assert "main.sqlite" in made and "imports.json" in made and "config.json5" in made, made
+        assert any(p.parent.name == "forgotten" for p in state.rglob("*")), made
+    finally:
+        os.umask(old)
+    assert _modes(state) == []
+
+
+def test_status_names_a_state_dir_others_can_read(tmp_path):
+    state, ws = tmp_path / "state", tmp_path / "ws"
+    write(ws / "MEMORY.md", "# Memory\n")
+    base = ["--state-dir", str(state), "--workspace", str(ws)]
+    assert mnemoclaw(*base, "index").returncode == 0
+    assert "can be read by other users" not in mnemoclaw(*base, "status").stdout
+    os.chmod(state, 0o755)
+    said = mnemoclaw(*base, "status")
+    assert said.returncode == 0
+    assert f"can be read by other users of this machine (mode 755)" in said.stdout + said.stderr
+    assert f"chmod -R go-rwx {state}" in said.stdout + said.stderr
+
 
 # (end of section 3)
 
@@ -288,6 +342,113 @@ def test_index_names_an_annotation_line_written_before_its_list_item(tmp_path):
 
 
 # -- rough edges ---------------------------------------------------------------------------------
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_a_killed_imports_temporary_file_is_removed_by_the_next_import(tmp_path):
+    from exports import chatgpt_export
+
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    write(ws / "MEMORY.md", "# Memory\n")
+    export = tmp_path / "chatgpt.json"
+    export.write_text(json.dumps(chatgpt_export(2)), encoding="utf-8")
+    base = ["--workspace", str(ws), "--state-dir", str(state)]
+    assert mnemoclaw(*base, "import", "chatgpt", str(export), "--yes").returncode == 0
+    folder = ws / "memory" / "imports" / "chatgpt"
+    name = sorted(p.name for p in folder.glob("*.md"))[0]
+    left = folder / f".{name}.{_dead_pid()}.tmp"  # what a kill -9 mid-write leaves
+    left.write_text("half a conversation", encoding="utf-8")
+    assert mnemoclaw(*base, "import", "chatgpt", str(export), "--yes").returncode == 0
+    assert not left.exists()
+
+
+def test_sessions_search_reads_when_a_message_was_said_from_at(tmp_path):
+    """mnemoclaw's own transcripts carry ``at`` in seconds; OpenClaw's layout an ISO string."""
+    from mnemoclaw.sessions.search import search_sessions
+
+    own = json.dumps({"type": "message", "at": 1764950400, "message": {"role": "user", "content": "the boiler code"}})
+    theirs = json.dumps({"type": "message", "at": "2025-12-05T16:00:00Z",
+                         "message": {"role": "assistant", "content": "the boiler was serviced"}})
+    found = search_sessions([("s1", own), ("s2", theirs)], "boiler")
+    iso = datetime(2025, 12, 5, 16, 0, tzinfo=UTC).timestamp()
+    assert sorted((h.session, h.timestamp) for h in found.hits) == [("s1", 1764950400.0), ("s2", iso)]
+
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    write(ws / "MEMORY.md", "# Memory\n")
+    write(state / "agents" / "main" / "sessions" / "s1.jsonl", own + "\n")
+    out = mnemoclaw("--workspace", str(ws), "--state-dir", str(state), "sessions", "search", "boiler")
+    assert out.returncode == 0 and "(no time)" not in out.stdout and "s1:1" in out.stdout, out
+    got = json.loads(mnemoclaw("--workspace", str(ws), "--state-dir", str(state), "sessions", "search", "boiler",
+                               "--json").stdout)
+    assert got["results"][0]["timestamp"] is not None, got
+
+
+def test_status_does_not_list_an_applied_setting_as_not_in_effect(tmp_path):
+    from mnemoclaw.config import load_settings
+
+    ws = tmp_path / "ws"
+    write(ws / "MEMORY.md", "# Memory\n")
+    settings = load_settings(workspace=ws, state_dir=tmp_path / "state", env={},
+                             config={"tools": {"sessions": {"visibility": "all"}}})
+    assert not any("visibility" in note for note in settings.ignored()), settings.ignored()
+
+
+def test_init_writes_the_current_config_shape(tmp_path):
+    import json5
+
+    state = tmp_path / "state"
+    assert mnemoclaw("--state-dir", str(state), "init", "--workspace", str(tmp_path / "ws")).returncode == 0
+    written = json5.loads((state / "config.json5").read_text(encoding="utf-8"))
+    assert "memorySearch" not in written["agents"]["defaults"], written
+    assert written["memory"]["search"]["provider"] == "auto" and written["memory"]["citations"] == "auto"
+    status = mnemoclaw("--state-dir", str(state), "status")
+    assert status.returncode == 0 and "warning" not in status.stdout, status.stdout
+
+
+def test_previews_show_each_line_as_the_file_holds_it(tmp_path):
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    write(ws / "MEMORY.md", "# Memory\n\n- The wifi passphrase is on the fridge.\n")
+    write(ws / "memory" / "2026-01-01.md", "# 2026-01-01\n\n- old promo SAVE10 <!-- expires: 2020-01-01 -->\n")
+    base = ["--workspace", str(ws), "--state-dir", str(state)]
+    forget = mnemoclaw(*base, "forget", "wifi passphrase", "--dry-run")
+    cleanup = mnemoclaw(*base, "cleanup")
+    assert "    3  - The wifi passphrase is on the fridge." in forget.stdout.splitlines(), forget.stdout
+    assert "    3  - old promo SAVE10 <!-- expires: 2020-01-01 -->" in cleanup.stdout.splitlines(), cleanup.stdout
+    assert "- - " not in forget.stdout + cleanup.stdout
+
+
+def test_index_names_the_symbolic_links_it_skips(tmp_path):
+    ws, state, outside = tmp_path / "ws", tmp_path / "state", tmp_path / "outside"
+    write(ws / "MEMORY.md", "# Memory\n")
+    write(outside / "note.md", "- a note kept elsewhere\n")
+    (ws / "memory").mkdir()
+    (ws / "memory" / "2026-01-01.md").symlink_to(outside / "note.md")
+    (ws / "memory" / "elsewhere").symlink_to(outside)
+    out = mnemoclaw("--workspace", str(ws), "--state-dir", str(state), "index")
+    assert out.returncode == 0, out.stderr
+    assert "skipped: memory/2026-01-01.md: a symbolic link" in out.stdout, out.stdout
+    assert "skipped: memory/elsewhere: a symbolic link" in out.stdout, out.stdout
+    report = json.loads(mnemoclaw("--workspace", str(ws), "--state-dir", str(state), "index", "--json").stdout)
+    assert sorted(report["skippedLinks"]) == ["memory/2026-01-01.md", "memory/elsewhere"], report
+
+
+def test_search_json_on_an_unreadable_index_prints_a_json_error(tmp_path):
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    write(ws / "MEMORY.md", "# Memory\n\n- hello world\n")
+    base = ["--workspace", str(ws), "--state-dir", str(state)]
+    assert mnemoclaw(*base, "index").returncode == 0
+    index = state / "memory" / "main.sqlite"
+    for leftover in state.glob("memory/main.sqlite*"):
+        leftover.unlink()
+    index.mkdir()  # where the index file was, something SQLite cannot open
+    out = mnemoclaw(*base, "search", "hello", "--json")
+    assert out.returncode == 1
+    said = json.loads(out.stdout)
+    assert said["results"] == [] and said["disabled"] is True and "main.sqlite" in said["error"], said
 
 
 # (end of rough edges)

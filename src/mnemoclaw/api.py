@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import shlex
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -667,7 +668,7 @@ class Memory:
             "ignoredSettings": self.settings.ignored(),
             "extraPaths": [str(p) for p in self.settings.extra_paths()],
             "vectorsError": self.vectors_error,
-            "warnings": [*self.settings.warnings, *host_notes],
+            "warnings": [*self.settings.warnings, *host_notes, *_readable_by_others(self.settings.state_dir)],
             "background": self.freshness.status(),
         }
         if self.settings.openclaw_layout is not None:
@@ -676,6 +677,21 @@ class Memory:
         if not out["workspaceExists"]:
             out.pop("dirty", None)
         return out
+
+
+def _readable_by_others(state_dir: Path) -> list[str]:
+    """What ``status`` says of a state directory other users can read (mnemoclaw makes its
+    folders 0700, but one made by an older version, or by hand, may not be)."""
+    try:
+        mode = os.stat(state_dir).st_mode & 0o777
+    except OSError:
+        return []
+    if not mode & 0o077:
+        return []
+    quoted = shlex.quote(str(state_dir))
+    return [f"the state directory {state_dir} can be read by other users of this machine (mode {mode:o}): it holds "
+            f"the index of your memory, transcripts and tombstones; make it yours alone with `chmod -R go-rwx "
+            f"{quoted}`"]
 
 
 class _NotesIndex:

@@ -1,28 +1,128 @@
-"""Replacing a file atomically, leaving nothing behind when the write fails.
+"""Replacing a file atomically, leaving nothing behind when the write fails; and the modes of
+what mnemoclaw keeps for itself.
 
 Every small state file mnemoclaw rewrites (sessions.json, the fallback state, the
 model cache, a config edit) goes through here: written to a temporary file next to
 it, then renamed over it. A full disk or any other failure removes the temporary
 file, so a failed write is harmless: the old file stays as it was.
+
+What mnemoclaw creates for itself (the state directory and everything in it: the index,
+tombstones, transcripts, config) is the user's alone, whatever the umask: folders 0700
+(``private_dir``), files 0600 (``private=True``, the default here). A file that exists keeps
+its mode when it is replaced; a memory file of the workspace is written with ``private=False``
+(a new one gets the umask's mode, as any editor would give it).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
+PRIVATE_FILE = 0o600
+PRIVATE_DIR = 0o700
+
+
+def private_dir(path: str | os.PathLike[str]) -> Path:
+    """``path`` as a folder, each part of it that is made here made 0700 (a folder that exists
+    is left as it is: ``mnemoclaw status`` names one that others can read)."""
+    target = Path(path)
+    missing = []
+    for folder in (target, *target.parents):
+        if folder.is_dir():
+            break
+        missing.append(folder)
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, PRIVATE_DIR)
+        except FileExistsError:
+            if not folder.is_dir():
+                raise
+            continue
+        os.chmod(folder, PRIVATE_DIR)  # the umask cannot widen a mode, but one like 0o277 narrows it
+    return target
+
+
+def private_file(path: str | os.PathLike[str]) -> None:
+    """Create ``path`` empty and 0600 if it is missing (what another library then opens, such as
+    SQLite, which gives its -wal and -shm files the database file's mode)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE)
+    except FileExistsError:
+        return
+    try:
+        os.fchmod(fd, PRIVATE_FILE)
+    finally:
+        os.close(fd)
+
+
+def _mode_for(target: Path, private: bool) -> int | None:
+    """The mode a replacement of ``target`` gets: the file's own, else 0600 when ``private`` or
+    when its folder is private (a workspace inside the state directory); None: what the umask
+    gives."""
+    try:
+        return os.stat(target).st_mode & 0o7777
+    except OSError:
+        return PRIVATE_FILE if private or is_private(target.parent) else None
+
+
+def is_private(folder: str | os.PathLike[str]) -> bool:
+    """Only its owner can read ``folder``."""
+    try:
+        return os.stat(folder).st_mode & 0o077 == 0
+    except OSError:
+        return False
+
+
+def new_file_mode(folder: str | os.PathLike[str]) -> int:
+    """The mode to create a file of the user's in ``folder`` with (the umask still applies): 0600
+    in a private folder, else what an editor would give it."""
+    return PRIVATE_FILE if is_private(folder) else 0o644
+
+
+def like_parent_dir(path: str | os.PathLike[str]) -> Path:
+    """``path`` as a folder; each part made here is private when the folder it is made in is,
+    else made as the umask says (a workspace's folders: private only inside a private one)."""
+    target = Path(path)
+    missing = []
+    for folder in (target, *target.parents):
+        if folder.is_dir():
+            break
+        missing.append(folder)
+    for folder in reversed(missing):
+        private = is_private(folder.parent)
+        try:
+            os.mkdir(folder, PRIVATE_DIR if private else 0o777)
+        except FileExistsError:
+            if not folder.is_dir():
+                raise
+            continue
+        if private:
+            os.chmod(folder, PRIVATE_DIR)
+    return target
+
 
 @contextmanager
-def atomic_file(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO]:
-    """A file to write ``path``'s new content to; it replaces ``path`` when the block ends."""
+def atomic_file(path: str | os.PathLike[str], mode: str = "wb", *, private: bool = True) -> Iterator[IO]:
+    """A file to write ``path``'s new content to; it replaces ``path`` when the block ends,
+    with ``path``'s mode (a new file: 0600 when ``private``, else the umask's)."""
     target = Path(path)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    wanted = _mode_for(target, private)
     try:
         encoding = None if "b" in mode else "utf-8"
-        with open(tmp, mode, encoding=encoding) as fh:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE if wanted is not None else 0o666)
+        try:
+            if wanted is not None:
+                os.fchmod(fd, wanted)
+            fh = open(fd, mode, encoding=encoding)
+        except BaseException:
+            os.close(fd)
+            raise
+        with fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
@@ -44,12 +144,12 @@ def replace_all(contents: dict[str, str], modes: dict[str, int] | None = None) -
         for path, text in contents.items():
             tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.tmp")
             tmps[path] = tmp
-            with open(tmp, "w", encoding="utf-8", newline="") as fh:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)  # readable by others only after
+            with open(fd, "w", encoding="utf-8", newline="") as fh:
                 fh.write(text)
                 fh.flush()
                 os.fsync(fh.fileno())
-            if modes and path in modes:
-                os.chmod(tmp, modes[path])
+            os.chmod(tmp, (modes or {}).get(path, _mode_for(Path(path), True) or PRIVATE_FILE))
         for path, tmp in tmps.items():
             os.replace(tmp, path)
     finally:
@@ -60,26 +160,32 @@ def replace_all(contents: dict[str, str], modes: dict[str, int] | None = None) -
                 pass
 
 
-def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
-    with atomic_file(path, "wb") as fh:
+def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, private: bool = True) -> None:
+    with atomic_file(path, "wb", private=private) as fh:
         fh.write(data.encode("utf-8") if isinstance(data, str) else data)
 
 
-def remove_leftovers(directory: str | os.PathLike[str], name: str) -> None:
-    """Temporary files of ``name`` that a killed process left in ``directory``."""
+def remove_leftovers(directory: str | os.PathLike[str], name: str | None = None) -> list[str]:
+    """Remove the temporary files of ``name`` (None: of any file) that a killed process left in
+    ``directory`` (``.<name>.<pid>.tmp``, the process gone); the names removed."""
     try:
         entries = os.listdir(directory)
     except OSError:
-        return
-    prefix = f".{name}."
+        return []
+    removed = []
     for entry in entries:
-        if entry.startswith(prefix) and entry.endswith(".tmp"):
-            pid = entry[len(prefix):-4]
-            if pid.isdigit() and not _alive(int(pid)):
-                try:
-                    os.unlink(os.path.join(directory, entry))
-                except OSError:
-                    pass
+        m = _LEFTOVER.fullmatch(entry)
+        if not m or (name is not None and m.group(1) != name) or _alive(int(m.group(2))):
+            continue
+        try:
+            os.unlink(os.path.join(directory, entry))
+            removed.append(entry)
+        except OSError:
+            pass
+    return removed
+
+
+_LEFTOVER = re.compile(r"\.(.+)\.(\d+)\.tmp")
 
 
 def _alive(pid: int) -> bool:

@@ -607,9 +607,14 @@ OPENCLAW_NOT_APPLIED = {
                              "(named only when the slot is not \"memory-core\")"),
     "plugins.entries.memory-core.config.dreaming": ("not applied", "mnemoclaw never promotes or rewrites entries "
                                                     "on a schedule (the flush and memory_append write what is kept)"),
-    "tools.sessions.visibility": ("applied to sessions_search only", "\"all\" searches every agent's transcripts "
-                                  "there, any other value this agent's own; memory_search indexes this agent's own"),
     "session.dmScope": ("not applied", "transcripts are read per file, whatever scope made them"),
+}
+
+
+# OpenClaw settings outside its search block that mnemoclaw reads and applies, and how
+OPENCLAW_APPLIED = {
+    "tools.sessions.visibility": "sessions_search: \"all\" searches every agent's transcripts, any other value this "
+                                 "agent's own; memory_search indexes this agent's own",
 }
 
 

@@ -51,7 +51,7 @@ def lock_busy(path: str) -> bool:
 def file_lock(path: str, timeout: float | None = None, what: str = "the index", index: str = "") -> Iterator[None]:
     """Hold an exclusive lock on ``path``; wait up to ``timeout`` seconds (None: forever).
     ``what`` is how a message names what the lock guards, ``index`` the index it is (if one)."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         if fcntl is not None:
             deadline = None if timeout is None else time.monotonic() + timeout

@@ -16,7 +16,7 @@ import os
 import time
 from typing import Any
 
-from .atomic import write_atomic
+from .atomic import private_dir, write_atomic
 from .config import Settings
 from .embeddings.base import AUTO_REMOTE_ORDER, EmbeddingProvider, create_provider
 from .errors import ProviderError, ProviderResponseError
@@ -156,7 +156,7 @@ class ProviderChoice:
 
     def _save(self, info: dict[str, Any]) -> None:
         try:
-            self.state_file.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(self.state_file.parent)
             write_atomic(self.state_file, json.dumps(info))
         except OSError as exc:  # the switch holds for this process; the next one tries the primary again
             log.warning("could not record the provider fallback in %s: %s", self.state_file, exc)

@@ -18,6 +18,7 @@ from .config import (
     MEMORY,
     MEMORY_SEARCH,
     OPENCLAW_FTS_NOT_APPLIED,
+    OPENCLAW_APPLIED,
     OPENCLAW_NOT_APPLIED,
     OPENCLAW_SEARCH_NOT_APPLIED,
     F,
@@ -94,6 +95,8 @@ def config_reference() -> str:
               "| `memory.search.extraPaths[].pattern` | every Markdown file under the entry's `path` is indexed |"]
     lines += [f"| `{key}` | {state + ': ' if state != 'not applied' else ''}{instead} |"
               for key, (state, instead) in OPENCLAW_NOT_APPLIED.items()]
+    lines += ["", "## OpenClaw keys read and applied", "", "| key | how |", "|---|---|"]
+    lines += [f"| `{key}` | {how} |" for key, how in OPENCLAW_APPLIED.items()]
     lines.append("")
     lines += ["## The chat runtime (`mnemoclaw chat`, docs/runtime.md)", "",
               "| key | default | what it does |", "|---|---|---|"]

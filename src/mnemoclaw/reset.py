@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from .atomic import private_dir
 from .config import Settings
 from .errors import ConfigError, LockTimeoutError
 from .locks import file_lock
@@ -41,7 +42,7 @@ def reset_index(settings: Settings, *, dry_run: bool = False) -> dict[str, Any]:
                               "bytes": sum(r["bytes"] for r in removed), "dryRun": dry_run}
     if dry_run or not files:
         return report
-    state.mkdir(parents=True, exist_ok=True)
+    private_dir(state)
     try:
         with file_lock(str(state / LOCK_NAME), timeout=0, what=f"index {index}", index=str(index)):
             for p in files:

@@ -130,6 +130,8 @@ class IndexReport:
     replaced: list[tuple[str, str]] = field(default_factory=list)
     dropped: list[tuple[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what those mean and what to do, one line each
+    # symbolic links met where memory is read: never followed, so not indexed (workspace-relative paths)
+    skipped: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {
@@ -153,6 +155,7 @@ class IndexReport:
                       for p, h in pairs]
                for name, pairs in (("kept", self.kept), ("replaced", self.replaced), ("dropped", self.dropped))},
             "notes": list(self.notes),
+            "skippedLinks": list(self.skipped),
         }
 
 

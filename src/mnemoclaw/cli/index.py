@@ -12,6 +12,8 @@ from typing import Any
 
 import click
 
+from ..answers import search_failed
+from ..errors import MnemoclawError
 from ..provenance import ORIGINS
 from ..search.relevance import DEFAULT_MIN_SCORE
 from ..tools import CORPORA, MAX_RESULTS, SEARCH
@@ -66,6 +68,9 @@ def _print_report(report, workspace: Path) -> None:
         click.echo(f"  failed: {shown}: {why}")
     for note in r.notes:  # another host writes this namespace too
         click.echo(f"  note: {note}")
+    for path in r.skipped:
+        click.echo(f"  skipped: {path}: a symbolic link, never followed (move or copy what it points at into the "
+                   "workspace, or name its real folder in extraPaths)")
     if r.vectors_pending:
         click.echo(f"  vectors: {r.vectors_pending} chunks are searchable by keyword only: the embedding provider "
                    f"failed ({r.vectors_error or 'see above'}). `mnemoclaw index` adds their vectors once it works.")
@@ -279,8 +284,15 @@ def search(obj: Ctx, query: str, **params: Any) -> None:
     """
     if not query.strip():
         raise click.UsageError("the query is empty: give the words of what you are looking for")
-    with obj.memory() as mem:
-        code = run_search(mem, query, **params)
+    try:
+        with obj.memory() as mem:
+            code = run_search(mem, query, **params)
+    except (MnemoclawError, OSError) as exc:
+        if not params.get("as_json"):
+            raise
+        # what reads --json reads stdout: it gets memory_search's own answer for a failure
+        emit_json(search_failed(exc, lambda said: said))
+        code = 1
     if code:
         sys.exit(code)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -91,8 +92,7 @@ def forget(obj: Ctx, target: str | None, session: str | None, source: str | None
             for r in plan.removals:
                 where = f"{r.path}#L{r.start}" + (f"-L{r.end}" if r.end != r.start else "")
                 click.echo(f"  {where}" + ("  (session transcript)" if r.source == "sessions" else ""))
-                for line in r.lines:
-                    click.echo(f"    - {line[:200]}")
+                _show_lines(r.start, r.lines)
         ask = not yes and not as_json and not dry_run and sys.stdin.isatty()
         if dry_run or not (yes or (ask and click.confirm("Remove these lines?", default=False))):
             if as_json:
@@ -120,10 +120,7 @@ def _forget_origin(obj: Ctx, kind: str, value: str, since: str | None, *, dry_ru
             for r in plan.lines.removals:
                 where = f"{r.path}#L{r.start}" + (f"-L{r.end}" if r.end != r.start else "")
                 click.echo(f"  {where}" + ("  (session transcript)" if r.source == "sessions" else ""))
-                for line in r.lines[:6]:
-                    click.echo(f"    - {line[:200]}")
-                if len(r.lines) > 6:
-                    click.echo(f"    ... and {len(r.lines) - 6} more line(s)")
+                _show_lines(r.start, r.lines, limit=6)
             for d in plan.deletions:
                 click.echo(f"  {d.path}  (deleted: {d.end} line(s))")
             for path in plan.fenced:
@@ -182,8 +179,7 @@ def cleanup(obj: Ctx, older_than: str, below_importance: int | None, expired: bo
                 click.echo("Nothing to clean up.")
             for r in shown["remove"]:
                 click.echo(f"remove {r['path']}#L{r['startLine']}-L{r['endLine']} ({r['why']})")
-                for line in r["lines"]:
-                    click.echo(f"    - {line[:200]}")
+                _show_lines(r["startLine"], r["lines"])
             for m in shown["archive"]:
                 click.echo(f"archive {m['path']} -> {m['to']}")
         done: dict = {}
@@ -376,3 +372,13 @@ def reset(obj: Ctx, dry_run: bool, as_json: bool) -> None:
         click.echo(f"  {r['path']}  ({r['bytes']:,} bytes)")
     click.echo("No Markdown file or transcript was touched. " + ("Run without --dry-run to remove them."
                if dry_run else "The next `mnemoclaw index` (or search) rebuilds the index from them."))
+
+
+def _show_lines(start: int, lines: Sequence[str], *, limit: int | None = None) -> None:
+    """The lines a preview shows, each after its line number, as the file holds it."""
+    shown = lines if limit is None else lines[:limit]
+    width = len(str(start + len(shown) - 1))
+    for n, line in enumerate(shown, start):
+        click.echo(f"    {n:>{width}}  {line[:200]}".rstrip())
+    if limit is not None and len(lines) > limit:
+        click.echo(f"    ... and {len(lines) - limit} more line(s)")

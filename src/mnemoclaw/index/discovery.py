@@ -79,8 +79,11 @@ def is_link(path: str | os.PathLike[str]) -> bool:
         return False
 
 
-def discover(workspace: Path, extra_paths: Iterable[Path] = ()) -> list[SourceFile]:
-    """List memory files with their stat, de-duplicated by real path.
+def discover(workspace: Path, extra_paths: Iterable[Path] = (),
+             on_link: Callable[[str], None] | None = None) -> list[SourceFile]:
+    """List memory files with their stat, de-duplicated by real path; each symbolic link met
+    (a memory file, a folder below memory/, an extra path) is passed to ``on_link`` as the
+    index names files (workspace-relative where it can be), and not followed.
 
     Links are never followed, so below a root whose real path is known every entry's
     path is already real: ``realpath`` runs once per root, not once per file (it costs
@@ -111,6 +114,8 @@ def discover(workspace: Path, extra_paths: Iterable[Path] = ()) -> list[SourceFi
             continue
         if stat.S_ISREG(st.st_mode):
             add(p, st)
+        elif stat.S_ISLNK(st.st_mode) and on_link is not None:
+            on_link(name)
 
     roots = [os.path.join(ws, "memory")]
     roots.extend(str(extra) for extra in extra_paths)
@@ -123,10 +128,13 @@ def discover(workspace: Path, extra_paths: Iterable[Path] = ()) -> list[SourceFi
             continue
         if stat.S_ISLNK(st.st_mode):
             log.info("skipping %s: symbolic links are not followed", root)
+            if on_link is not None:
+                on_link(display_path(os.path.abspath(root), ws))
             continue
         real_root = os.path.realpath(root)
         if stat.S_ISDIR(st.st_mode):
-            for entry in walk_markdown(real_root):
+            linked = None if on_link is None else (lambda p: on_link(display_path(p, ws)))
+            for entry in walk_markdown(real_root, linked):
                 try:
                     add(entry.path, entry.stat(follow_symlinks=False))
                 except OSError:

@@ -169,6 +169,7 @@ class Indexer:
         self.model = provider.model if provider else KEYWORD_ONLY_MODEL
         self.fingerprint, self.fingerprint_text = spec.fingerprint(provider)
         self.failed: dict[str, tuple[int, int]] = {}  # path -> (mtime_ns, size) that failed to read
+        self.links: list[str] = []  # symbolic links the last discovery met (never followed)
         self._no_vectors: str | None = None  # during a sync: why the provider is not asked
         self._salvaging = False  # during a repair: vectors read from the damaged index are checked
         self._vectors_retry_at = 0.0  # monotonic time after which pending vectors are tried again
@@ -180,7 +181,8 @@ class Indexer:
         want = self.spec.sources if sources is None else sources
         out: list[SourceFile] = []
         if "memory" in want:
-            out += discover(Path(self.spec.workspace), [Path(p) for p in self.spec.extra_paths])
+            self.links = []
+            out += discover(Path(self.spec.workspace), [Path(p) for p in self.spec.extra_paths], self.links.append)
         if "sessions" in want and self.spec.sessions_dir:
             found = discover_sessions(Path(self.spec.sessions_dir))
             if self.spec.exclude_sessions:  # the admission policy: an excluded session is not memory
@@ -495,6 +497,7 @@ class Indexer:
         # the settings change before the next one, that one must rebuild, not mix
         target.set_meta({"fingerprint": self.fingerprint, "fingerprint_text": self.fingerprint_text})
         plan, indexed = self.plan(target.file_records(), sources, full=full)
+        report.skipped = list(dict.fromkeys(self.links))
         report.unchanged = len(plan.unchanged)
         # files only other hosts have had: theirs, not deletions here
         report.kept = _named(plan.kept, indexed)

@@ -12,6 +12,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+from ..atomic import like_parent_dir
 from ..errors import ConfigError, PathDeniedError
 from ..markdown.annotations import annotated_entries
 from ..search.annotated import ARCHIVE_DIR
@@ -102,7 +103,7 @@ def move(workspace: Path, moves: Sequence[Move]) -> list[str]:
             raise PathDeniedError(f"{m.dest} exists already; {m.path} was not archived (merge the two by hand)")
         if src.is_symlink() or (dest.parent.exists() and dest.parent.is_symlink()):
             raise PathDeniedError(f"{m.path} or {ARCHIVE_DIR} is a symbolic link; nothing was archived")
-        dest.parent.mkdir(parents=True, exist_ok=True)
+        like_parent_dir(dest.parent)
         os.rename(src, dest)
         done.append(m.path)
     return done

@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from ..atomic import replace_all
+from ..atomic import PRIVATE_FILE, private_dir, replace_all
 from ..errors import MnemoclawError, PathDeniedError
 from ..markdown.annotations import Entries, annotated_entries
 from ..provenance import session_of
@@ -162,8 +162,9 @@ def _keep_copy(paths: dict[str, str], state_dir: Path, now: datetime) -> Path:
     try:
         for abspath, rel in paths.items():
             dest = partial / rel
-            dest.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(dest.parent)
             shutil.copy2(abspath, dest)
+            os.chmod(dest, PRIVATE_FILE)  # what was forgotten, kept for a week: the user's alone
         os.rename(partial, folder)
     except OSError as exc:
         shutil.rmtree(partial, ignore_errors=True)

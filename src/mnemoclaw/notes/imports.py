@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import tombstones
-from ..atomic import atomic_file
+from ..atomic import atomic_file, like_parent_dir, private_dir, remove_leftovers
 from ..errors import MnemoclawError
 from ..index.discovery import is_link, walk_markdown
 from ..markdown.annotations import as_data, neutralise_comments
@@ -341,6 +341,7 @@ def write(workspace: Path, state_dir: Path, planned: list[Planned], report: Impo
     fences = tombstones.load(state_dir)
     if fences.damaged:
         report.warnings.append(fences.damaged)
+    swept: set[Path] = set()
     try:
         for i, p in enumerate(planned, 1):
             if progress:
@@ -356,6 +357,9 @@ def write(workspace: Path, state_dir: Path, planned: list[Planned], report: Impo
                     raise MnemoclawError(f"{parent.relative_to(ws)} is a symbolic link; nothing more was imported")
             if target.is_symlink():
                 raise MnemoclawError(f"{p.rel} is a symbolic link; nothing more was imported")
+            if target.parent not in swept:  # a killed import's temporary files: garbage, preview or not
+                remove_leftovers(target.parent)
+                swept.add(target.parent)
             try:
                 old = target.read_text("utf-8")
             except FileNotFoundError:
@@ -371,14 +375,14 @@ def write(workspace: Path, state_dir: Path, planned: list[Planned], report: Impo
             if old is not None and manifest.get(p.rel) != _digest(old):  # edited since it was imported
                 report.kept_edits.append(p.rel)
                 continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with atomic_file(target, "w") as fh:
+            like_parent_dir(target.parent)
+            with atomic_file(target, "w", private=False) as fh:
                 fh.write(p.text)
             manifest[p.rel] = _digest(p.text)
             (report.added if old is None else report.updated).append(p.rel)
     finally:
         if not dry:
-            state_dir.mkdir(parents=True, exist_ok=True)
+            private_dir(state_dir)
             with atomic_file(state_dir / MANIFEST, "w") as fh:
                 json.dump(manifest, fh, indent=0, sort_keys=True)
     return report

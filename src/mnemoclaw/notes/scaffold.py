@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from ..atomic import like_parent_dir, private_dir, write_atomic
 from ..config import ENV_CONFIG, Settings, load_settings, set_workspace_value
 
 
@@ -47,15 +48,15 @@ def init_workspace(*, workspace: str | os.PathLike[str] | None = None, state_dir
     cfg = Path(os.path.expanduser(str(config_file))).absolute() if config_file else settings.config_path \
         or settings.state_dir / "config.json5"
     report = InitReport(ws, cfg)
-    (ws / "memory").mkdir(parents=True, exist_ok=True)
+    like_parent_dir(ws / "memory")  # private inside a private folder (the state directory's workspace)
     for name in ("AGENTS.md", "MEMORY.md"):
         target = ws / name
         if not target.exists():
-            target.write_text(_template(name), "utf-8")
+            write_atomic(target, _template(name), private=False)
             report.created.append(str(target))
     if not cfg.exists():
-        cfg.parent.mkdir(parents=True, exist_ok=True)
-        cfg.write_text(_template("config.json5").replace("__WORKSPACE__", str(ws).replace("\\", "/")), "utf-8")
+        private_dir(cfg.parent)
+        write_atomic(cfg, _template("config.json5").replace("__WORKSPACE__", str(ws).replace("\\", "/")))
         report.created.append(str(cfg))
         return report
     plain = load_settings(state_dir=state_dir, config=cfg, agent_id=agent_id).workspace

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from ..atomic import write_atomic
+from ..atomic import like_parent_dir, new_file_mode, write_atomic
 from ..errors import EditConflictError, PathDeniedError
 from ..markdown.annotations import as_data
 from ..text.secrets import redact_counted
@@ -44,7 +44,7 @@ def _open_memory_file(ws: Path, rel: str, *, create_new: bool = False) -> int:
                               "to real files in the workspace")
     flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | (os.O_EXCL if create_new else 0)
     try:
-        fd = os.open(ws / rel, flags, 0o644)
+        fd = os.open(ws / rel, flags, new_file_mode(folder))
     except FileExistsError:
         raise
     except OSError as exc:
@@ -107,7 +107,7 @@ def append_note(workspace: Path, text: str, target: str | None = None, now: date
         folder = ws / "memory"
         if folder.is_symlink():
             raise PathDeniedError("memory/ is a symbolic link; appends go only to real files in the workspace")
-        folder.mkdir(exist_ok=True)
+        like_parent_dir(folder)
         rel = f"memory/{now:%Y-%m-%d}.md"
         header = f"# {now:%Y-%m-%d}\n"
         stamp = f"## {now:%H:%M}"
@@ -147,7 +147,7 @@ def create_note(workspace: Path, stem: str, text: str) -> str:
     folder = ws / "memory"
     if folder.is_symlink():
         raise PathDeniedError("memory/ is a symbolic link; memory is written only to real files in the workspace")
-    folder.mkdir(exist_ok=True)
+    like_parent_dir(folder)
     body, _ = redact_counted(text)
     for n in range(1, 1000):
         rel = f"memory/{stem}.md" if n == 1 else f"memory/{stem}-{n}.md"
@@ -207,5 +207,5 @@ def replace_note(workspace: Path, rel: str, base: str, text: str) -> int:
     body, redacted = redact_counted(text)
     if body and not body.endswith("\n"):
         body += "\n"
-    write_atomic(ws / rel, body)
+    write_atomic(ws / rel, body, private=False)  # the user's file: its own mode, or its folder's
     return redacted

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..atomic import write_atomic
+from ..atomic import private_dir, write_atomic
 from ..errors import ReadOnlyError
 from ..locks import file_lock
 from ..text import parse
@@ -44,7 +44,7 @@ class SessionStore:
         self.dir = Path(directory)
         self.read_only = read_only
         if not read_only:
-            self.dir.mkdir(parents=True, exist_ok=True)
+            private_dir(self.dir)
         self.meta_path = self.dir / "sessions.json"
         self._lines: dict[str, int] = {}  # lines per transcript, so appends know their line number
 
@@ -148,7 +148,7 @@ class SessionStore:
                     fh.write(b"\n")
             except ValueError:
                 saved = path.with_suffix(f".torn-{int(time.time())}")
-                saved.write_bytes(tail)
+                write_atomic(saved, tail)
                 os.truncate(path, cut)
                 data = data[:cut]
                 log.warning("transcript %s ended in a torn line (a crash mid-write); it was cut off and kept in %s",

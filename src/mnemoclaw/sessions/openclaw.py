@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..atomic import write_atomic
+from ..atomic import private_dir, private_file, write_atomic
 
 AGENT_DB = Path("agent") / "openclaw-agent.sqlite"
 # the newest OpenClaw whose layout this reader was written against
@@ -95,13 +95,15 @@ def _stamp(paths: list[Path]) -> list[list[int]]:
 
 def _copy(database: Path, into: Path) -> Path:
     """Copy ``database`` and its WAL into ``into``; the copy's path."""
-    into.mkdir(parents=True, exist_ok=True)
+    private_dir(into)
     target = into / database.name
     for suffix in ("-wal", "-shm", ""):  # nothing of an earlier copy may meet the new one
         Path(str(target) + suffix).unlink(missing_ok=True)
+    private_file(target)  # a copy of someone's conversations: the user's alone, as the original
     shutil.copyfile(database, target)
     wal = Path(str(database) + "-wal")
     if wal.is_file():
+        private_file(str(target) + "-wal")
         shutil.copyfile(wal, Path(str(target) + "-wal"))
     return target
 
@@ -206,7 +208,7 @@ def mirror(database: Path, out_dir: Path) -> tuple[int, str | None, list[str]]:
         n = skipped[0]
         notes.append(f"{n} transcript event{'s are' if n > 1 else ' is'} zstd-compressed and left out; "
                      "`pip install zstandard` reads them")
-    out_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(out_dir)
     wanted = set()
     for session, rows in lines.items():
         name = _safe_name(session)

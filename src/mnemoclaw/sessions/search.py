@@ -55,9 +55,11 @@ def _key(text: str) -> str:
 
 
 def _timestamp(entry: dict[str, Any]) -> float | None:
-    raw = entry.get("timestamp")
-    if raw is None and isinstance(entry.get("message"), dict):
-        raw = entry["message"].get("timestamp")
+    """When a message was said: ``timestamp`` (OpenClaw's messages), else ``at`` (an ISO string in
+    OpenClaw's layout, seconds in mnemoclaw's own transcripts), on the entry or its message."""
+    message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
+    raw = next((holder[name] for name in ("timestamp", "at") for holder in (entry, message)
+                if holder.get(name) is not None), None)
     if isinstance(raw, bool):
         return None
     if isinstance(raw, (int, float)):

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..atomic import write_atomic
+from ..atomic import private_dir, private_file, write_atomic
 from ..errors import DiskFullError, IndexCorruptError, IndexGoneError, ReadOnlyError, StoreError
 from ..locks import file_lock, lock_busy, lock_holder
 from ..markdown.annotations import searchable
@@ -149,9 +149,10 @@ class SQLiteStore:
                                     "made; give a writable --state-dir (or store.path) and run `mnemoclaw index`")
             log.info("index %s is read-only: serving it as it is, without syncing", path)
         else:
-            os.makedirs(parent, exist_ok=True)
+            private_dir(parent)
             if state_dir:
-                os.makedirs(state_dir, exist_ok=True)
+                private_dir(state_dir)
+            private_file(path)  # SQLite gives the -wal and -shm files the database file's mode
         self._durable = durable
         try:
             self._open(durable)
