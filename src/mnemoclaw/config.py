@@ -179,6 +179,16 @@ MEMORY: dict[str, Any] = {
     "forget": {
         "tool": F(False, "bool", doc="offer memory_forget over MCP (a preview, then a confirmed removal)"),
     },
+    # `mnemoclaw mcp --http`: a client that initializes and never sends DELETE left its session
+    # open (~40 KB each); these bound what such clients can hold (docs/mcp.md)
+    "mcp": {
+        "sessionIdleMinutes": F(30, "float", lo=0.01, hi=7 * 24 * 60,
+                                doc="an MCP HTTP session with no request for this long is closed (its id then "
+                                    "answers 404 and the client initializes again); --session-idle"),
+        "maxSessions": F(256, "int", lo=1, hi=100_000,
+                         doc="MCP HTTP sessions open at once; one more closes the least recently used idle one; "
+                             "--max-sessions"),
+    },
     "recall": {
         "enabled": F(True, "bool", doc="search memory with each message before the model answers and put what "
                      "scores minScore or more in its context (chat, `mnemoclaw recall`); no model call"),

@@ -23,6 +23,7 @@ import json
 import logging
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, Any, TypeVar
@@ -216,7 +217,137 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
-def http_app(service: MemoryService, host: str, token: str | None, *, read_only: bool = False) -> Any:
+_SESSION_HEADER = b"mcp-session-id"
+_VERSION_HEADER = b"mcp-protocol-version"
+
+
+def _header(headers: Any, name: bytes) -> str | None:
+    for key, value in headers or ():
+        if key.lower() == name:
+            return str(value.decode("latin-1"))
+    return None
+
+
+class SessionLimit:
+    """ASGI middleware: at most ``cap`` MCP sessions are open at once.
+
+    A request that may open one more (a POST without a session id at a protocol version that has
+    sessions: ``initialize``) first closes the least recently used session that has no request in
+    flight. It is closed the way a client
+    closes it, with a DELETE through the SDK, so its id answers 404 from then on and its client
+    initializes again, as the streamable HTTP spec says. A client that initializes and never
+    sends DELETE thus cannot grow the server: without this, each such session kept ~40 KB until
+    its idle timeout (30 minutes), and 3 300 of them took the server from 226 to 363 MB. When
+    every open session has a request in flight (an open GET stream, a long search), nothing is
+    closed and the SDK's own limit (the same ``cap``) answers 503.
+    """
+
+    def __init__(self, app: Any, cap: int, path: str):
+        from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+        self.app = app
+        self.cap = cap
+        self.path = path  # where the sessions are served; what is asked elsewhere has none
+        # a request at a later protocol version (2026-07-28: one self-contained POST, no session) opens
+        # none, so it closes none; the SDK tells the two apart by this header the same way
+        self._session_versions = {None, *HANDSHAKE_PROTOCOL_VERSIONS}
+        # the sessions opened through here, least recently used first: id -> requests in flight
+        self._open: OrderedDict[str, int] = OrderedDict()
+        self._opening = 0  # requests without a session id being served: each may open one
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("path") != self.path:
+            await self.app(scope, receive, send)
+            return
+        session = _header(scope.get("headers"), _SESSION_HEADER)
+        if session is not None:
+            await self._serve_session(session, scope, receive, send)
+        elif scope.get("method") == "POST" and _header(scope.get("headers"), _VERSION_HEADER) in self._session_versions:
+            await self._serve_opening(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
+
+    async def _serve_session(self, session: str, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        known = session in self._open
+        if known:
+            self._open[session] += 1
+            self._open.move_to_end(session)
+        status: int | None = None
+
+        async def watched(message: dict[str, Any]) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watched)
+        finally:
+            if known and session in self._open:
+                self._open[session] -= 1
+                self._open.move_to_end(session)  # used until now: the most recently used
+                ended = status == 404 or (scope.get("method") == "DELETE" and status is not None and status < 300)
+                if ended:
+                    del self._open[session]
+
+    async def _serve_opening(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        self._opening += 1
+        reserved = True
+
+        async def watched(message: dict[str, Any]) -> None:
+            nonlocal reserved
+            if message["type"] == "http.response.start":
+                opened = _header(message.get("headers"), _SESSION_HEADER) if message["status"] < 400 else None
+                if opened is not None:
+                    self._open[opened] = 0
+                # the room it held is the session's now (or free): a keep-alive client's next request
+                # may arrive before this one's handler has returned
+                self._opening -= 1
+                reserved = False
+            await send(message)
+
+        try:
+            while len(self._open) + self._opening > self.cap:
+                if not await self._close_least_recently_used(scope):
+                    break  # every session is busy: the SDK's limit refuses this one
+            await self.app(scope, receive, watched)
+        finally:
+            if reserved:
+                self._opening -= 1
+
+    async def _close_least_recently_used(self, scope: dict[str, Any]) -> bool:
+        victim = next((session for session, busy in self._open.items() if not busy), None)
+        if victim is None:
+            return False
+        del self._open[victim]  # before the await: no other request picks it meanwhile
+        # the DELETE is sent with the Host of the request that needs the room, so it passes the
+        # SDK's checks exactly when that request would
+        headers = [(k, v) for k, v in scope.get("headers") or () if k.lower() == b"host"]
+        delete = {**scope, "method": "DELETE", "path": self.path, "query_string": b"",
+                  "headers": [*headers, (_SESSION_HEADER, victim.encode("latin-1"))]}
+        status: int | None = None
+
+        async def nothing() -> dict[str, Any]:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def answered(message: dict[str, Any]) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+
+        await self.app(delete, nothing, answered)
+        if status in (200, 404):  # closed now, or it had already expired
+            log.info("closed MCP session %s, the least recently used, to open another (%d open at most)",
+                     victim[:12], self.cap)
+            return True
+        log.warning("could not close MCP session %s to make room (HTTP %s)", victim[:12], status)
+        self._open[victim] = 0
+        self._open.move_to_end(victim, last=False)
+        return False
+
+
+def http_app(service: MemoryService, host: str, token: str | None, *, idle_seconds: float, max_sessions: int,
+             read_only: bool = False) -> Any:
     if not is_loopback(host) and not token:
         raise ConfigError(
             f"refusing to serve memory on {host} without a token: anyone who can reach it could read your notes. "
@@ -229,15 +360,19 @@ def http_app(service: MemoryService, host: str, token: str | None, *, read_only:
     if not is_loopback(host):
         # the bearer token guards a public bind; the Host allow-list is for loopback only
         security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    app = server.streamable_http_app(streamable_http_path="/mcp", host=host, transport_security=security)
+    # The SDK ends a session idle this long (its id then answers 404) and refuses a session beyond
+    # max_sessions; SessionLimit makes room first by closing the least recently used one.
+    app = SessionLimit(server.streamable_http_app(streamable_http_path="/mcp", host=host, transport_security=security,
+                                                  session_idle_timeout=idle_seconds, max_sessions=max_sessions),
+                       max_sessions, path="/mcp")
     return BearerAuth(app, token) if token else app
 
 
-def run_http(service: MemoryService, host: str, port: int, token: str | None, *, read_only: bool = False,
-             on_ready: Callable[[str], None] | None = None) -> None:
+def run_http(service: MemoryService, host: str, port: int, token: str | None, *, idle_seconds: float,
+             max_sessions: int, read_only: bool = False, on_ready: Callable[[str], None] | None = None) -> None:
     from .serving import listen, serve
 
-    app = http_app(service, host, token, read_only=read_only)
+    app = http_app(service, host, token, read_only=read_only, idle_seconds=idle_seconds, max_sessions=max_sessions)
     sock = listen(host, port, option="--http HOST:PORT")  # before the model loads: a busy port is said at once
 
     def bound(shown: str, at: int) -> None:

@@ -14,10 +14,15 @@ from .nearby import serving
               help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (loopback unless you pass a token).")
 @click.option("--token", envvar="MNEMOCLAW_MCP_TOKEN", metavar="TOKEN",
               help="Bearer token every HTTP request must carry (env MNEMOCLAW_MCP_TOKEN); required off loopback.")
+@click.option("--session-idle", "idle_minutes", type=click.FloatRange(min=0.01), metavar="MINUTES",
+              help="HTTP: close a session with no request for this long (default memory.mcp.sessionIdleMinutes, 30).")
+@click.option("--max-sessions", type=click.IntRange(min=1), metavar="N",
+              help="HTTP: sessions open at once; one more closes the least recently used idle one "
+                   "(default memory.mcp.maxSessions, 256).")
 @click.option("--no-watch", is_flag=True, help="Do not watch the files (a search still indexes what changed).")
 @click.pass_obj
 @translated
-def mcp(obj: Ctx, http_bind, token, no_watch: bool) -> None:
+def mcp(obj: Ctx, http_bind, token, idle_minutes: float | None, max_sessions: int | None, no_watch: bool) -> None:
     """Run an MCP server: memory_search, memory_get, memory_append, memory_status.
 
     stdio by default (what Claude Code, Cursor and OpenClaw launch); --http HOST:PORT for
@@ -37,8 +42,11 @@ def mcp(obj: Ctx, http_bind, token, no_watch: bool) -> None:
                        + (" (bearer token required)" if token else "") + (" [read-only]" if read_only else "")
                        + f"; what agents write is from session {service.session_id}", err=True)
 
+        limits = settings.memory["mcp"]
+        idle = idle_minutes if idle_minutes is not None else limits["sessionIdleMinutes"]
         with serving(settings, "mcp", service.provider):
-            run_http(service, host, port, token, read_only=read_only, on_ready=ready)
+            run_http(service, host, port, token, read_only=read_only, on_ready=ready, idle_seconds=idle * 60,
+                     max_sessions=max_sessions if max_sessions is not None else limits["maxSessions"])
     else:  # the index opens once the transport has stdout: the first request opens it
         with serving(settings, "mcp", service.provider, warm=False):
             run_stdio(service, read_only=read_only)
