@@ -57,8 +57,9 @@ def _key(text: str) -> str:
 def _timestamp(entry: dict[str, Any]) -> float | None:
     """When a message was said: ``timestamp`` (OpenClaw's messages), else ``at`` (an ISO string in
     OpenClaw's layout, seconds in mnemoclaw's own transcripts), on the entry or its message."""
-    message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
-    raw = next((holder[name] for name in ("timestamp", "at") for holder in (entry, message)
+    inner = entry.get("message")
+    holders: tuple[dict[str, Any], ...] = (entry, inner) if isinstance(inner, dict) else (entry,)
+    raw = next((holder[name] for name in ("timestamp", "at") for holder in holders
                 if holder.get(name) is not None), None)
     if isinstance(raw, bool):
         return None
