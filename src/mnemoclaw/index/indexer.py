@@ -18,7 +18,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,6 +66,9 @@ SESSION_IDLE_SECONDS = 60.0
 VECTOR_RETRY_SECONDS = 300.0
 # How often a sync records its progress for searchers (``meta.indexing``).
 INDEXING_NOTE_EVERY = 0.5
+# A sync limited to N changed files (a search's) reads up to this many times as many to find them:
+# files whose stat changed but whose content did not (another host's copies) are no changed files
+READS_PER_PLACE = 16
 
 
 @dataclass(frozen=True)
@@ -504,8 +507,18 @@ class Indexer:
         todo = plan.new + plan.suspect
         if limit is not None and len(todo) > limit:
             todo.sort(key=lambda f: f.mtime_ns, reverse=True)  # what was written last is wanted first
-            report.deferred = len(todo) - limit
-            todo = todo[:limit]
+            # a file whose content is unchanged (another host's copy, a touch) costs a read and a
+            # hash, not chunks and vectors: it takes none of the ``limit`` places, up to a bound
+            report.deferred = max(len(todo) - limit * READS_PER_PLACE, 0)
+            todo = todo[:limit * READS_PER_PLACE]
+        examined = 0  # of todo, files read so far
+
+        def reading() -> Iterator[SourceFile]:
+            nonlocal examined
+            for f in todo:
+                examined += 1
+                yield f
+
         total = len(todo)
         done = 0
         progress(0, total)
@@ -534,7 +547,8 @@ class Indexer:
             progress(min(done, total), total)
 
         # every batch is one transaction: a failure leaves the batches before it whole and searchable
-        for f, prepared in self._prepare(todo, indexed, report):
+        to_index = 0
+        for f, prepared in self._prepare(reading(), indexed, report):
             if prepared is None:
                 old = indexed.get(f.path)
                 if old is not None:
@@ -548,8 +562,12 @@ class Indexer:
                 report.replaced.append((f.path, other))
             batch.append(prepared)
             pending_texts += len(prepared.rows)
+            to_index += 1
             if pending_texts >= per_call or len(batch) >= max_files:
                 flush()
+            if limit is not None and to_index >= limit:
+                break
+        report.deferred += len(todo) - examined
         flush()
         # files that failed to read keep their old chunks, but vanish from "unchanged"
         try:
@@ -573,7 +591,7 @@ class Indexer:
             log.info("workspace %s has no memory files yet", self.spec.workspace)
         return report
 
-    def _prepare(self, files: Sequence[SourceFile], indexed: dict[str, FileRecord],
+    def _prepare(self, files: Iterable[SourceFile], indexed: dict[str, FileRecord],
                  report: IndexReport) -> Iterator[tuple[SourceFile, _Prepared | None]]:
         limit = self.provider.max_input_tokens if self.provider else None
         fences = tombstones.load(self.spec.state_dir) if self.spec.state_dir else tombstones.Fences()

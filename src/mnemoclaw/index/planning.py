@@ -5,6 +5,11 @@ have had it (``FileRecord.hosts``, "host:workspace"). A file missing here is rem
 this host has had it (it was deleted here); a file only other hosts have had is theirs, and is
 kept. So two workspaces in one namespace no longer delete each other's notes, and one
 workspace synced between two hosts still sees a deletion on either reach the index.
+
+Each host's copy of a file has its own mtime (file sync does not keep it), so a file is
+compared with the stat this host recorded for it (``FileRecord.seen``), not with the stat of
+whichever host wrote the row last: compared with that, every file looked changed to one host
+after each sync of the other, for ever.
 """
 
 from __future__ import annotations
@@ -44,6 +49,17 @@ def indexed_elsewhere(rec: FileRecord, origin: str) -> str | None:
     return rec.hosts[0]
 
 
+def stat_here(rec: FileRecord, origin: str | None) -> tuple[int, int]:
+    """(mtime_ns, size) of the file as this host last saw it with the content indexed: its own
+    entry in ``rec.seen``, else (a store that records none, a host that has not seen this content
+    yet) the row's, which is its writer's: a copy whose stat differs is read and hashed, once."""
+    if origin is not None:
+        for who, mtime_ns, size in rec.seen:
+            if who == origin:
+                return mtime_ns, size
+    return rec.mtime_ns, rec.size
+
+
 def plan_sync(disk: list[SourceFile], indexed: dict[str, FileRecord], full: bool = False,
               origin: str | None = None) -> SyncPlan:
     """``origin``: this host and workspace, for a store that records hosts (None: every file
@@ -55,7 +71,7 @@ def plan_sync(disk: list[SourceFile], indexed: dict[str, FileRecord], full: bool
         rec = indexed.get(f.path)
         if rec is None or full:
             plan.new.append(f)
-        elif rec.mtime_ns != f.mtime_ns or rec.size != f.size or rec.source != f.source:
+        elif stat_here(rec, origin) != (f.mtime_ns, f.size) or rec.source != f.source:
             plan.suspect.append(f)
         else:
             plan.unchanged.append(f)

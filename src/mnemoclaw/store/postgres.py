@@ -155,6 +155,14 @@ MIGRATIONS: list[tuple[str, str]] = [
         -- the store's own bookkeeping in its own namespace: meta() shows only what was indexed
         UPDATE mc_meta SET key = 'store:' || key WHERE key = 'damaged';
     """),
+    ("0007_file_seen", """
+        -- each host's stat of its copy of a file ({"host:workspace": [mtime_ns, size]}), which a
+        -- write of new content resets to the writer's: file sync gives each copy its own mtime,
+        -- and the row's one stat made every file look changed to one host after each sync of the
+        -- other. Rows from before record none: each host compares the row's stat, as before, and
+        -- records its own at its next touch (index/planning.py stat_here)
+        ALTER TABLE mc_files ADD COLUMN seen jsonb NOT NULL DEFAULT '{}';
+    """),
 ]
 OWN = "store:"  # the prefix of the store's own metadata keys (kept apart from the indexer's)
 DAMAGED = OWN + "damaged"
@@ -468,9 +476,11 @@ class PostgresStore:
 
     # -- files and chunks -------------------------------------------------------------------
     def file_records(self) -> dict[str, FileRecord]:
-        return self._cached("files", lambda: {p: FileRecord(p, source, h, mtime, size, tuple(hosts))
-                                              for p, source, h, mtime, size, hosts in self._rows(
-            "SELECT path, source, hash, mtime_ns, size, hosts FROM mc_files WHERE ns = %s", (self.ns,))})
+        return self._cached("files", lambda: {
+            p: FileRecord(p, source, h, mtime, size, tuple(hosts),
+                          tuple(sorted((who, int(stat[0]), int(stat[1])) for who, stat in seen.items())))
+            for p, source, h, mtime, size, hosts, seen in self._rows(
+                "SELECT path, source, hash, mtime_ns, size, hosts, seen FROM mc_files WHERE ns = %s", (self.ns,))})
 
     def apply(self, writes: Sequence[FileWrite], removes: Iterable[str] = (),
               touches: Iterable[FileRecord] = ()) -> None:
@@ -534,18 +544,23 @@ class PostgresStore:
                               "u(t, n) ON CONFLICT (ns, term) DO UPDATE SET df = mc_df.df + excluded.df",
                               (self.ns, list(df), list(df.values())))
             # the hosts that have had a file: this one's copy is indexed now (first), and a
-            # touch adds it where missing; the others stay named (they had the file too)
+            # touch adds it where missing; the others stay named (they had the file too). The
+            # stats seen: a write is new content, which the others' copies may not have (their
+            # stats go, so they read and hash theirs); a touch adds this host's beside theirs
             hosts = {"write": "array_prepend(%(me)s::text, array_remove(mc_files.hosts, %(me)s::text))",
                      "touch": "CASE WHEN %(me)s::text = ANY(mc_files.hosts) THEN mc_files.hosts "
                               "ELSE array_append(mc_files.hosts, %(me)s::text) END"}
+            seen = {"write": "excluded.seen", "touch": "mc_files.seen || excluded.seen"}
             for kind, records in (("write", [w.record for w in writes]), ("touch", touches)):
                 if records:
                     c.cursor().executemany(
-                        "INSERT INTO mc_files (ns, path, source, hash, mtime_ns, size, indexed_at, hosts) VALUES "
-                        "(%(ns)s, %(path)s, %(source)s, %(hash)s, %(mtime)s, %(size)s, %(now)s, %(hosts)s::text[]) "
+                        "INSERT INTO mc_files (ns, path, source, hash, mtime_ns, size, indexed_at, hosts, seen) "
+                        "VALUES (%(ns)s, %(path)s, %(source)s, %(hash)s, %(mtime)s, %(size)s, %(now)s, "
+                        "%(hosts)s::text[], jsonb_build_object(%(me)s::text, jsonb_build_array(%(mtime)s::bigint, "
+                        "%(size)s::bigint))) "
                         "ON CONFLICT (ns, path) DO UPDATE SET source = excluded.source, hash = excluded.hash, "
                         "mtime_ns = excluded.mtime_ns, size = excluded.size, indexed_at = excluded.indexed_at, "
-                        f"hosts = {hosts[kind]}",
+                        f"hosts = {hosts[kind]}, seen = {seen[kind]}",
                         [{"ns": self.ns, "path": r.path, "source": r.source, "hash": r.hash, "mtime": r.mtime_ns,
                           "size": r.size, "now": now, "me": self.origin,
                           "hosts": list(dict.fromkeys([self.origin, *r.hosts]))} for r in records])
