@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from mnemoclaw.backends.qmd import QmdClient, QmdConfig, QmdError, parse_hits, query_words
+from mnemoclaw.backends.qmd import QmdConfig, query_words
+from mnemoclaw.backends.qmd_client import QmdClient, QmdError, parse_hits
 from mnemoclaw.backends.qmd_state import RETRY_SECONDS, SharedFallback
 from mnemoclaw.errors import ConfigError, PathDeniedError
 from test_state import read_only
@@ -48,7 +49,7 @@ def patient_probe(monkeypatch):
     loaded 2-core machine (4.4 s measured at a load of 15): the tests in this process are about
     what follows the probe. The probe's own timeout is met through a real `mnemoclaw search`
     process (test_a_hanging_qmd_costs_one_cli_search_a_probe_and_the_next_ones_nothing)."""
-    import mnemoclaw.backends.qmd as qmd_module
+    import mnemoclaw.backends.qmd_client as qmd_module
 
     monkeypatch.setitem(qmd_module.TIMEOUTS, "probe", 60.0)
 
