@@ -3,21 +3,25 @@ ranks their chunks, and the builtin index answers whenever qmd cannot.
 
 qmd runs isolated per agent (its own config and cache folders under the state dir, always
 ``--index mnemoclaw``), as a child process with a timeout, an output cap, no shell, and its
-whole process group killed on timeout. Its collections are made from the config: the
-workspace's memory files (``includeDefaultMemory``) and ``memory.qmd.paths``.
+whole process group killed on timeout or close (``qmd_client.py``). Its collections are made
+from the config: the workspace's memory files (``includeDefaultMemory``) and ``memory.qmd.paths``.
 
 A search asks qmd for files (``qmd search`` ANDs every word, so a natural question rarely
 matches as it is: mnemoclaw sends its analyser's content words, fewer when nothing comes
 back), then ranks the chunks of those files, merged with the builtin keyword candidates
 (``mergeBuiltin``, measured in docs/qmd.md), with the builtin ranking, so a score means what
-it means everywhere and a result is a chunk's lines, not a whole file. When qmd is missing,
-too old, times out or answers garbage, the builtin index serves the search, the answer says
-so (``backendFallback``), ``status`` says so, one log line says so, and every process of the
-agent answers from the builtin index without starting qmd until qmd is tried again
-five minutes later (the record they share: ``qmd_state.py``). Whether qmd runs at all is
-asked with a short timeout of its own (``--version``, ``TIMEOUTS["probe"]``), so a qmd that
-hangs costs the first search seconds, not the collection commands' half minute. Nothing in the
-user's folders is written by this backend.
+it means everywhere and a result is a chunk's lines, not a whole file.
+
+A search never waits for anything but its own ``qmd search``: setting qmd up (the ``--version``
+probe, the collections, the first update, one trial search), retrying it after a failure and
+``qmd update`` run in a background thread, started by a search or a sync. Until qmd is set up,
+the builtin index answers and says so; a new process whose qmd an earlier one set up as this
+config wants searches it at once (``SetUpRecord``). When qmd is missing, too old, times out or
+answers garbage, the builtin index serves the search, the answer says so (``backendFallback``),
+``status`` says so, one log line says so, and every process of the agent answers from the
+builtin index without starting qmd until the background tries qmd again five minutes later
+(the record they share: ``qmd_state.py``). Nothing in the user's folders is written by this
+backend.
 """
 
 from __future__ import annotations
@@ -41,13 +45,17 @@ from ..text.tokenize import CJK_RUN, STOP_WORDS, WORD, KeywordQuery, keyword_que
 from ..types import IndexReport, KeywordCandidates, Progress, SearchOutcome
 from .builtin import BuiltinBackend
 from .qmd_client import SHOWN, TIMEOUTS, Collection, QmdClient, QmdError
-from .qmd_state import SharedFallback
+from .qmd_state import Held, SetUpRecord, SharedFallback
 
 log = logging.getLogger(__name__)
 
 SEARCH_MODES = ("search", "vsearch", "query")
 MAX_CALLS = 3  # qmd searches one question may cost (each starts a process)
 DEFAULT_COLLECTIONS = ("memory-root", "memory-alt", "memory-dir")
+NOT_READY = ("qmd is not set up yet: its collections are being made and updated in the background "
+             "(`mnemoclaw index` does it now and waits)")
+MISSING = "Collection not found"  # qmd's words for a collection its config lacks
+TRIAL = "mnemoclaw"  # what the setup searches for once, to know qmd answers
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,6 +249,21 @@ def _clock_time(when: float) -> str:
     return time.strftime("%H:%M:%S", time.localtime(when))
 
 
+def _holding(collections: Sequence[Collection]) -> Held:
+    return frozenset((c.name, str(c.path), c.pattern) for c in collections)
+
+
+_JOBS: dict[str, threading.Lock] = {}
+_JOBS_LOCK = threading.Lock()
+
+
+def _job(home: Path) -> threading.Lock:
+    """One setup or update at a time for an agent's qmd in this process: a search's backend and
+    the background writer's each have one, and two `collection add`s of one name would fail."""
+    with _JOBS_LOCK:
+        return _JOBS.setdefault(os.path.realpath(home), threading.Lock())
+
+
 def query_words(query: str) -> list[str]:
     """What qmd can match from a question: its content words (no stop words, question words or
     punctuation, which qmd would AND in) and its CJK runs cut into pairs, in the question's order."""
@@ -297,12 +320,19 @@ class QmdBackend:
         self.workspace = Path(workspace).absolute()
         self.client = QmdClient(config.command, home, config.timeout, dict(config.timeouts))
         self.clock = clock
-        self.fallback: dict[str, Any] | None = None  # the failure this process last met or read: from, reason, ...
+        self.fallback: dict[str, Any] | None = None  # why this process's last answer did not come from qmd
         self.state = SharedFallback(home, self.client.identity, clock)
-        self._ready = False
-        self._last_update = 0.0
+        self.set_up = SetUpRecord(home)
+        self._held: Held | None = None  # the collections qmd was set up with, as this process knows
+        self._waiting_since: float | None = None  # since when searches have waited for a setup
+        self._last_update = self._updated_at()
         self._pending = False  # files changed since the last `qmd update`
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # held for moments only: never while qmd runs
+        self._worker: threading.Thread | None = None  # setting qmd up or updating it, in the background
+        self._again = False  # the worker is asked to look again once it is done
+        self._idle = threading.Event()
+        self._idle.set()
+        self._closed = False
         self._keywords = _QmdKeywords(builtin.store, builtin.store, config.merge_builtin)
         self.use(builtin.provider)
 
@@ -378,13 +408,63 @@ class QmdBackend:
         return self.config.scope_denies(chat_type, channel, key)
 
     def close(self) -> None:
+        """Stop qmd's setup or update if one runs (its processes killed) and close the index."""
+        with self._lock:
+            self._closed = True
+            worker = self._worker
+        self.client.stop()
+        if worker is not None:
+            worker.join(timeout=5)
         self.builtin.close()
 
-    # -- qmd itself ---------------------------------------------------------------------
+    # -- qmd itself: what a search may do -----------------------------------------------------
+    def _may_search(self) -> bool:
+        """qmd may be asked now: no failure of it is on record (from any process), and it holds
+        the collections the config wants (set up by this process or an earlier one). Otherwise
+        the builtin index answers, saying why, and what is due (a setup, a retry once the
+        failure's retry time came) is started in the background: never waited for here."""
+        with self._lock:
+            record = self.state.get()
+            if record is not None:
+                self._held = None
+                self._announce(record)
+                due = self.state.due(record)
+            elif self._ready():
+                return True
+            else:
+                try:
+                    self.client.executable()  # a qmd that is not there is known at once
+                except QmdError as exc:
+                    self._fail(str(exc))
+                    return False
+                self._not_ready()
+                due = True
+        if due:
+            self._kick()
+        return False
+
+    def _ready(self) -> bool:
+        wanted = _holding(self._wanted())
+        if self._held != wanted:
+            found = self.set_up.get(self.client.identity())
+            if found is not None and found[1] == wanted:  # set up by an earlier process
+                self.client.version, self._held = found
+        return self._held == wanted
+
+    def _not_ready(self) -> None:
+        now = self.clock()
+        if self._waiting_since is None:
+            self._waiting_since = now
+            log.info("qmd is being set up in the background; the builtin index answers meanwhile")
+        self.fallback = {"from": "qmd", "reason": NOT_READY, "since": self._waiting_since, "retryAt": now}
+
     def _fail(self, why: str) -> None:
         """qmd failed here and now: recorded for every process of the agent."""
-        self._ready = False
-        self._announce(self.state.record(why))
+        if self.client.stopped:  # killed by close(): not qmd's failure
+            return
+        with self._lock:
+            self._held = None
+            self._announce(self.state.record(why))
 
     def _announce(self, record: dict[str, Any]) -> None:
         shown = SharedFallback.public(record)
@@ -394,92 +474,146 @@ class QmdBackend:
         self.fallback = shown
 
     def _served(self) -> None:
-        """qmd answered: every process may use it again."""
-        if self.fallback is not None:
-            log.warning("qmd serves memory search again")
-        self.fallback = None
+        """qmd answered a search: every process may use it again."""
+        with self._lock:
+            if self.fallback is not None and self.fallback["reason"] != NOT_READY:
+                log.warning("qmd serves memory search again")
+            self.fallback = None
+            self._waiting_since = None
         self.state.clear()
 
-    def _usable(self) -> bool:
-        """qmd may be run now: no failure of it is on record (from any process), or its retry
-        time came. The process that retries moves that time on first, so the others keep
-        answering from the builtin index while it finds out."""
-        record = self.state.get()
-        if record is None:
-            return True
-        if self.state.due(record):
-            self.state.record(record["reason"])
-            return True
-        self._ready = False
-        self._announce(record)
-        return False
+    # -- qmd itself: set up, retried and updated in the background ----------------------------
+    def _kick(self) -> None:
+        """Have the background look at what is due (a setup, a retry, an update); returns at once."""
+        with self._lock:
+            if self._closed:
+                return
+            if self._worker is not None:
+                self._again = True
+                return
+            self._idle.clear()
+            self._worker = threading.Thread(target=self._keep, name="mnemoclaw-qmd", daemon=True)
+            self._worker.start()
 
-    def _ensure(self, probe_timeout: float | None = None) -> None:
-        """qmd present and new enough, its collections as the config says, updated once."""
-        if self._ready:
-            return
-        self.client.check_version(probe_timeout)
+    def _keep(self) -> None:
+        while True:
+            with self._lock:
+                self._again = False
+            try:
+                self._tend()
+            except Exception:  # a bug: said, and the next kick starts afresh
+                log.exception("setting qmd up failed unexpectedly")
+            with self._lock:
+                if not self._again or self._closed:
+                    self._worker = None
+                    self._idle.set()
+                    return
+
+    def settle(self, timeout: float | None = None) -> bool:
+        """Wait until qmd's setup or update in the background, if one runs, is done (for a caller
+        that wants qmd's answers from its first search: a benchmark, a test); False on timeout."""
+        return self._idle.wait(timeout)
+
+    def _tend(self) -> None:
+        """The background's work: retry qmd once its failure's retry time came (moving that time
+        on first, so every process keeps answering from the builtin index meanwhile), set it up
+        when it is not, update it when files changed or the update interval passed."""
+        job = _job(self.client.home)
+        while not job.acquire(timeout=0.2):  # another backend of this process is at it: wait, or go on close
+            if self._closed:
+                return
+        try:
+            record = self.state.get()
+            with self._lock:
+                ready = record is None and self._ready()
+            if record is not None:
+                if not self.state.due(record):
+                    return
+                self.state.record(record["reason"])
+            elif ready:
+                if self._update_due():
+                    # at most one `qmd update` per update.debounceMs after changes: the builtin
+                    # candidates merged in hold a note written a moment ago in the meantime
+                    self._update()
+                return
+            self._set_up()
+            if record is not None:
+                log.warning("qmd serves memory search again")
+            self.state.clear()
+        except QmdError as exc:
+            self._fail(str(exc))
+        finally:
+            job.release()
+
+    def _set_up(self, probe_timeout: float | None = None, *, update: bool = False) -> None:
+        """qmd present and new enough, its collections as the config says, updated, and one
+        search answered (a qmd that hangs on search is found here, not by a search)."""
+        with self._lock:
+            self._held = None
+        version = self.client.check_version(probe_timeout)
         self._export()
-        self.client.reconcile(self._wanted())
-        if self.config.on_boot or not self.client.database.is_file():
+        wanted = self._wanted()
+        changed = self.client.reconcile(wanted)
+        if update or changed or self.config.on_boot or not self.client.database.is_file():
             self._update()
-        else:
-            self._last_update = time.monotonic()  # update.onBoot false: the next interval updates
-        self._ready = True
+        if wanted:
+            self.client.search(self.config.search_mode, TRIAL, 1, [c.name for c in wanted])
+        held = _holding(wanted)
+        self.set_up.put(self.client.identity(), version, held)
+        with self._lock:
+            self._held = held
+
+    def _updated_at(self) -> float:
+        try:  # any process's last update
+            return float((self.client.home / "last-update").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return 0.0
+
+    def _update_due(self) -> bool:
+        self._last_update = max(self._last_update, self._updated_at())
+        since = time.time() - self._last_update
+        return (self._pending and since >= self.config.debounce) or since >= self.config.update_interval
 
     def _update(self) -> None:
+        self._pending = False  # a change from now on asks for another update
+        self._export()
         self.client.update()
         if self.config.search_mode != "search":
             self.client.embed()
-        self._last_update = time.monotonic()
-        self._pending = False
-        try:  # for status in another process
-            (self.client.home / "last-update").write_text(f"{time.time():.0f}\n", encoding="utf-8")
+        self._last_update = time.time()
+        try:  # for status and the update's debounce in another process
+            (self.client.home / "last-update").write_text(f"{self._last_update:.0f}\n", encoding="utf-8")
         except OSError:
             pass
 
     def start(self) -> dict[str, Any] | None:
-        """Bring qmd up now, whatever is on record (what ``mnemoclaw index`` does first); the
-        fallback state if it could not."""
-        with self._lock:
+        """Set qmd up now and wait for it, whatever is on record (what ``mnemoclaw index``
+        does); the failure if it could not."""
+        with _job(self.client.home):  # after a setup or update running in the background
             try:
-                self._ready = False
-                self._ensure(self.client.timeouts["collection"])
-                self._served()
+                self._set_up(self.client.timeouts["collection"], update=True)
             except QmdError as exc:
                 self._fail(str(exc))
-            return self.fallback
+                return self.fallback
+        self._served()
+        return None
 
     def sync(self, *, full: bool = False, progress: Progress | None = None, lock_timeout: float | None = None,
              sources: Sequence[str] | None = None, limit: int | None = None, without_vectors: str | None = None,
              retry: bool = False) -> IndexReport:
-        """The builtin index first (it is what answers when qmd cannot), then ``qmd update``
-        when files changed or the update interval passed. ``retry`` (an explicit
-        ``mnemoclaw index``, which retries what was put off) tries a failed qmd now too."""
+        """The builtin index first (it is what answers when qmd cannot), then qmd's part in the
+        background: its setup, or ``qmd update`` when files changed or the update interval
+        passed. ``retry`` (an explicit ``mnemoclaw index``, which retries what was put off)
+        sets qmd up now, a failed one too, and waits for it."""
         self._export()  # before the builtin index reads the export folder
         report = self.builtin.sync(full=full, progress=progress, lock_timeout=lock_timeout, sources=sources,
                                    limit=limit, without_vectors=without_vectors, retry=retry)
         if report.added or report.changed or report.removed or full:
             self._pending = True
-        with self._lock:
-            if retry and (not self._ready or self.state.get() is not None):
-                if self.start() is not None:
-                    return report
-            elif not self._usable():
-                return report
-            try:
-                since = time.monotonic() - self._last_update
-                if not self._ready:
-                    self._ensure()
-                elif (self._pending and since >= self.config.debounce) or since >= self.config.update_interval:
-                    # at most one `qmd update` per update.debounceMs in the search path: the builtin
-                    # candidates merged in hold a note written a moment ago in the meantime
-                    self._export()
-                    self.client.reconcile(self._wanted())
-                    self._update()
-                self._served()
-            except QmdError as exc:
-                self._fail(str(exc))
+        if retry:
+            self.start()
+        else:
+            self._kick()
         return report
 
     def _wanted(self) -> list[Collection]:
@@ -526,15 +660,7 @@ class QmdBackend:
         real_ws = os.path.realpath(self.workspace)
         out: list[str] = []
         for words_now in tries[:MAX_CALLS]:
-            try:
-                found = self.client.search(self.config.search_mode, " ".join(words_now), limit, names)
-            except QmdError as exc:
-                if "Collection not found" not in str(exc):
-                    raise
-                # a collection vanished from qmd's config behind our back: made again, asked again
-                log.warning("a qmd collection was missing (%s): made again from the config", exc)
-                self.client.reconcile(self._wanted())
-                found = self.client.search(self.config.search_mode, " ".join(words_now), limit, names)
+            found = self.client.search(self.config.search_mode, " ".join(words_now), limit, names)
             for hit in found:
                 c = by_name.get(hit.collection)
                 if c is None:
@@ -552,14 +678,21 @@ class QmdBackend:
                mode: str | None = None, sources: Sequence[str] | None = None, kind: str | None = None,
                history: bool = False) -> SearchOutcome:
         files: list[str] | None = None
-        with self._lock:
-            if self._usable():
-                try:
-                    self._ensure()
-                    files = self.qmd_files(query, max(10, 2 * (max_results or self.builtin.options.max_results)))
-                    self._served()
-                except QmdError as exc:
+        if self._may_search():
+            try:
+                files = self.qmd_files(query, max(10, 2 * (max_results or self.builtin.options.max_results)))
+            except QmdError as exc:
+                if MISSING not in str(exc):
                     self._fail(str(exc))
+                else:  # a collection vanished from qmd's config behind our back: made again in the background
+                    log.warning("a qmd collection was missing (%s): it is made again from the config", exc)
+                    self.set_up.forget()
+                    with self._lock:
+                        self._held = None
+                        self._not_ready()
+                    self._kick()
+            else:
+                self._served()
         mode = mode or self.default_mode()
         if max_results is None and self.config.max_results:
             max_results = self.config.max_results  # limits.maxResults
@@ -629,17 +762,18 @@ class QmdBackend:
                                 "mergeBuiltin": self.config.merge_builtin, "version": None, "fallback": None}
         with self._lock:
             record = self.state.get()
-            try:
-                version = self.client.version
-                if version is None and (record is None or self.state.due(record)):
-                    version = self.client.check_version()
-                if version is not None:
-                    info["version"] = ".".join(map(str, version))
-                    info["collections"] = self._counts()
-                info["fallback"] = SharedFallback.public(record) if record is not None else None
-            except QmdError as exc:
-                self._fail(str(exc))
-                info["fallback"] = self.fallback
+            info["ready"] = record is None and self._ready()  # else the builtin index answers
+        try:  # the probe outside the lock: a search meanwhile does not wait for it
+            version = self.client.version
+            if version is None and (record is None or self.state.due(record)):
+                version = self.client.check_version()
+            if version is not None:
+                info["version"] = ".".join(map(str, version))
+                info["collections"] = self._counts()
+            info["fallback"] = SharedFallback.public(record) if record is not None else None
+        except QmdError as exc:
+            self._fail(str(exc))
+            info["fallback"] = self.fallback
         try:
             info["lastUpdate"] = float((self.client.home / "last-update").read_text(encoding="utf-8"))
         except (OSError, ValueError):

@@ -5,6 +5,7 @@ backend closes; and reading what it answers. The QMD backend (``qmd.py``) decide
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
@@ -29,8 +30,14 @@ INSTALL_HINT = "install it (npm install -g @tobilu/qmd, needs Node >= 22) or set
 # 0.3-1.0 s on a shared 2-core machine, 4.4 s at worst beside two more busy processes
 # (benchmarks/qmd.py --hanging, docs/qmd.md), so one silent for 5 s is taken for broken; the
 # first start after installing took 20 s, which an explicit `mnemoclaw index` allows: it probes
-# with the collection timeout
+# with the collection timeout. collection: remove and rename (`collection add` indexes the
+# folder it adds, so it has update's). search: memory.qmd.limits.timeoutMs.
 TIMEOUTS = {"probe": 5.0, "collection": 30.0, "update": 120.0, "embed": 600.0, "search": 4.0}
+# every qmd process running now, of any client: killed when the interpreter exits, so a qmd
+# started in its own session (to kill its whole group) never outlives a process that forgot
+# to close its backend
+_RUNNING: set[subprocess.Popen[bytes]] = set()
+_RUNNING_LOCK = threading.Lock()
 
 
 class QmdError(MnemoclawError):
@@ -107,15 +114,27 @@ def _version(text: str) -> tuple[int, ...]:
 
 
 class QmdClient:
-    """One agent's qmd: its own config and cache folders under ``home``."""
+    """One agent's qmd: its own config and cache folders under ``home``. ``timeout``: a
+    search's; ``timeouts``: the other calls' (``TIMEOUTS``' keys)."""
 
     def __init__(self, command: str, home: Path, timeout: float = TIMEOUTS["search"],
                  timeouts: dict[str, float] | None = None):
         self.command = command
         self.home = Path(home)
         self.timeout = timeout
-        self.timeouts = {**TIMEOUTS, **(timeouts or {})}
+        self.timeouts = {**TIMEOUTS, **(timeouts or {}), "search": timeout}
         self.version: tuple[int, ...] | None = None
+        self.stopped = False  # stop() was called: no qmd is started any more
+        self._mine: set[subprocess.Popen[bytes]] = set()
+
+    def stop(self) -> None:
+        """Kill every qmd this client is running (each with its process group) and start no
+        more: what the backend's close does, so a hung qmd cannot outlive it."""
+        with _RUNNING_LOCK:
+            self.stopped = True
+            running = list(self._mine)
+        for proc in running:
+            _kill(proc)
 
     @property
     def config_file(self) -> Path:
@@ -148,22 +167,37 @@ class QmdClient:
                    QMD_CONFIG_DIR=str(self.home / "config"), NO_COLOR="1")
         return env
 
-    def run(self, *args: str, timeout: float | None = None, what: str = "search") -> str:
-        """qmd's stdout; a QmdError naming what went wrong otherwise."""
+    def run(self, *args: str, what: str, timeout: float | None = None) -> str:
+        """qmd's stdout, within ``what``'s timeout (``timeout``: another); a QmdError naming
+        what went wrong otherwise."""
         exe = self.executable()
         try:
             for d in ("xdg-config", "xdg-cache", "config"):
                 (self.home / d).mkdir(parents=True, exist_ok=True)
         except OSError as exc:  # a read-only state dir that never held qmd's folders
             raise QmdError(f"cannot make qmd's folders in {self.home}: {exc.strerror or exc}") from None
-        limit = timeout if timeout is not None else self.timeouts.get(what, self.timeout)
-        # the working directory is the isolated home: a .qmd/ folder above the caller's one
-        # would otherwise take over qmd's config and index
+        limit = timeout if timeout is not None else self.timeouts[what]
+        with _RUNNING_LOCK:  # held across the start, so stop() either sees this process or refuses it
+            if self.stopped:
+                raise QmdError(f"qmd {args[0]} was not started: the backend is closing")
+            # the working directory is the isolated home: a .qmd/ folder above the caller's one
+            # would otherwise take over qmd's config and index
+            try:
+                proc = subprocess.Popen([exe, "--index", INDEX, *args], stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.home, env=self._env(),
+                                        start_new_session=True)
+            except OSError as exc:
+                raise QmdError(f"qmd could not be started ({exc.strerror or exc}): {INSTALL_HINT}") from None
+            self._mine.add(proc)
+            _RUNNING.add(proc)
         try:
-            proc = subprocess.Popen([exe, "--index", INDEX, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, cwd=self.home, env=self._env(), start_new_session=True)
-        except OSError as exc:
-            raise QmdError(f"qmd could not be started ({exc.strerror or exc}): {INSTALL_HINT}") from None
+            return self._read(proc, args[0], limit)
+        finally:
+            with _RUNNING_LOCK:
+                self._mine.discard(proc)
+                _RUNNING.discard(proc)
+
+    def _read(self, proc: subprocess.Popen[bytes], command: str, limit: float) -> str:
         out_parts: list[bytes] = []
         err_parts: list[bytes] = []
         size = [0]
@@ -185,16 +219,18 @@ class QmdClient:
         except subprocess.TimeoutExpired:
             _kill(proc)
             proc.wait()
-            raise QmdError(f"qmd {args[0]} took longer than {limit:g}s and was stopped") from None
+            raise QmdError(f"qmd {command} took longer than {limit:g}s and was stopped") from None
         finally:
             for t in readers:
                 t.join(timeout=2)
+        if self.stopped and proc.returncode < 0:
+            raise QmdError(f"qmd {command} was stopped: the backend is closing")
         out = b"".join(out_parts).decode("utf-8", "replace")
         err = b"".join(err_parts).decode("utf-8", "replace")
         if len(out) > OUTPUT_CAP:
-            raise QmdError(f"qmd {args[0]} answered more than {OUTPUT_CAP} characters; refused")
+            raise QmdError(f"qmd {command} answered more than {OUTPUT_CAP} characters; refused")
         if proc.returncode != 0:
-            raise QmdError(f"qmd {args[0]} failed (exit {proc.returncode}): {_first_line(err or out)}")
+            raise QmdError(f"qmd {command} failed (exit {proc.returncode}): {_first_line(err or out)}")
         return out
 
     def check_version(self, timeout: float | None = None) -> tuple[int, ...]:
@@ -237,6 +273,7 @@ class QmdClient:
         have = self.collections()
         for c in wanted:
             if c.name not in have:
+                # qmd indexes the folder as it adds it: as long as an update may take
                 self.run("collection", "add", str(c.path), "--name", c.name, "--mask", c.pattern, what="update")
                 done.append(f"added {c.name} ({c.path}, {c.pattern})")
         return done
@@ -251,7 +288,7 @@ class QmdClient:
         args = [mode, text, "--json", "-n", str(limit)]
         for name in collections:
             args += ["-c", name]
-        return parse_hits(self.run(*args, timeout=self.timeout, what="search"))
+        return parse_hits(self.run(*args, what="search"))
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
@@ -259,6 +296,14 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+@atexit.register
+def _kill_all() -> None:
+    with _RUNNING_LOCK:
+        running = list(_RUNNING)
+    for proc in running:
+        _kill(proc)
 
 
 def _read_collections(text: str) -> dict[str, tuple[str, str]]:
