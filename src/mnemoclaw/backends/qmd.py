@@ -109,6 +109,7 @@ def _holding(collections: Sequence[Collection]) -> Held:
 
 _JOBS: dict[str, threading.Lock] = {}
 _JOBS_LOCK = threading.Lock()
+_EXPORTING = threading.Lock()
 
 
 def _job(home: Path) -> threading.Lock:
@@ -482,8 +483,9 @@ class QmdBackend:
             from .. import tombstones
 
             state = self.builtin.indexer.spec.state_dir
-            export_sessions(self.transcripts, sessions.path, self.config.retention_days, time.time(),
-                            tombstones.load(state) if state else None)
+            with _EXPORTING:  # a sync and the background both export: each file's temporary is named by the process
+                export_sessions(self.transcripts, sessions.path, self.config.retention_days, time.time(),
+                                tombstones.load(state) if state else None)
         except OSError as exc:  # a read-only state dir: qmd searches the last export
             log.warning("cannot export transcripts for qmd: %s", exc)
 
