@@ -106,33 +106,51 @@ def _s7_end(proc):
         proc.wait(timeout=30)
 
 
-def test_a_stopped_server_is_given_up_on_within_a_second_and_the_command_answers_itself(tmp_path):
+def test_a_stopped_or_hung_server_is_given_up_on_and_the_command_answers_itself(tmp_path):
     import os
     import signal
+    import socket
 
     ws, state, env = _s7_agent(tmp_path)
     alone = {**env, "MNEMOCLAW_NEARBY": "off"}
     base = ["--workspace", str(ws)]
+    hook = [*base, "recall", "--hook", "--timeout-ms", "20000"]
     _, search_alone, _, t_search = _s7_mnemoclaw([*base, "search", "billing database"], alone)
-    _, hook_alone, _, t_hook = _s7_mnemoclaw([*base, "recall", "--hook", "--timeout-ms", "20000"], alone, S7_PROMPT)
+    _, hook_alone, _, t_hook = _s7_mnemoclaw(hook, alone, S7_PROMPT)
     assert "rack 12" in search_alone and "atlas-7" in hook_alone
     watch = _s7_watch(ws, state, env)
     try:
-        os.kill(watch.pid, signal.SIGSTOP)
+        os.kill(watch.pid, signal.SIGSTOP)  # as Ctrl-Z in its terminal: the kernel still accepts on its socket
         code, out, err, took = _s7_mnemoclaw([*base, "search", "billing database"], env)
         assert code == 0 and out == search_alone, err
-        assert err.count("\n") == 1 and f"process {watch.pid} (watch) did not answer within 1 s" in err, err
-        assert "running on its own" in err
-        assert took < t_search + 2.5, (took, t_search)  # one second of waiting, not thirty
-        code, out, err, took = _s7_mnemoclaw([*base, "recall", "--hook", "--timeout-ms", "20000"], env, S7_PROMPT)
-        assert code == 0 and out == hook_alone and err.count("\n") == 1 and "did not answer within 1 s" in err, err
-        assert took < t_hook + 2.5, (took, t_hook)
-        # and at the default deadline (3 s), whatever the machine's speed: never longer, always exit 0
+        assert err == (f"mnemoclaw: process {watch.pid} (watch) is stopped (Ctrl-Z or SIGSTOP; `kill -CONT "
+                       f"{watch.pid}` resumes it) and cannot answer; running on its own\n"), err
+        assert took < t_search + 1.5, (took, t_search)  # not thirty seconds
+        code, out, err, took = _s7_mnemoclaw(hook, env, S7_PROMPT)
+        assert code == 0 and out == hook_alone and err.count("\n") == 1 and "is stopped" in err, err
+        assert took < t_hook + 1.5, (took, t_hook)
+        # at the default deadline (3 s), whatever this machine's speed: never longer, always exit 0
         code, out, err, took = _s7_mnemoclaw([*base, "recall", "--hook"], env, S7_PROMPT)
         assert code == 0 and took < 3.0 + 1.0, (took, err)
         assert out == hook_alone or (out == "" and "3000 ms deadline passed" in err), (out, err)
     finally:
         _s7_end(watch)
+    # hung rather than stopped: a live process whose socket accepts and never answers
+    mute = socket.socket(socket.AF_UNIX)
+    mute.bind(str(tmp_path / "mute.sock"))
+    mute.listen(4)
+    record = state / "serving" / f"{os.getpid()}.server"
+    record.write_text(f"pid={os.getpid()}\nsocket={tmp_path / 'mute.sock'}\ncommand=watch\n", encoding="utf-8")
+    try:
+        code, out, err, took = _s7_mnemoclaw([*base, "search", "billing database"], env)
+        assert code == 0 and out == search_alone and err == (
+            f"mnemoclaw: process {os.getpid()} (watch) did not answer within 1 s (stopped or hung?); running on its "
+            "own\n"), err
+        assert took < t_search + 2.5, (took, t_search)
+        code, out, err, took = _s7_mnemoclaw(hook, env, S7_PROMPT)
+        assert code == 0 and out == hook_alone and "did not answer within 1 s" in err and took < t_hook + 2.5, err
+    finally:
+        mute.close()
 
 
 def test_a_working_server_is_waited_for_and_a_hook_ends_at_its_deadline(tmp_path):

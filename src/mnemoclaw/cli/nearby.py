@@ -175,7 +175,7 @@ def _exchange(net: Any, path: str, request: bytes, until: float) -> bytes:
             conn.sendall(request)
             conn.shutdown(net.SHUT_WR)
         except TimeoutError:
-            raise _Quiet(f"did not take the request within {ACK_TIMEOUT:g} s (stopped or hung?)") from None
+            raise _Quiet(f"did not answer within {ACK_TIMEOUT:g} s (stopped or hung?)") from None
         while True:
             left = until - time.monotonic()
             if left <= 0:
@@ -197,6 +197,17 @@ def _exchange(net: Any, path: str, request: bytes, until: float) -> bytes:
                 chunks.append(data)
     finally:
         conn.close()
+
+
+def _stopped(pid: int) -> bool:
+    """Whether ``pid`` is stopped (Ctrl-Z in its terminal, SIGSTOP), where /proc says so (Linux):
+    such a process accepts on its socket and answers nothing until it is continued."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            state = fh.read().rpartition(b")")[2].split()[:1]
+    except OSError:
+        return False
+    return state in ([b"T"], [b"t"])
 
 
 def ask(argv: Sequence[str], *, stdin: IO[str] | None = None, out: IO[str] | None = None,
@@ -254,6 +265,10 @@ def ask(argv: Sequence[str], *, stdin: IO[str] | None = None, out: IO[str] | Non
             _say(err, f"the mnemoclaw server {record} names (process {pid}) has ended; removed what it left, "
                       "running on its own")
             _remove(record, path)
+            continue
+        if _stopped(pid):
+            _say(err, f"process {pid} ({command}) is stopped (Ctrl-Z or SIGSTOP; `kill -CONT {pid}` resumes it) and "
+                      "cannot answer; running on its own")
             continue
         try:
             st = os.lstat(path)
