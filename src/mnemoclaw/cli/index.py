@@ -407,8 +407,9 @@ def _no_workspace(settings) -> str:
         return (f"no config file ({settings.state_dir / DEFAULT_CONFIG_NAME}) names a workspace and the default one, "
                 f"{ws}, does not exist: give the hook's command --workspace DIR (the folder of your memory files), "
                 "or create one with `mnemoclaw init`; nothing recalled")
+    create = "" if settings.openclaw_dir is not None else f", or create it with `mnemoclaw init --workspace {ws}`"
     return (f"the workspace {ws} does not exist: give the hook's command --workspace DIR (the folder of your memory "
-            f"files), or create it with `mnemoclaw init --workspace {ws}`; nothing recalled")
+            f"files){create}; nothing recalled")
 
 
 @cli.command()

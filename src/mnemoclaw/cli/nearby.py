@@ -16,7 +16,10 @@ Only the same user, only the same settings:
   resolve to exactly the settings it serves (another agent, a config file changed since the
   server started, a usage error: it declines, and the command runs as it would alone);
 - a record left by a process that ended, a socket of another user, a server of another
-  version, a damaged record: one line on stderr, and the command runs on its own.
+  version, a damaged record: one line on stderr, and the command runs on its own;
+- a server that cannot answer holds nobody: a stopped one (Ctrl-Z, SIGSTOP) is not asked, any
+  other acknowledges a caller at once and says it is alive every BEAT while it works, and one
+  silent for a second is given up on (one line on stderr; the command runs on its own).
 
 ``MNEMOCLAW_NEARBY=off`` never asks.
 """
@@ -530,7 +533,7 @@ class Server:
                 log.debug("could not warm the nearby reader: %s", exc)
         while (caller := self._queue.get()) is not None:
             reply = None
-            if self._sock is None:  # closing: those still queued run on their own
+            if self._sock is None or caller.done:  # closing, or the caller has gone: it runs on its own
                 caller.reply(None)
                 continue
             try:
