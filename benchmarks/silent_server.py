@@ -57,6 +57,10 @@ def main() -> None:
     env.update({"MNEMOCLAW_STATE_DIR": str(state), "MNEMOCLAW_PROVIDER": "none"})
     alone_env = {**env, "MNEMOCLAW_NEARBY": "off"}
     base = [exe, "--workspace", str(ws)]
+    # compiled as an install compiles it (and as a first run does, unless PYTHONDONTWRITEBYTECODE)
+    import mnemoclaw
+
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(mnemoclaw.__file__).parent)], check=True)
     subprocess.run(base + ["index"], check=True, capture_output=True, env=env)
     hook_in = json.dumps({"prompt": "which rack is the deploy server atlas-7 in?"})
     commands = {"search": (base + ["search", "deploy server rack"], None),

@@ -236,6 +236,21 @@ def test_a_socket_that_accepts_and_says_nothing_is_given_up_on_within_a_second(t
     assert asked.code is None and out == "" and err.count("\n") == 1, err
     assert f"process {os.getpid()} (watch) did not answer within 1 s (stopped or hung?); running on its own" in err
     assert nearby.ACK_TIMEOUT * 0.9 < took < nearby.ACK_TIMEOUT + 1.0 and record.exists()  # alive: left alone
+    # callers that gave up stay in its backlog until it is full: then a connection is refused at once (EAGAIN)
+    filling = []
+    while True:
+        caller = socket.socket(socket.AF_UNIX)
+        caller.setblocking(False)
+        try:
+            caller.connect(path)
+        except BlockingIOError:
+            caller.close()
+            break
+        filling.append(caller)
+    asked, out, err = _ask(["search", "billing"], state, monkeypatch)
+    assert asked.code is None and "did not answer within 1 s (stopped or hung?)" in err, err
+    for caller in filling:
+        caller.close()
 
     # one that acknowledges, then falls silent mid-way
     os.unlink(record)

@@ -174,10 +174,10 @@ def _exchange(net: Any, path: str, request: bytes, until: float) -> bytes:
         # the request first: a server of an older protocol sends nothing before it has read it
         conn.settimeout(max(0.001, min(ACK_TIMEOUT, until - time.monotonic())))
         try:
-            conn.connect(path)  # a full backlog (a server stopped for long) makes this wait too
+            conn.connect(path)  # a backlog that callers filled (a server stopped for long): EAGAIN at once
             conn.sendall(request)
             conn.shutdown(net.SHUT_WR)
-        except TimeoutError:
+        except (TimeoutError, BlockingIOError):
             raise _Quiet(f"did not answer within {ACK_TIMEOUT:g} s (stopped or hung?)") from None
         while True:
             left = until - time.monotonic()
