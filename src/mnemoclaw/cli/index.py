@@ -322,7 +322,7 @@ def recall(obj: Ctx, message: str | None, last_turn: str | None, hook: bool, tim
 
     Like search, asks a running `watch`, `mcp`, `ui` or `chat` of this agent when there is one.
     """
-    if hook:
+    if hook:  # timeout_ms is kept by cli/hook.py's watchdog, armed from the command line before this runs
         hook_recall(obj.settings, lambda s: obj.memory(settings=s), sys.stdin.read(), as_json,
                     watchdog=hook_watchdog())
         return
