@@ -219,6 +219,71 @@ def test_a_server_of_another_version_is_not_believed(tmp_path: Path, monkeypatch
     assert asked.code is None and out == "" and "gave no answer (not a mnemoclaw reply)" in err
 
 
+def test_a_socket_that_accepts_and_says_nothing_is_given_up_on_within_a_second(tmp_path: Path, monkeypatch):
+    """What a stopped (SIGSTOP) or hung server looks like from outside: the kernel completes the
+    connection, and nothing comes back."""
+    import io
+
+    state = tmp_path / "state"
+    path = str(tmp_path / "mute.sock")
+    mute = socket.socket(socket.AF_UNIX)
+    mute.bind(path)
+    mute.listen(4)  # never accepted
+    record = _record(state, os.getpid(), path)
+    started = time.monotonic()
+    asked, out, err = _ask(["search", "billing"], state, monkeypatch)
+    took = time.monotonic() - started
+    assert asked.code is None and out == "" and err.count("\n") == 1, err
+    assert f"process {os.getpid()} (watch) did not answer within 1 s (stopped or hung?); running on its own" in err
+    assert nearby.ACK_TIMEOUT * 0.9 < took < nearby.ACK_TIMEOUT + 1.0 and record.exists()  # alive: left alone
+    # callers that gave up stay in its backlog until it is full: then a connection is refused at once (EAGAIN)
+    filling = []
+    while True:
+        caller = socket.socket(socket.AF_UNIX)
+        caller.setblocking(False)
+        try:
+            caller.connect(path)
+        except BlockingIOError:
+            caller.close()
+            break
+        filling.append(caller)
+    asked, out, err = _ask(["search", "billing"], state, monkeypatch)
+    assert asked.code is None and "did not answer within 1 s (stopped or hung?)" in err, err
+    for caller in filling:
+        caller.close()
+
+    # one that acknowledges, then falls silent mid-way
+    os.unlink(record)
+    mute.close()
+    path = str(tmp_path / "then-mute.sock")
+    held: list[socket.socket] = []
+
+    def acknowledge_then_stop(sock: socket.socket) -> None:
+        conn, _ = sock.accept()
+        conn.sendall(nearby.ALIVE * 3)
+        held.append(conn)  # open, and silent
+
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(path)
+    server.listen(4)
+    threading.Thread(target=acknowledge_then_stop, args=(server,), daemon=True).start()
+    _record(state, os.getpid(), path)
+    asked, out, err = _ask(["search", "billing"], state, monkeypatch)
+    assert asked.code is None and out == "" and "stopped answering (silent for 1 s); running on its own" in err, err
+
+    # a hook's run waits no longer than its deadline, and ends there: exit 0, nothing on stdout
+    threading.Thread(target=acknowledge_then_stop, args=(server,), daemon=True).start()
+    started = time.monotonic()
+    monkeypatch.setenv("MNEMOCLAW_STATE_DIR", str(state))
+    out_, err_ = io.StringIO(), io.StringIO()
+    asked = nearby.ask(["recall", "--hook", "--timeout-ms", "400"], stdin=io.StringIO('{"prompt": "x"}'), out=out_,
+                       err=err_, deadline=started + 0.4)
+    assert asked.code == 0 and out_.getvalue() == "" and time.monotonic() - started < 0.4 + 0.3
+    assert err_.getvalue() == (f"mnemoclaw recall --hook: nothing recalled: the 400 ms deadline passed while waiting "
+                               f"for process {os.getpid()} (watch) (--timeout-ms sets it)\n")
+    server.close()
+
+
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="making a file another user's needs root")
 
 
@@ -283,6 +348,7 @@ def test_the_client_imports_nothing_heavy():
     """What a hook waits for on every prompt: the client imports only the standard library's
     smallest modules (no json, no socket.py, no typing, no click)."""
     code = ("import sys; from mnemoclaw.cli import main; from mnemoclaw.cli.nearby import _socket_module; "
+            "from mnemoclaw.cli.hook import timeout_ms; timeout_ms(['recall', '--hook']); "
             "_socket_module(); print(' '.join(sorted(sys.modules)))")
     loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                                 timeout=60).stdout.split())

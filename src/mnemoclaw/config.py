@@ -50,6 +50,7 @@ DEFAULT_STATE_DIR = "~/.mnemoclaw"
 DEFAULT_OPENCLAW_DIR = "~/.openclaw"
 # A config file of this name is OpenClaw's own: it is served the way `--openclaw` serves it.
 OPENCLAW_CONFIG_NAME = "openclaw.json"
+DEFAULT_CONFIG_NAME = "config.json5"  # in the state directory, when no --config names one
 FUSIONS = ("zscore", "minmax", "rrf", "weighted")
 # The default fusion was chosen by measurement (docs/quality.md): z-score fusion is
 # never worse than the better single signal on any evaluation set, the 0.7/0.3
@@ -679,7 +680,7 @@ def load_settings(
                                          workspace=workspace, overrides=overrides, cwd=cwd)
             raw = load_file(str(config_path))
         else:
-            candidate = state / "config.json5"
+            candidate = state / DEFAULT_CONFIG_NAME
             config_path = candidate if candidate.exists() else None
             raw = load_file(str(candidate)) if config_path else {}
 

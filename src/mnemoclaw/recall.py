@@ -106,6 +106,7 @@ class Recall:
     entries: list[Recalled] = field(default_factory=list)
     min_score: float = 0.0
     why_none: str | None = None
+    failed: bool = False  # memory could not be searched (why_none says why), rather than nothing came
 
     def block(self) -> str:
         """The text put in the model's context ("" when nothing is recalled): each entry quoted
@@ -246,6 +247,7 @@ def recall(memory: Memory, message: str, *, last_turn: str | None = None,
                     found[key] = (hit, query)
     except Exception as exc:  # noqa: BLE001 - recall must never stop the reply
         out.why_none = f"memory could not be searched ({exc})"
+        out.failed = True
         return out
     try:
         chunks = memory.store.corpus_size()

@@ -24,16 +24,27 @@ def _commands() -> Any:
 
 
 def main() -> None:
+    import time
+
+    started = time.monotonic()  # a hook's deadline counts from here (cli/hook.py)
+    from .hook import timeout_ms
     from .nearby import ask
 
-    asked = ask(sys.argv[1:])
+    ms = timeout_ms(sys.argv[1:])
+    deadline = None if ms is None else started + ms / 1000
+    asked = ask(sys.argv[1:], deadline=deadline)
     if asked.code is not None:
         sys.exit(asked.code)
     if asked.stdin is not None:  # read to be sent; the command reads it here instead
         import io
 
         sys.stdin = io.StringIO(asked.stdin)
-    _commands()(prog_name="mnemoclaw")
+    if deadline is None or ms is None:
+        _commands()(prog_name="mnemoclaw")
+        return
+    from .hook import run
+
+    run(lambda: _commands()(prog_name="mnemoclaw"), deadline, ms)
 
 
 def __getattr__(name: str) -> Any:

@@ -22,8 +22,12 @@ from .. import __version__
 from ..errors import MnemoclawError
 
 
+def json_text(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=2)
+
+
 def emit_json(data: Any, echo: Any = click.echo) -> None:
-    echo(json.dumps(data, ensure_ascii=False, indent=2))
+    echo(json_text(data))
 
 
 def emit_json_line(data: Any) -> None:
@@ -81,12 +85,13 @@ class Ctx:
         return load_settings(workspace=self.workspace, state_dir=self.state_dir, config=self.config,
                              agent_id=self.agent, overrides=overrides or None, cwd=self.cwd)
 
-    def memory(self, *, background: bool = False, **overrides: Any):
+    def memory(self, *, background: bool = False, settings: Any = None, **overrides: Any):
+        """The memory of these settings (``settings``: already read)."""
         from ..api import Memory
 
         # a command's process ends with the command: no background writer unless it lives on;
         # its messages are read by the person at this machine: real paths, not the agent's scrubbed ones
-        return Memory(self.settings(**overrides), background=background, reader="person")
+        return Memory(settings or self.settings(**overrides), background=background, reader="person")
 
 
 def _os_error(exc: OSError) -> str:

@@ -17,7 +17,13 @@ from ..errors import MnemoclawError
 from ..provenance import ORIGINS
 from ..search.relevance import DEFAULT_MIN_SCORE
 from ..tools import CORPORA, MAX_RESULTS, SEARCH
-from .app import Ctx, Progress, cli, emit_json, emit_json_line, translated
+from .app import Ctx, Progress, cli, emit_json, emit_json_line, json_text, translated
+from .hook import DEFAULT_MS as HOOK_DEFAULT_MS
+from .hook import MAX_MS as HOOK_MAX_MS
+from .hook import OPTION as HOOK_OPTION
+from .hook import PREFIX as HOOK_PREFIX
+from .hook import Watchdog
+from .hook import current as hook_watchdog
 from .nearby import serving
 
 
@@ -314,18 +320,23 @@ def run_search(mem, query: str, *, max_results=None, min_score=None, mode=None, 
 @click.argument("message", required=False)
 @click.option("--last-turn", help="What was said just before the message (a short message is searched with it).")
 @click.option("--hook", is_flag=True, help="Run as a per-prompt hook (Claude Code, Codex UserPromptSubmit): read "
-              "the hook's JSON from stdin, print only what to add to the context, never fail the prompt.")
+              "the hook's JSON from stdin, print only what to add to the context, always exit 0.")
+@click.option(HOOK_OPTION, "timeout_ms", type=click.IntRange(1, HOOK_MAX_MS), default=HOOK_DEFAULT_MS, metavar="MS",
+              help=f"With --hook: the run's one deadline (default {HOOK_DEFAULT_MS}), from start to answer: asking a "
+              "running mnemoclaw, opening the index, embedding, searching. When it passes, nothing is recalled, one "
+              "line says so, exit 0.")
 @click.option("--json", "as_json", is_flag=True, help="Print the entries, scores and block as JSON.")
 @click.pass_obj
 @translated
-def recall(obj: Ctx, message: str | None, last_turn: str | None, hook: bool, as_json: bool) -> None:
+def recall(obj: Ctx, message: str | None, last_turn: str | None, hook: bool, timeout_ms: int, as_json: bool) -> None:
     """What memory would put before the reply to MESSAGE ("-": read it from stdin): the entries
     that score high enough and share specific words with it, at most memory.recall.maxEntries.
 
     Like search, asks a running `watch`, `mcp`, `ui` or `chat` of this agent when there is one.
     """
-    if hook:
-        hook_recall(obj.memory, sys.stdin.read(), as_json)
+    if hook:  # timeout_ms is kept by cli/hook.py's watchdog, armed from the command line before this runs
+        hook_recall(obj.settings, lambda s: obj.memory(settings=s), sys.stdin.read(), as_json,
+                    watchdog=hook_watchdog())
         return
     if message is None or message == "-":
         message = sys.stdin.read()
@@ -348,30 +359,69 @@ def run_recall(mem, message: str, last_turn: str | None, as_json: bool, echo: Ec
     return 0
 
 
-def hook_recall(open_memory: Callable[[], Any], raw: str, as_json: bool, echo: Echo = click.echo) -> int:
+def hook_recall(settings_of: Callable[[], Any], open_memory: Callable[[Any], Any], raw: str, as_json: bool,
+                echo: Echo = click.echo, watchdog: Watchdog | None = None) -> int:
     """A hook's run: its JSON in (``prompt``), the block out, exit 0 whatever happens, so a
-    memory problem never stops the user's prompt; what went wrong is one line on stderr."""
+    memory problem never stops the user's prompt; what went wrong is one line on stderr, and
+    nothing is created for a workspace that does not exist. ``watchdog`` (a run of its own)
+    ends the process at its deadline unless the answer is being written."""
+    said, why = _hook_answer(settings_of, open_memory, raw, as_json, watchdog)
+    if watchdog is not None:
+        watchdog.claim()
+    if why:
+        echo(f"{HOOK_PREFIX}{why}", err=True)
+    if said:
+        echo(said)
+    return 0
+
+
+def _hook_answer(settings_of: Callable[[], Any], open_memory: Callable[[Any], Any], raw: str, as_json: bool,
+                 watchdog: Watchdog | None) -> tuple[str, str]:
+    """(what to print, what went wrong): one of them, or neither when nothing came."""
     from ..recall import recall as recall_for
+
+    def doing(what: str) -> None:
+        if watchdog is not None:
+            watchdog.doing = what
 
     try:
         event = json.loads(raw) if raw.strip() else {}
     except ValueError:
-        event = {"prompt": raw}  # plain text piped in
+        return "", ("the input is not the hook's JSON (an object with a \"prompt\", which a UserPromptSubmit hook "
+                    "sends); for plain text run `mnemoclaw recall -`; nothing recalled")
     prompt = event.get("prompt") if isinstance(event, dict) else None
     if not isinstance(prompt, str) or not prompt.strip():
-        echo("mnemoclaw recall --hook: the hook's input has no prompt; nothing recalled", err=True)
-        return 0
+        return "", ("the hook's input has no prompt (run it as a UserPromptSubmit hook, which sends "
+                    "{\"prompt\": ...}); nothing recalled")
     try:
-        with open_memory() as mem:
+        doing("reading the settings")
+        settings = settings_of()
+        if not settings.workspace.is_dir():  # before anything opens an index or a state folder for it
+            return "", _no_workspace(settings)
+        doing("opening the index")
+        with open_memory(settings) as mem:
+            doing("searching memory")
             found = recall_for(mem, prompt)
     except Exception as exc:  # noqa: BLE001 - a hook must never fail the prompt
-        echo(f"mnemoclaw recall --hook: nothing recalled ({exc})", err=True)
-        return 0
+        return "", f"nothing recalled ({exc})"
     if as_json:
-        emit_json(found.wire(), echo)
-    elif found.entries:
-        echo(found.block())
-    return 0
+        return json_text(found.wire()), ""
+    if found.failed:
+        return "", f"nothing recalled: {found.why_none}"
+    return found.block(), ""
+
+
+def _no_workspace(settings) -> str:
+    from ..config import DEFAULT_CONFIG_NAME
+
+    ws = settings.workspace
+    if settings.config_path is None and settings.openclaw_dir is None and ws == settings.state_dir / "workspace":
+        return (f"no config file ({settings.state_dir / DEFAULT_CONFIG_NAME}) names a workspace and the default one, "
+                f"{ws}, does not exist: give the hook's command --workspace DIR (the folder of your memory files), "
+                "or create one with `mnemoclaw init`; nothing recalled")
+    create = "" if settings.openclaw_dir is not None else f", or create it with `mnemoclaw init --workspace {ws}`"
+    return (f"the workspace {ws} does not exist: give the hook's command --workspace DIR (the folder of your memory "
+            f"files){create}; nothing recalled")
 
 
 @cli.command()

@@ -16,7 +16,10 @@ Only the same user, only the same settings:
   resolve to exactly the settings it serves (another agent, a config file changed since the
   server started, a usage error: it declines, and the command runs as it would alone);
 - a record left by a process that ended, a socket of another user, a server of another
-  version, a damaged record: one line on stderr, and the command runs on its own.
+  version, a damaged record: one line on stderr, and the command runs on its own;
+- a server that cannot answer holds nobody: a stopped one (Ctrl-Z, SIGSTOP) is not asked, any
+  other acknowledges a caller at once and says it is alive every BEAT while it works, and one
+  silent for a second is given up on (one line on stderr; the command runs on its own).
 
 ``MNEMOCLAW_NEARBY=off`` never asks.
 """
@@ -26,6 +29,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+import time
 
 from .. import __version__
 
@@ -34,7 +38,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import IO, Any
 
-PROTOCOL = 1
+PROTOCOL = 2  # 2: acknowledgement and signs of life before the reply
 FOLDER = "serving"  # under the state directory: a record per serving process, ``<pid>.server``
 RECORD = ".server"  # its lines: ``key=value`` (pid, socket, command, version, workspace, agent)
 ENV_OFF = "MNEMOCLAW_NEARBY"
@@ -43,8 +47,15 @@ COMMANDS = frozenset({"search", "recall"})
 # client does not import config
 DEFAULT_STATE_DIR = "~/.mnemoclaw"
 ENV_STATE_DIR = "MNEMOCLAW_STATE_DIR"
-CONNECT_TIMEOUT = 1.0
-REPLY_TIMEOUT = 30.0  # a search may index what changed first (at most 64 files)
+# A server acknowledges a caller the moment it accepts it, and says it is alive every BEAT while
+# the request waits or runs; a socket that accepts but says nothing (a process stopped with
+# SIGSTOP, or hung) is given up on after ACK_TIMEOUT or, once it spoke, after SILENCE.
+ALIVE = b"."
+ACK_TIMEOUT = 1.0
+BEAT = 0.2
+SILENCE = 1.0
+REPLY_TIMEOUT = 30.0  # a live server is waited for this long: a search may index what changed first (at most 64 files)
+REQUEST_TIMEOUT = 5.0  # how long a server waits for a caller's request, or for it to take the reply
 SUN_PATH_MAX = 100  # a Unix socket's path is at most 107 bytes on Linux, 103 on macOS
 
 
@@ -56,7 +67,8 @@ def env_seen(env: dict[str, str] | os._Environ[str]) -> dict[str, str]:
 
 # -- the wire --------------------------------------------------------------------------------
 # A request is one JSON object (written here by hand: the json package imports re, and the
-# client's start-up is most of what a hook waits for). A reply is one header line,
+# client's start-up is most of what a hook waits for). The server writes ALIVE at once and every
+# BEAT until it replies; a reply is one header line,
 # ``mnemoclaw-nearby PROTOCOL VERSION ANSWERED CODE OUT_BYTES ERR_BYTES``, then the command's
 # stdout and stderr as they are (a declined request's stdout says why).
 HEADER = b"mnemoclaw-nearby"
@@ -147,9 +159,64 @@ def _alive(pid: int) -> bool:
     return True
 
 
+class _Quiet(Exception):
+    """A server said nothing for too long; the message says how."""
+
+
+def _exchange(net: Any, path: str, request: bytes, until: float) -> bytes:
+    """The reply of the server at ``path`` to ``request``, without its signs of life. ``_Quiet``
+    when it takes or acknowledges nothing within ACK_TIMEOUT, falls silent for SILENCE, or has not
+    replied by ``until`` (a ``time.monotonic()``)."""
+    conn = net.socket(net.AF_UNIX, net.SOCK_STREAM)
+    heard = False
+    chunks: list[bytes] = []
+    try:
+        # the request first: a server of an older protocol sends nothing before it has read it
+        conn.settimeout(max(0.001, min(ACK_TIMEOUT, until - time.monotonic())))
+        try:
+            conn.connect(path)  # a backlog that callers filled (a server stopped for long): EAGAIN at once
+            conn.sendall(request)
+            conn.shutdown(net.SHUT_WR)
+        except (TimeoutError, BlockingIOError):
+            raise _Quiet(f"did not answer within {ACK_TIMEOUT:g} s (stopped or hung?)") from None
+        while True:
+            left = until - time.monotonic()
+            if left <= 0:
+                raise _Quiet(f"was still working after {REPLY_TIMEOUT:g} s")
+            conn.settimeout(min(SILENCE if heard else ACK_TIMEOUT, left))
+            try:
+                data = conn.recv(1 << 16)
+            except TimeoutError:
+                if time.monotonic() >= until:
+                    continue
+                raise _Quiet(f"stopped answering (silent for {SILENCE:g} s)" if heard else
+                             f"did not answer within {ACK_TIMEOUT:g} s (stopped or hung?)") from None
+            if not data:
+                return b"".join(chunks)
+            heard = True
+            if not chunks:
+                data = data.lstrip(ALIVE)
+            if data:
+                chunks.append(data)
+    finally:
+        conn.close()
+
+
+def _stopped(pid: int) -> bool:
+    """Whether ``pid`` is stopped (Ctrl-Z in its terminal, SIGSTOP), where /proc says so (Linux):
+    such a process accepts on its socket and answers nothing until it is continued."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            state = fh.read().rpartition(b")")[2].split()[:1]
+    except OSError:
+        return False
+    return state in ([b"T"], [b"t"])
+
+
 def ask(argv: Sequence[str], *, stdin: IO[str] | None = None, out: IO[str] | None = None,
-        err: IO[str] | None = None) -> Asked:
-    """Have a serving process run ``mnemoclaw <argv>`` if one serves these settings."""
+        err: IO[str] | None = None, deadline: float | None = None) -> Asked:
+    """Have a serving process run ``mnemoclaw <argv>`` if one serves these settings. ``deadline``
+    (a ``time.monotonic()``): a hook's run, which ends then, answered or not."""
     stdin = sys.stdin if stdin is None else stdin
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
@@ -169,8 +236,16 @@ def ask(argv: Sequence[str], *, stdin: IO[str] | None = None, out: IO[str] | Non
     asked = Asked()
     if "--hook" in argv or "-" in argv:
         asked.stdin = stdin.read()
+    hook_ms = None
+    if deadline is not None:
+        from .hook import timeout_ms
+
+        hook_ms = timeout_ms(argv)
+    # a server drops a hook's request it reaches after the caller gave up (wall-clock ms: another process)
+    given_up = None if deadline is None else int((time.time() + deadline - time.monotonic()) * 1000)
     request = _text({"protocol": PROTOCOL, "version": __version__, "argv": list(argv), "cwd": os.getcwd(),
-                     "env": env_seen(env), "stdin": asked.stdin}).encode("utf-8", "surrogateescape")
+                     "env": env_seen(env), "stdin": asked.stdin, "deadlineMs": given_up}).encode(
+        "utf-8", "surrogateescape")
     uid = os.getuid()
     verbose = any(a in ("-v", "-vv", "--verbose") for a in argv)
     for name in names:
@@ -194,6 +269,10 @@ def ask(argv: Sequence[str], *, stdin: IO[str] | None = None, out: IO[str] | Non
                       "running on its own")
             _remove(record, path)
             continue
+        if _stopped(pid):
+            _say(err, f"process {pid} ({command}) is stopped (Ctrl-Z or SIGSTOP; `kill -CONT {pid}` resumes it) and "
+                      "cannot answer; running on its own")
+            continue
         try:
             st = os.lstat(path)
         except OSError:
@@ -204,26 +283,22 @@ def ask(argv: Sequence[str], *, stdin: IO[str] | None = None, out: IO[str] | Non
                     else f"belongs to user {st.st_uid}, not you ({uid})")
             _say(err, f"not asking {path}: it {what}; running on its own")
             continue
+        until = deadline if deadline is not None else time.monotonic() + REPLY_TIMEOUT
         try:
-            conn = net.socket(net.AF_UNIX, net.SOCK_STREAM)
-            try:
-                conn.settimeout(CONNECT_TIMEOUT)
-                conn.connect(path)
-                conn.settimeout(REPLY_TIMEOUT)
-                conn.sendall(request)
-                conn.shutdown(net.SHUT_WR)
-                chunks = []
-                while data := conn.recv(1 << 16):
-                    chunks.append(data)
-            finally:
-                conn.close()
-            protocol, version, answered, code, said, told = read_reply(b"".join(chunks))
+            protocol, version, answered, code, said, told = read_reply(_exchange(net, path, request, until))
         except (ConnectionRefusedError, FileNotFoundError):
             _say(err, f"nothing listens on {path} (process {pid} left it); removed it, running on its own")
             _remove(record, path)
             continue
-        except TimeoutError:
-            _say(err, f"process {pid} did not answer within {REPLY_TIMEOUT:g} s; running on its own")
+        except _Quiet as how:
+            if hook_ms is not None and time.monotonic() >= until:
+                from .hook import late
+
+                err.write(late(hook_ms, f"waiting for process {pid} ({command})"))
+                err.flush()
+                asked.code = 0  # a hook's run ends at its deadline, whoever was working
+                return asked
+            _say(err, f"process {pid} ({command}) {how}; running on its own")
             continue
         except (OSError, ValueError) as exc:
             _say(err, f"process {pid} at {path} gave no answer ({exc}); running on its own")
@@ -285,11 +360,60 @@ def fingerprint(settings: Any) -> str:
                        s.memory, str(s.openclaw_dir), s.env_pg_url, s.host], sort_keys=True, default=str)
 
 
+class _Caller:
+    """One accepted connection. Its signs of life and its reply go through one lock, so they never
+    interleave, and nothing is written after the reply."""
+
+    def __init__(self, conn: Any):
+        import threading
+
+        self.conn = conn
+        self.lock = threading.Lock()
+        self.done = False
+        self.beat_at = 0.0
+
+    def beat(self) -> None:
+        if not self.lock.acquire(blocking=False):
+            return  # the reply is being written: that is life enough
+        try:
+            if not self.done:
+                self.conn.sendall(ALIVE)
+                self.beat_at = time.monotonic()
+        except OSError:  # the caller went away (gave up, or its deadline passed); whoever replies closes
+            self.done = True
+        finally:
+            self.lock.release()
+
+    def reply(self, data: bytes | None) -> None:
+        """Send ``data`` (None: nothing, the caller runs on its own) and close."""
+        with self.lock:
+            try:
+                if data is not None and not self.done:
+                    self.conn.sendall(data)
+            except OSError:
+                pass
+            finally:
+                self.done = True
+                self.conn.close()
+
+
+def _caller_uid(conn: Any) -> int:
+    import socket
+    import struct
+
+    try:
+        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        return int(struct.unpack("3i", creds)[1])
+    except (AttributeError, OSError):
+        return os.getuid()  # no SO_PEERCRED here: the folder's 0700 keeps others out
+
+
 class Server:
     """The socket a long-running process answers ``search`` and ``recall`` on, for the settings
-    it serves. One thread accepts and answers in order, with a ``Memory`` of its own (its own
-    connection to the index and its own record of file changes) that shares the process's
-    embedding model."""
+    it serves. One thread accepts, acknowledges each caller at once and tells the waiting ones
+    every BEAT that this process is alive; another answers them in order, with a ``Memory`` of
+    its own (its own connection to the index and its own record of file changes) that shares the
+    process's embedding model."""
 
     def __init__(self, settings: Any, command: str, provider: Callable[[], Any], *, warm: bool = True):
         self.settings = settings
@@ -300,7 +424,8 @@ class Server:
         self._env = env_seen(os.environ)
         self._memory: Any = None
         self._sock: Any = None
-        self._thread: Any = None
+        self._threads: list[Any] = []
+        self._queue: Any = None
         self.path = ""
         self.record = ""
         self.answered = 0
@@ -336,8 +461,13 @@ class Server:
         info = {"pid": os.getpid(), "socket": self.path, "command": self.command, "version": __version__,
                 "protocol": PROTOCOL, "workspace": str(self.settings.workspace), "agent": self.settings.agent_id}
         replace_all({self.record: "".join(f"{k}={v}\n" for k, v in info.items())}, {self.record: 0o600})
-        self._thread = threading.Thread(target=self._serve, name="mnemoclaw-nearby", daemon=True)
-        self._thread.start()
+        import queue
+
+        self._queue = queue.SimpleQueue()
+        self._threads = [threading.Thread(target=self._listen, args=(sock,), name="mnemoclaw-nearby", daemon=True),
+                         threading.Thread(target=self._work, name="mnemoclaw-nearby-work", daemon=True)]
+        for thread in self._threads:
+            thread.start()
         return self
 
     def close(self) -> None:
@@ -350,8 +480,9 @@ class Server:
         except OSError:
             pass
         sock.close()
-        if self._thread is not None:
-            self._thread.join(timeout=REPLY_TIMEOUT)
+        self._queue.put(None)
+        for thread in self._threads:
+            thread.join(timeout=REPLY_TIMEOUT)
         if self._memory is not None:
             self._memory.close()
             self._memory = None
@@ -362,41 +493,63 @@ class Server:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _serve(self) -> None:
+    def _listen(self, sock: Any) -> None:
+        """Accept, acknowledge, and say every BEAT to whoever still waits that this process lives:
+        a caller tells a busy server (warming up, indexing what changed) from a stopped one."""
+        waiting: list[_Caller] = []
+        while self._sock is not None:
+            waiting = [c for c in waiting if not c.done]
+            try:
+                sock.settimeout(BEAT if waiting else None)
+                try:
+                    conn, _ = sock.accept()
+                except TimeoutError:
+                    conn = None
+            except OSError:
+                break  # closed
+            if conn is not None:
+                conn.settimeout(REQUEST_TIMEOUT)
+                caller = _Caller(conn)
+                if _caller_uid(conn) != os.getuid():
+                    caller.reply(self._declined("another user"))  # told no before it has said anything
+                    continue
+                caller.beat()
+                waiting.append(caller)
+                self._queue.put(caller)
+            now = time.monotonic()
+            for c in waiting:
+                if now - c.beat_at >= BEAT:
+                    c.beat()
+
+    def _work(self) -> None:
         import json
         import logging
-        import socket
-        import struct
 
         log = logging.getLogger(__name__)
-        if self.warm:  # callers queue in the backlog meanwhile
+        if self.warm:  # callers are acknowledged and kept waiting meanwhile
             try:
                 self._open().search("mnemoclaw", max_results=1)
             except Exception as exc:  # noqa: BLE001 - a request will say what is wrong
                 log.debug("could not warm the nearby reader: %s", exc)
-        while self._sock is not None:
+        while (caller := self._queue.get()) is not None:
+            reply = None
+            if self._sock is None or caller.done:  # closing, or the caller has gone: it runs on its own
+                caller.reply(None)
+                continue
             try:
-                conn, _ = self._sock.accept()
-            except OSError:
-                return  # closed
-            with conn:
-                try:
-                    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-                    caller = struct.unpack("3i", creds)[1]
-                except (AttributeError, OSError):
-                    caller = os.getuid()  # no SO_PEERCRED here: the folder's 0700 keeps others out
-                try:
-                    conn.settimeout(REPLY_TIMEOUT)
-                    if caller != os.getuid():
-                        reply = self._declined("another user")
-                    else:
-                        chunks = []
-                        while data := conn.recv(1 << 16):
-                            chunks.append(data)
-                        reply = self.answer(json.loads(b"".join(chunks).decode("utf-8", "surrogateescape")))
-                    conn.sendall(reply)
-                except Exception as exc:  # noqa: BLE001 - one bad caller never stops the server
-                    log.debug("a nearby request failed: %s", exc)
+                chunks = []
+                while data := caller.conn.recv(1 << 16):
+                    chunks.append(data)
+                request = json.loads(b"".join(chunks).decode("utf-8", "surrogateescape"))
+                given_up = request.get("deadlineMs") if isinstance(request, dict) else None
+                if not (isinstance(given_up, int) and time.time() * 1000 > given_up):  # else: a hook gone by now
+                    reply = self.answer(request)
+            except Exception as exc:  # noqa: BLE001 - one bad caller never stops the server
+                log.debug("a nearby request failed: %s", exc)
+            caller.reply(reply)
+        while not self._queue.empty():  # accepted as it closed
+            if (caller := self._queue.get_nowait()) is not None:
+                caller.reply(None)
 
     def _declined(self, why: str) -> bytes:
         return reply_bytes(False, 0, why, "")
@@ -449,7 +602,8 @@ class Server:
                 return self._declined("usage")
             code = run_search(memory, p.pop("query"), echo=echo, **p)
         elif p["hook"]:
-            code = hook_recall(lambda: nullcontext(memory), request.get("stdin") or "", p["as_json"], echo)
+            code = hook_recall(lambda: settings, lambda _: nullcontext(memory), request.get("stdin") or "",
+                               p["as_json"], echo)
         else:
             message = p["message"]
             if message == "-":
