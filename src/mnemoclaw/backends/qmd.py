@@ -35,6 +35,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..atomic import write_atomic
 from ..embeddings.base import EmbeddingProvider
 from ..errors import ConfigError, PathDeniedError
 from ..index.discovery import discover_sessions, display_path
@@ -62,13 +63,13 @@ def export_sessions(transcripts: Path | None, dest: Path, retention_days: float,
     …`` lines, as the builtin index reads them), without what a tombstone fences (``fences``,
     tombstones.Fences); exports of transcripts gone or untouched for ``retention_days`` are
     removed. How many files were written or removed."""
-    from ..atomic import write_atomic
+    from ..atomic import private_dir, write_atomic
     from ..sessions.transcript import parse_transcript
     from ..tombstones import Fences
 
     fences = fences or Fences()
 
-    dest.mkdir(parents=True, exist_ok=True)
+    private_dir(dest)
     keep: set[str] = set()
     changed = 0
     # the transcripts the builtin index would read (a linked one is not followed)
@@ -437,7 +438,7 @@ class QmdBackend:
             self.client.embed()
         self._last_update = time.time()
         try:  # for status and the update's debounce in another process
-            (self.client.home / "last-update").write_text(f"{self._last_update:.0f}\n", encoding="utf-8")
+            write_atomic(self.client.home / "last-update", f"{self._last_update:.0f}\n")
         except OSError:
             pass
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from ..atomic import private_dir
 from ..errors import MnemoclawError
 
 INDEX = "mnemoclaw"  # qmd's --index: its config file and database are named after it
@@ -173,7 +174,7 @@ class QmdClient:
         exe = self.executable()
         try:
             for d in ("xdg-config", "xdg-cache", "config"):
-                (self.home / d).mkdir(parents=True, exist_ok=True)
+                private_dir(self.home / d)
         except OSError as exc:  # a read-only state dir that never held qmd's folders
             raise QmdError(f"cannot make qmd's folders in {self.home}: {exc.strerror or exc}") from None
         limit = timeout if timeout is not None else self.timeouts[what]
@@ -185,7 +186,7 @@ class QmdClient:
             try:
                 proc = subprocess.Popen([exe, "--index", INDEX, *args], stdin=subprocess.DEVNULL,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.home, env=self._env(),
-                                        start_new_session=True)
+                                        start_new_session=True, umask=0o077)  # its index is the user's alone
             except OSError as exc:
                 raise QmdError(f"qmd could not be started ({exc.strerror or exc}): {INSTALL_HINT}") from None
             self._mine.add(proc)

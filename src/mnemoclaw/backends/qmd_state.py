@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..atomic import write_atomic
+from ..atomic import private_dir, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ class SharedFallback:
         info = {"from": "qmd", "reason": reason, "since": earlier["since"] if earlier else now,
                 "retryAt": now + self.retry_seconds, "qmd": self.identity()}
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(self.path.parent)
             with _WRITING:
                 write_atomic(self.path, json.dumps(info))
         except OSError as exc:
