@@ -75,14 +75,15 @@ def remove_leftovers(directory: str | os.PathLike[str], name: str) -> None:
     for entry in entries:
         if entry.startswith(prefix) and entry.endswith(".tmp"):
             pid = entry[len(prefix):-4]
-            if pid.isdigit() and not _alive(int(pid)):
+            if pid.isdigit() and not pid_alive(int(pid)):
                 try:
                     os.unlink(os.path.join(directory, entry))
                 except OSError:
                     pass
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (one of another user's counts as running)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
