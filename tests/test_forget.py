@@ -145,3 +145,23 @@ def test_the_cli_previews_without_yes_and_removes_with_it(workspace, tmp_path):
     found = subprocess.run([*base, "search", "zanzibar", "--json"], capture_output=True, text=True, env=env,
                            timeout=120)
     assert '"results": []' in found.stdout
+
+
+def test_forgotten_lines_restored_from_a_backup_stay_out_of_search_and_get(workspace, make_memory):
+    """A forget by query records a keyed hash of each line it removed (never the line): a
+    backup restored brings the lines back to the file, not to any answer."""
+    notes(workspace)
+    original = (workspace / "MEMORY.md").read_text()
+    mem = make_memory(workspace)
+    mem.sync()
+    assert mem.notes.forget(mem.notes.forget_plan("zanzibar-7741"))["verified"]
+    state = Path(mem.settings.state_dir)
+    assert not [p for p in state.rglob("*") if p.is_file() and b"zanzibar" in p.read_bytes()]
+    write(workspace / "MEMORY.md", original)  # restored
+    mem.sync()
+    got = mem.memory_get("MEMORY.md")["text"]
+    assert "zanzibar" not in got and "(ask Dana first)" not in got and "lunch is at noon" in got
+    assert got.split("\n")[3] == "" and mem.memory_get("MEMORY.md#L6")["text"] == "- lunch is at noon"
+    assert not any("zanzibar" in h.text for h in mem.search("zanzibar locker code", min_score=0.0))
+    assert b"zanzibar" not in index_bytes(mem)
+    assert mem.notes.forget_plan("zanzibar")  # the file holds it again: a forget takes it out of the file

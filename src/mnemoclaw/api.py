@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from . import provenance
+from . import provenance, tombstones
 from .answers import (
     AGENT,
     PERSON,
@@ -52,7 +52,7 @@ from .errors import (
 from .freshness import INLINE_SYNC_FILES, SEARCH_LOCK_WAIT, Freshness
 from .index.indexer import Indexer
 from .measured import floor_summary, ranking_summary
-from .notes import Forgotten, Notes
+from .notes import Forgotten, Notes, forget
 from .notes.paths import read_lines, resolve_memory_path, split_citation
 from .providers import AUTO, ProviderChoice, auto_provider, build_provider, resolve_provider
 from .search.stages import this_project_first
@@ -137,6 +137,7 @@ class Memory:
         self.notes = Notes(settings, _NotesIndex(self), clock)  # every write to the memory files
         self.vectors_error: str | None = None  # why new chunks were indexed without vectors
         self._query_embedding_off_until = 0.0
+        self._finishing = False  # finishing what a forget owes: its own sync must not start another
         for note in settings.ignored():
             if note not in settings.not_applied:
                 say_once(note)
@@ -233,7 +234,13 @@ class Memory:
         with no fallback, index for keyword search and add the vectors later.
         ``retry`` (an explicit ``mnemoclaw index``): try again now whatever fell back — the
         primary provider while the fallback serves (the report's notes say which won), qmd, the
-        chunks waiting for vectors. Undo copies a forget kept are deleted here once their time is up."""
+        chunks waiting for vectors. Undo copies a forget kept are deleted here once their time is up,
+        and what a forget killed half-way still owes the index is finished first."""
+        if not self._finishing and sources is None and limit is None and self._owed():
+            finished = self.finish_forgets(full=full, progress=progress, lock_timeout=lock_timeout,
+                                           fallback_now=fallback_now, retry=retry)
+            if finished is not None:
+                return finished.report
         self.notes.expire_copies()
         self.settings.refresh_transcripts()
         said = []
@@ -286,6 +293,60 @@ class Memory:
         self.freshness.error = None
         return report
 
+    # -- what forgets owe -----------------------------------------------------------------
+    def _owed(self) -> bool:
+        return bool(tombstones.load(self.settings.state_dir, quiet=True).pending) and not self.backend.read_only
+
+    def finish_forgets(self, *, before: set[str] | None = None, **sync: Any) -> Forgotten | None:
+        """Pay what forgets owe the index (``tombstones.json``'s ``pending``, recorded before
+        each forget changed a file): the files they changed indexed again (even unchanged on
+        disk: a tombstone may fence them now), the cached vectors of the chunks that held
+        their text deleted, the index scrubbed (nothing deleted left readable in its files),
+        then checked: no chunk of those files holds a line they removed. None when nothing is
+        owed, or the index cannot be written now (``status`` says so until it can).
+        ``before``: the chunk hashes the one forget under way found (else they are recognised
+        by their keyed hashes among the cached vectors)."""
+        fences = tombstones.load(self.settings.state_dir, quiet=True)
+        owed = fences.owed()
+        if owed is None or fences.key is None or self._finishing or self.backend.read_only \
+                or not isinstance(self.backend, BuiltinBackend | QmdBackend):
+            return None
+        key, store, done = fences.key, self.store, Forgotten(changed=True)
+        self._finishing = True
+        try:
+            with store.write_lock(timeout=60):
+                records = store.file_records()
+                paths = [p for p in records if tombstones.keyed(key, "path", p) in set(owed.paths)]
+                store.apply([], (), [dataclasses.replace(records[p], hash="", mtime_ns=-1) for p in paths])
+            done.report = self.sync(**sync)
+            forget.reached("synced")
+            with store.write_lock(timeout=60):
+                after: set[str] = set()
+                rows = []
+                for path in paths:
+                    got = store.file_chunks(path)
+                    after |= {c.hash for c in got.chunks} if got else set()
+                    rows += [(path, c.source, c.text) for c in got.chunks] if got else []
+                if before is not None and len(fences.pending) == 1:
+                    gone = before - after
+                else:  # a forget killed half-way: its chunks are known by their keyed hashes only
+                    owed_chunks = set(owed.chunks)
+                    gone = {h for _, cached in store.cache_items() for h in cached
+                            if h not in after and tombstones.keyed(key, "chunk", h) in owed_chunks}
+                    before = gone | {h for h in after if tombstones.keyed(key, "chunk", h) in owed_chunks}
+                done.chunks_replaced = len(before - after)
+                done.cached_vectors_deleted = store.cache_delete(gone)
+                store.scrub()
+            forget.reached("scrubbed")
+            left = _still_said(rows, set(owed.texts), key)
+            if left:
+                done.report.warnings.append((tombstones.FILE, f"a forget was stopped before it removed {left} line(s) "
+                                             "from the files: they are still there; run the forget again"))
+            tombstones.settled(self.settings.state_dir, [p.id for p in fences.pending])
+        finally:
+            self._finishing = False
+        return done
+
     # -- keeping fresh --------------------------------------------------------------------
     def sync_apart(self, *, full: bool = False, progress: Progress | None = None) -> IndexReport:
         """``sync`` on a connection of its own, for a thread beside this object's searches (a
@@ -316,6 +377,11 @@ class Memory:
         (provenance.ORIGINS)."""
         if not self.settings.memory_search["enabled"]:
             raise MnemoclawError("memory search is disabled (agents.defaults.memorySearch.enabled is false)")
+        if sync and self._owed():  # a forget killed half-way: finished before anything is answered
+            try:
+                self.finish_forgets(fallback_now=False, lock_timeout=SEARCH_LOCK_WAIT)
+            except (MnemoclawError, OSError) as exc:
+                log.warning("could not finish an interrupted forget yet (%s); the next sync does", exc)
         if sync:
             self.freshness.before_search()
         else:
@@ -540,6 +606,7 @@ class Memory:
                     "action": "call sessions_search again with the words to find"}
         dirs = self.session_dirs()
         by_id: dict[str, str] = {}
+        fences = tombstones.load(self.settings.state_dir)
 
         def transcripts() -> Iterator[tuple[str, str]]:
             for agent, folder in dirs:
@@ -550,7 +617,7 @@ class Memory:
                     except OSError:
                         continue
                     by_id[session] = agent
-                    yield session, data
+                    yield session, fences.transcript(path.stem, data)[0]  # what was forgotten is not found
 
         found = search_sessions(transcripts(), args["query"], roles=(args["role"],) if args["role"] else (),
                                 since=first, until=last, limit=int(args["max_results"] or 10))
@@ -633,7 +700,14 @@ class Memory:
         local = self.backend.local_path(path) if isinstance(path, str) else path
         resolved = resolve_memory_path(local, self.settings.workspace, self.settings.extra_paths())
         shown = self.backend.shown_path(resolved.display)
-        return shown, read_lines(resolved.abspath, from_line, lines, shown)
+        fences = tombstones.load(self.settings.state_dir)
+        if not fences.tombstones:
+            return shown, read_lines(resolved.abspath, from_line, lines, shown)
+        whole = read_lines(resolved.abspath, None, None, shown)
+        if whole is None:
+            return shown, None
+        chosen = fences.view(resolved.display, "memory", whole)[0].split("\n")[(from_line or 1) - 1:]
+        return shown, "\n".join(chosen[:lines] if lines is not None else chosen)
 
     # -- status -----------------------------------------------------------------------------------
     def status(self, *, check_dirty: bool = True, check_integrity: bool = False, deep: bool = False) -> dict[str, Any]:
@@ -672,6 +746,10 @@ class Memory:
         }
         if self.settings.openclaw_layout is not None:
             out["openclaw"] = self.settings.openclaw_layout.describe()
+        owed = tombstones.load(self.settings.state_dir, quiet=True).owed()
+        out["forgetUnfinished"] = ({"since": owed.at, "files": len(owed.paths),
+                                    "owes": "index its files again, delete their cached vectors, scrub, check"}
+                                   if owed else None)
         out["indexing"] = self.indexing() if index.get("indexing") is None else index["indexing"]
         if not out["workspaceExists"]:
             out.pop("dirty", None)
@@ -690,34 +768,63 @@ class _NotesIndex:
             return []
         return backend.indexer.discover(list(sources) if sources is not None else None)
 
+    def transcripts(self) -> list[SourceFile]:
+        from .index.discovery import discover_sessions
+
+        out = []
+        for agent, folder in self.memory.session_dirs():
+            for f in discover_sessions(folder):
+                shown = f.path if agent == self.memory.settings.agent_id else f"sessions/{agent}/{Path(f.abspath).name}"
+                out.append(dataclasses.replace(f, path=shown))
+        return out
+
     def refresh(self) -> IndexReport:
         return self.memory.sync(fallback_now=False)
 
+    def finish(self) -> None:
+        self.memory.finish_forgets(fallback_now=False)
+
     @contextmanager
-    def forgetting(self, paths: Sequence[str], texts: Sequence[str], stale: Sequence[str] = ()) -> Iterator[Forgotten]:
-        store = self.memory.store
+    def forgetting(self, paths: Sequence[str], texts: Sequence[str], fences: Sequence[tombstones.Tombstone] = (),
+                   said: Sequence[str] = ()) -> Iterator[Forgotten]:
+        memory = self.memory
+        store = memory.store
         before: set[str] = set()
         for path in paths:
             got = store.file_chunks(path)
             before |= {c.hash for c in got.chunks} if got else set()
+        state = memory.settings.state_dir
+        recorded = tombstones.record(state, fences, paths=paths, chunks=sorted(before), texts=said,
+                                     at=time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(memory.clock())))
+        forget.reached("recorded")
         done = Forgotten()
-        yield done
-        if stale:  # unchanged on disk, fenced now: the next sync reads them again
-            with store.write_lock(timeout=60):
-                records = store.file_records()
-                store.apply([], (), [dataclasses.replace(records[p], hash="", mtime_ns=-1)
-                                     for p in stale if p in records])
-        done.report = self.refresh()
-        with store.write_lock(timeout=60):
-            after: set[str] = set()
-            for path in paths:
-                got = store.file_chunks(path)
-                after |= {c.hash for c in got.chunks} if got else set()
-            gone = before - after
-            done.chunks_replaced = len(gone)
-            done.cached_vectors_deleted = store.cache_delete(gone)
-            store.scrub()
+        try:
+            yield done
+        except BaseException:
+            if not done.changed:  # nothing was removed: nothing is fenced, nothing owed
+                tombstones.undo(state, recorded)
+            raise
+        forget.reached("rewritten")
+        finished = memory.finish_forgets(before=before, fallback_now=False)
+        if finished is not None:
+            done.report = finished.report
+            done.chunks_replaced = finished.chunks_replaced
+            done.cached_vectors_deleted = finished.cached_vectors_deleted
         done.still_in_index = store.holds(list(texts))
+
+
+def _still_said(rows: list[tuple[str, str, str]], owed: set[str], key: bytes) -> int:
+    """How many lines of these chunks (path, source, text) read as a line a forget removed."""
+    if not owed:
+        return 0
+    n = 0
+    for _, source, text in rows:
+        for line in text.split("\n"):
+            if source == "sessions":  # "User: …" as the index renders a message
+                line = line.split(": ", 1)[-1]
+            said = tombstones.said_key(line)
+            n += bool(said) and tombstones.keyed(key, tombstones.TEXT, said) in owed
+    return n
 
 
 class _Writer:

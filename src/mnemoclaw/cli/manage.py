@@ -87,10 +87,13 @@ def forget(obj: Ctx, target: str | None, session: str | None, source: str | None
     with obj.memory() as mem:
         plan = mem.notes.forget_plan(target)
         if not as_json:
-            click.echo(f"forget {target!r}: {plan.line_count} line(s) in {len(plan.files())} file(s)")
-            for r in plan.removals:
+            click.echo(f"forget {target!r}: {plan.line_count} line(s) in {len(plan.files())} file(s)"
+                       + (f", {len(plan.fenced)} more kept out (read-only here)" if plan.fenced else ""))
+            for r in [*plan.removals, *plan.fenced]:
                 where = f"{r.path}#L{r.start}" + (f"-L{r.end}" if r.end != r.start else "")
-                click.echo(f"  {where}" + ("  (session transcript)" if r.source == "sessions" else ""))
+                click.echo(f"  {where}" + ("  (session transcript)" if r.source == "sessions" else "")
+                           + ("  (OpenClaw's: left in place, kept out of the index and answers)"
+                              if r in plan.fenced else ""))
                 for line in r.lines:
                     click.echo(f"    - {line[:200]}")
         ask = not yes and not as_json and not dry_run and sys.stdin.isatty()
@@ -100,12 +103,13 @@ def forget(obj: Ctx, target: str | None, session: str | None, source: str | None
             else:
                 click.echo("Nothing removed (answer yes, or run with --yes).", err=True)
             return
-        mem.settings.check_writable("forget")
         done = mem.notes.forget(plan, keep_copy=keep_copy)
     if as_json:
         emit_json({"plan": plan.as_dict(), "applied": True, **done})
         return
-    click.echo(f"Removed {plan.line_count} line(s) from {len(plan.files())} file(s).")
+    click.echo(f"Removed {plan.line_count} line(s) from {len(plan.files())} file(s)"
+               + (f"; {len(plan.fenced)} kept out" if plan.fenced else "")
+               + ". A keyed hash of each in the state directory keeps them out wherever they come back.")
     _say_what_was_purged(done, "the removed lines")
 
 

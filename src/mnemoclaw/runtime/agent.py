@@ -74,7 +74,8 @@ class AgentSession:
         self.chat = chat or ChatClient.from_settings(self.rs)
         self.workspace = Path(memory.settings.workspace)
         # an OpenClaw agent's sessions are OpenClaw's: read (for /context), never written
-        self.store = SessionStore(memory.settings.sessions_dir, read_only=memory.settings.openclaw_dir is not None)
+        self.store = SessionStore(memory.settings.sessions_dir, read_only=memory.settings.openclaw_dir is not None,
+                                  state_dir=memory.settings.state_dir)
         self.main_session = main_session
         self.clock = clock
         self.toolbox = ToolBox(memory, self.workspace, self.rs, commit=self._autocommit, extra=extra_tools)
