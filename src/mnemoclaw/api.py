@@ -21,7 +21,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,7 @@ from .errors import (
 from .freshness import INLINE_SYNC_FILES, SEARCH_LOCK_WAIT, Freshness
 from .index.indexer import Indexer
 from .measured import floor_summary, ranking_summary
-from .notes import Forgotten, Notes, forget
+from .notes import Forgotten, Notes, owed
 from .notes.paths import read_lines, resolve_memory_path, split_citation
 from .providers import AUTO, ProviderChoice, auto_provider, build_provider, resolve_provider
 from .search.stages import this_project_first
@@ -298,54 +298,16 @@ class Memory:
         return bool(tombstones.load(self.settings.state_dir, quiet=True).pending) and not self.backend.read_only
 
     def finish_forgets(self, *, before: set[str] | None = None, **sync: Any) -> Forgotten | None:
-        """Pay what forgets owe the index (``tombstones.json``'s ``pending``, recorded before
-        each forget changed a file): the files they changed indexed again (even unchanged on
-        disk: a tombstone may fence them now), the cached vectors of the chunks that held
-        their text deleted, the index scrubbed (nothing deleted left readable in its files),
-        then checked: no chunk of those files holds a line they removed. None when nothing is
-        owed, or the index cannot be written now (``status`` says so until it can).
-        ``before``: the chunk hashes the one forget under way found (else they are recognised
-        by their keyed hashes among the cached vectors)."""
-        fences = tombstones.load(self.settings.state_dir, quiet=True)
-        owed = fences.owed()
-        if owed is None or fences.key is None or self._finishing or self.backend.read_only \
-                or not isinstance(self.backend, BuiltinBackend | QmdBackend):
+        """Pay what forgets owe the index (``notes/owed.py``), one killed half-way included:
+        None when nothing is owed, or the index cannot be written now (``status`` says so until
+        it can). ``sync``: how to sync meanwhile (``Memory.sync``'s arguments)."""
+        if self._finishing or self.backend.read_only or not isinstance(self.backend, BuiltinBackend | QmdBackend):
             return None
-        key, store, done = fences.key, self.store, Forgotten(changed=True)
         self._finishing = True
         try:
-            with store.write_lock(timeout=60):
-                records = store.file_records()
-                paths = [p for p in records if tombstones.keyed(key, "path", p) in set(owed.paths)]
-                store.apply([], (), [dataclasses.replace(records[p], hash="", mtime_ns=-1) for p in paths])
-            done.report = self.sync(**sync)
-            forget.reached("synced")
-            with store.write_lock(timeout=60):
-                after: set[str] = set()
-                rows = []
-                for path in paths:
-                    got = store.file_chunks(path)
-                    after |= {c.hash for c in got.chunks} if got else set()
-                    rows += [(path, c.source, c.text) for c in got.chunks] if got else []
-                if before is not None and len(fences.pending) == 1:
-                    gone = before - after
-                else:  # a forget killed half-way: its chunks are known by their keyed hashes only
-                    owed_chunks = set(owed.chunks)
-                    gone = {h for _, cached in store.cache_items() for h in cached
-                            if h not in after and tombstones.keyed(key, "chunk", h) in owed_chunks}
-                    before = gone | {h for h in after if tombstones.keyed(key, "chunk", h) in owed_chunks}
-                done.chunks_replaced = len(before - after)
-                done.cached_vectors_deleted = store.cache_delete(gone)
-                store.scrub()
-            forget.reached("scrubbed")
-            left = _still_said(rows, set(owed.texts), key)
-            if left:
-                done.report.warnings.append((tombstones.FILE, f"a forget was stopped before it removed {left} line(s) "
-                                             "from the files: they are still there; run the forget again"))
-            tombstones.settled(self.settings.state_dir, [p.id for p in fences.pending])
+            return owed.finish(self.store, self.settings.state_dir, lambda: self.sync(**sync), before=before)
         finally:
             self._finishing = False
-        return done
 
     # -- keeping fresh --------------------------------------------------------------------
     def sync_apart(self, *, full: bool = False, progress: Progress | None = None) -> IndexReport:
@@ -784,47 +746,12 @@ class _NotesIndex:
     def finish(self) -> None:
         self.memory.finish_forgets(fallback_now=False)
 
-    @contextmanager
     def forgetting(self, paths: Sequence[str], texts: Sequence[str], fences: Sequence[tombstones.Tombstone] = (),
-                   said: Sequence[str] = ()) -> Iterator[Forgotten]:
+                   said: Sequence[str] = ()) -> AbstractContextManager[Forgotten]:
         memory = self.memory
-        store = memory.store
-        before: set[str] = set()
-        for path in paths:
-            got = store.file_chunks(path)
-            before |= {c.hash for c in got.chunks} if got else set()
-        state = memory.settings.state_dir
-        recorded = tombstones.record(state, fences, paths=paths, chunks=sorted(before), texts=said,
-                                     at=time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(memory.clock())))
-        forget.reached("recorded")
-        done = Forgotten()
-        try:
-            yield done
-        except BaseException:
-            if not done.changed:  # nothing was removed: nothing is fenced, nothing owed
-                tombstones.undo(state, recorded)
-            raise
-        forget.reached("rewritten")
-        finished = memory.finish_forgets(before=before, fallback_now=False)
-        if finished is not None:
-            done.report = finished.report
-            done.chunks_replaced = finished.chunks_replaced
-            done.cached_vectors_deleted = finished.cached_vectors_deleted
-        done.still_in_index = store.holds(list(texts))
-
-
-def _still_said(rows: list[tuple[str, str, str]], owed: set[str], key: bytes) -> int:
-    """How many lines of these chunks (path, source, text) read as a line a forget removed."""
-    if not owed:
-        return 0
-    n = 0
-    for _, source, text in rows:
-        for line in text.split("\n"):
-            if source == "sessions":  # "User: …" as the index renders a message
-                line = line.split(": ", 1)[-1]
-            said = tombstones.said_key(line)
-            n += bool(said) and tombstones.keyed(key, tombstones.TEXT, said) in owed
-    return n
+        at = time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(memory.clock()))
+        return owed.forgetting(memory.store, memory.settings.state_dir, at, paths, texts, fences, said,
+                               lambda before: memory.finish_forgets(before=before, fallback_now=False))
 
 
 class _Writer:

@@ -314,18 +314,18 @@ def _key(state_dir: Path, *, create: bool) -> bytes | None:
             return None
     state_dir.mkdir(parents=True, exist_ok=True)
     tmp = state_dir / f".{KEY_FILE}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        os.write(fd, os.urandom(32).hex().encode() + b"\n")
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, os.urandom(32).hex().encode() + b"\n")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         os.link(tmp, path)
     except FileExistsError:
         pass
     finally:
-        os.unlink(tmp)
+        tmp.unlink(missing_ok=True)
     return _read_key(path)
 
 

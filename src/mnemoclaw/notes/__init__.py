@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -28,23 +27,11 @@ from ..types import IndexReport, SourceFile
 from . import cleanup, forget, git, imports
 from .cleanup import CleanupPlan
 from .forget import ForgetPlan, OriginPlan
+from .owed import Forgotten
 from .paths import read_lines, resolve_memory_path
 from .write import append_note, content_hash, replace_note
 
 __all__ = ["CleanupPlan", "ForgetPlan", "Forgotten", "Index", "Notes"]
-
-
-@dataclass
-class Forgotten:
-    """What the index did about lines a forget removed (``Index.forgetting`` fills it in);
-    ``changed``: the files changed (set by the forget), so a failure after it leaves the
-    forget recorded, to be finished by the next command, not undone."""
-
-    changed: bool = False
-    report: IndexReport = field(default_factory=IndexReport)
-    chunks_replaced: int = 0
-    cached_vectors_deleted: int = 0
-    still_in_index: list[str] = field(default_factory=list)
 
 
 def _purged(removed: dict[str, Any], gone: Forgotten, texts: list[str], removals: Sequence[forget.Removal],
