@@ -164,4 +164,11 @@ def test_forgotten_lines_restored_from_a_backup_stay_out_of_search_and_get(works
     assert got.split("\n")[3] == "" and mem.memory_get("MEMORY.md#L6")["text"] == "- lunch is at noon"
     assert not any("zanzibar" in h.text for h in mem.search("zanzibar locker code", min_score=0.0))
     assert b"zanzibar" not in index_bytes(mem)
+    # the chat agent: MEMORY.md injected every turn, its read tool
+    from mnemoclaw.runtime.agent import AgentSession
+
+    agent = AgentSession(mem)
+    assert "zanzibar" not in agent.system_prompt()[0] and "lunch is at noon" in agent.system_prompt()[0]
+    read = agent.toolbox.answer({"function": {"name": "read", "arguments": '{"path": "MEMORY.md"}'}})
+    assert "zanzibar" not in read["text"] and "lunch is at noon" in read["text"], read
     assert mem.notes.forget_plan("zanzibar")  # the file holds it again: a forget takes it out of the file

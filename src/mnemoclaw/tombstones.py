@@ -42,7 +42,8 @@ import os
 import re
 import unicodedata
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -50,6 +51,7 @@ from typing import Any
 
 from .atomic import write_atomic
 from .errors import MnemoclawError
+from .locks import file_lock
 from .markdown.annotations import annotated_entries
 from .provenance import session_of
 from .sessions.transcript import entry_message
@@ -452,6 +454,15 @@ def _write(state_dir: Path, tombs: list[Tombstone], pending: list[Pending]) -> N
     write_atomic(state_dir / FILE, json.dumps(data, ensure_ascii=False, indent=0) + "\n")
 
 
+@contextmanager
+def _changing(state_dir: Path) -> Iterator[None]:
+    """One process at a time reads and rewrites the file (a forget recording its debt while a
+    search settles another's must lose neither)."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    with file_lock(str(state_dir / f".{FILE}.lock"), timeout=60, what=str(state_dir / FILE)):
+        yield
+
+
 @dataclass(frozen=True)
 class Recorded:
     """A forget's record: its debt's id, and the file as it was before (to put back when the
@@ -468,6 +479,16 @@ def record(state_dir: str | Path, tombstones: Sequence[Tombstone], *, paths: Seq
     removes), in one atomic write made before any file changes. Refuses when the file is
     damaged: it is never overwritten."""
     state = Path(state_dir)
+    try:
+        with _changing(state):
+            return _record_now(state, tombstones, paths, chunks, texts, at)
+    except OSError as exc:
+        raise TombstoneError(f"could not record the forget in {state / FILE} ({exc.strerror or exc}); "
+                             "nothing was removed") from None
+
+
+def _record_now(state: Path, tombstones: Sequence[Tombstone], paths: Sequence[str], chunks: Sequence[str],
+                texts: Sequence[str], at: str) -> Recorded:
     fences = load(state, quiet=True)
     if fences.damaged:
         raise TombstoneError(fences.damaged)
@@ -475,37 +496,35 @@ def record(state_dir: str | Path, tombstones: Sequence[Tombstone], *, paths: Seq
         before: bytes | None = (state / FILE).read_bytes()
     except FileNotFoundError:
         before = None
-    try:
-        key = fences.key or _key(state, create=True)
-        assert key is not None
-        owed = Pending(uuid.uuid4().hex[:12], at,
-                       tuple(dict.fromkeys(keyed(key, "path", p) for p in paths)),
-                       tuple(dict.fromkeys(keyed(key, "chunk", c) for c in chunks)),
-                       # a transcript's message is indexed redacted: the check knows it that way too
-                       tuple(dict.fromkeys(keyed(key, TEXT, k) for t in texts
-                                           for k in (said_key(t), said_key(redact(t))) if k)))
-        _write(state, _merged(fences.tombstones, [_hashed(key, t) for t in tombstones]), [*fences.pending, owed])
-    except OSError as exc:
-        raise TombstoneError(f"could not record the forget in {state / FILE} ({exc.strerror or exc}); "
-                             "nothing was removed") from None
+    key = fences.key or _key(state, create=True)
+    assert key is not None
+    owed = Pending(uuid.uuid4().hex[:12], at,
+                   tuple(dict.fromkeys(keyed(key, "path", p) for p in paths)),
+                   tuple(dict.fromkeys(keyed(key, "chunk", c) for c in chunks)),
+                   # a transcript's message is indexed redacted: the check knows it that way too
+                   tuple(dict.fromkeys(keyed(key, TEXT, k) for t in texts
+                                       for k in (said_key(t), said_key(redact(t))) if k)))
+    _write(state, _merged(fences.tombstones, [_hashed(key, t) for t in tombstones]), [*fences.pending, owed])
     return Recorded(owed.id, before)
 
 
 def undo(state_dir: str | Path, done: Recorded) -> None:
     """Put the file back as it was before ``done`` (a forget that removed nothing after all)."""
     path = Path(state_dir) / FILE
-    if done.before is None:
-        path.unlink(missing_ok=True)
-    else:
-        write_atomic(path, done.before)
+    with _changing(Path(state_dir)):
+        if done.before is None:
+            path.unlink(missing_ok=True)
+        else:
+            write_atomic(path, done.before)
 
 
 def settled(state_dir: str | Path, ids: Sequence[str]) -> None:
     """The debts ``ids`` are paid: forget them."""
-    fences = load(state_dir, quiet=True)
-    if fences.damaged or not any(p.id in ids for p in fences.pending):
-        return
-    _write(Path(state_dir), fences.tombstones, [p for p in fences.pending if p.id not in ids])
+    with _changing(Path(state_dir)):
+        fences = load(state_dir, quiet=True)
+        if fences.damaged or not any(p.id in ids for p in fences.pending):
+            return
+        _write(Path(state_dir), fences.tombstones, [p for p in fences.pending if p.id not in ids])
 
 
 def drop_import_records(state_dir: str | Path, rels: Sequence[str]) -> None:

@@ -57,8 +57,10 @@ def _say_what_was_purged(done: dict, what: str) -> None:
 def forget(obj: Ctx, target: str | None, session: str | None, source: str | None, participant: str | None,
            since: str | None, dry_run: bool, yes: bool, keep_copy: bool, as_json: bool) -> None:
     """Remove from memory for good: the lines holding all of TARGET's words (each with its list
-    item or paragraph, and transcript lines when sessions are indexed), or the lines TARGET
-    cites (memory/2026-03-01.md#L3-L5). Shows them first; removes only on confirmation.
+    item or paragraph, and every transcript message holding them, indexed or not), or the lines
+    TARGET cites (memory/2026-03-01.md#L3-L5). Shows them first; removes only on confirmation.
+    A keyed hash of each removed line (never the line) keeps it out of every answer wherever it
+    comes back; an OpenClaw agent's files are left in place and only kept out.
 
     By origin: --session ID (what an agent wrote in that session, and its transcript), --source S
     (an import's files) or --participant P (what P said in transcripts), with --since DATE for
@@ -70,7 +72,8 @@ def forget(obj: Ctx, target: str | None, session: str | None, source: str | None
     No copy of what is forgotten is kept (the preview is the safety net; --keep-copy keeps one
     for 7 days). In a git workspace the removal is committed and the commits that still hold the
     text are named. Then the chunks, vectors and cached vectors that held the lines are purged,
-    the index vacuumed, and the index file checked for the text.
+    the index vacuumed, and the index file checked for the text; a forget stopped half-way is
+    finished by the next index, sync or search (status says so until then).
     """
     origins = [(k, v) for k, v in (("session", session), ("source", source), ("participant", participant)) if v]
     if len(origins) > 1 or (origins and target):
