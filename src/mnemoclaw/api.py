@@ -708,10 +708,10 @@ class Memory:
         }
         if self.settings.openclaw_layout is not None:
             out["openclaw"] = self.settings.openclaw_layout.describe()
-        owed = tombstones.load(self.settings.state_dir, quiet=True).owed()
-        out["forgetUnfinished"] = ({"since": owed.at, "files": len(owed.paths),
+        unpaid = tombstones.load(self.settings.state_dir, quiet=True).owed()
+        out["forgetUnfinished"] = ({"since": unpaid.at, "files": len(unpaid.paths),
                                     "owes": "index its files again, delete their cached vectors, scrub, check"}
-                                   if owed else None)
+                                   if unpaid else None)
         out["indexing"] = self.indexing() if index.get("indexing") is None else index["indexing"]
         if not out["workspaceExists"]:
             out.pop("dirty", None)

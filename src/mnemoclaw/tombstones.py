@@ -71,7 +71,9 @@ _DAY = re.compile(r"(\d{4}-\d{2}-\d{2})")
 _MARKER = re.compile(r"^(?:[-*+>]|\d{1,9}[.)])\s+")  # a list item's or a quote's marker
 _HEX = re.compile(r"^[0-9a-f]{32}$")
 _warned: set[str] = set()
-_cache: dict[str, tuple[tuple[int, int, int], Fences]] = {}
+# the file as last read, by its stat: every search and read asks for it (this process's own
+# writes drop it, so a rewrite within the clock's granularity is never missed here)
+_cache: dict[str, tuple[tuple[int, int, int, int], Fences]] = {}
 
 
 class TombstoneError(MnemoclawError):
@@ -173,14 +175,14 @@ class Fences:
         return self._fenced("participant", name, day)
 
     def imported(self, rel: str) -> bool:
-        return bool(self._items) and self.hashed("item", rel) in self._items
+        return bool(self._items) and keyed(self.key or b"", "item", rel) in self._items
 
     def said(self, text: str) -> bool:
         """A line or message a forget by query took out."""
         if TEXT not in self._kinds:
             return False
         said = said_key(text)
-        return bool(said) and (TEXT, self.hashed(TEXT, said)) in self._by
+        return bool(said) and (TEXT, keyed(self.key or b"", TEXT, said)) in self._by
 
     def entry(self, attrs: dict[str, Any], day: str | None) -> bool:
         """A memory entry an agent wrote in a forgotten session."""
@@ -380,7 +382,7 @@ def load(state_dir: str | Path, *, quiet: bool = False) -> Fences:
         return Fences()
     except OSError as exc:
         return _damaged(path, str(exc.strerror or exc), quiet)
-    stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+    stamp = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
     cached = _cache.get(str(path))
     if cached is not None and cached[0] == stamp:
         return cached[1]
@@ -451,6 +453,7 @@ def _merged(old: list[Tombstone], new: list[Tombstone]) -> list[Tombstone]:
 
 def _write(state_dir: Path, tombs: list[Tombstone], pending: list[Pending]) -> None:
     data = {"version": VERSION, "tombstones": [t.as_dict() for t in tombs], "pending": [p.as_dict() for p in pending]}
+    _cache.pop(str(state_dir / FILE), None)
     write_atomic(state_dir / FILE, json.dumps(data, ensure_ascii=False, indent=0) + "\n")
 
 
@@ -460,6 +463,7 @@ def _changing(state_dir: Path) -> Iterator[None]:
     search settles another's must lose neither)."""
     state_dir.mkdir(parents=True, exist_ok=True)
     with file_lock(str(state_dir / f".{FILE}.lock"), timeout=60, what=str(state_dir / FILE)):
+        _cache.pop(str(state_dir / FILE), None)  # read afresh: another process may have written it
         yield
 
 
@@ -512,6 +516,7 @@ def undo(state_dir: str | Path, done: Recorded) -> None:
     """Put the file back as it was before ``done`` (a forget that removed nothing after all)."""
     path = Path(state_dir) / FILE
     with _changing(Path(state_dir)):
+        _cache.pop(str(path), None)
         if done.before is None:
             path.unlink(missing_ok=True)
         else:

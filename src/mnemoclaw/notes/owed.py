@@ -82,7 +82,8 @@ def finish(store: Store, state_dir: Path, sync: Callable[[], IndexReport], *,
     key, done = fences.key, Forgotten(changed=True)
     with store.write_lock(timeout=60):
         records = store.file_records()
-        paths = [p for p in records if tombstones.keyed(key, "path", p) in set(owed.paths)]
+        owed_paths = set(owed.paths)
+        paths = [p for p in records if tombstones.keyed(key, "path", p) in owed_paths]
         store.apply([], (), [dataclasses.replace(records[p], hash="", mtime_ns=-1) for p in paths])
     done.report = sync()
     reached("synced")
