@@ -172,3 +172,36 @@ def test_forgotten_lines_restored_from_a_backup_stay_out_of_search_and_get(works
     read = agent.toolbox.answer({"function": {"name": "read", "arguments": '{"path": "MEMORY.md"}'}})
     assert "zanzibar" not in read["text"] and "lunch is at noon" in read["text"], read
     assert mem.notes.forget_plan("zanzibar")  # the file holds it again: a forget takes it out of the file
+
+
+def test_a_forget_stopped_after_the_files_changed_is_finished_by_the_next_sync(workspace, make_memory, monkeypatch):
+    """Stopped between the rewrite and the purge: what it owes is in the state directory as keyed
+    hashes only; status names it; the next sync indexes the files again, deletes the cached
+    vectors of the chunks that held the text (found by their keyed hashes) and scrubs."""
+    notes(workspace)
+    mem = make_memory(workspace)
+    mem.sync()
+    held = {c.hash for path in ("MEMORY.md", "memory/2026-03-01.md") for c in mem.store.file_chunks(path).chunks
+            if "zanzibar" in c.text}
+    assert held and held <= {h for _, cached in mem.store.cache_items() for h in cached}
+
+    def stopped(**_: object) -> None:
+        raise KeyboardInterrupt  # the process stops here
+
+    plan = mem.notes.forget_plan("zanzibar-7741")
+    monkeypatch.setattr(mem, "finish_forgets", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        mem.notes.forget(plan)
+    monkeypatch.undo()
+    assert "zanzibar" not in (workspace / "MEMORY.md").read_text()  # the files changed
+    owed = mem.status(check_dirty=False)["forgetUnfinished"]
+    assert owed and owed["files"] == 2, owed
+    state = Path(mem.settings.state_dir)
+    assert not [p.name for p in state.rglob("*") if p.is_file() and p.suffix != ".sqlite" and p.suffix != ".sqlite-wal"
+                and b"zanzibar" in p.read_bytes()]
+
+    report = mem.sync()
+    assert not report.warnings, report.warnings
+    assert mem.status(check_dirty=False)["forgetUnfinished"] is None
+    assert not held & {h for _, cached in mem.store.cache_items() for h in cached}  # their vectors are gone
+    assert b"zanzibar" not in index_bytes(mem)

@@ -229,6 +229,9 @@ def test_forget_on_a_full_disk_removes_all_or_nothing_and_leaves_no_partial_copy
         assert "could not rewrite the memory files" in r.stderr and "nothing was removed" in r.stderr
         assert (ws / "MEMORY.md").read_text() == small and (ws / "memory" / "2026-03-01.md").read_text() == big
         assert _temporary_files(ws) == []
+        # nothing removed, so nothing recorded: no debt, no tombstone keeping the line out
+        assert json.loads(_cli(ws, state, "status", "--fast", "--json").stdout)["forgetUnfinished"] is None
+        assert "kestrel-5521" in _cli(ws, state, "search", "kestrel-5521", "--json").stdout
         (wsdisk / "filler").unlink()
         r = _cli(ws, state, "forget", "kestrel-5521", "--yes")
         assert r.returncode == 0, r.stderr
