@@ -6,7 +6,8 @@
                                [--busy [--busy-procs 2]]
 
 Sections:
-  keyword  keyword-only indexing of the LoCoMo Markdown folders (chunks/s)
+  keyword  keyword-only indexing of the LoCoMo Markdown folders (chunks/s), then a full rebuild of
+           it and a re-sync after 50 files were edited (what deleting rows costs)
   embed    the default embedder alone vs a full index with it (chunks/s, ratio), and the
            embedder alone at each BLAS thread count
   query    one query embedding (p50/p95 over distinct questions, warm model), at each thread count
@@ -100,7 +101,9 @@ def section_keyword(bench: Path, work: Path) -> dict:
     runs = []
     from mnemoclaw.text import tokenize
 
-    for _ in range(3):
+    rebuilds, edits = [], []
+    days = sorted(ws.rglob("*.md"))[:50]
+    for n in range(3):
         state = work / "kw-state"
         shutil.rmtree(state, ignore_errors=True)
         tokenize._TERMS.clear()  # as in a fresh process: every word stemmed again
@@ -108,8 +111,21 @@ def section_keyword(bench: Path, work: Path) -> dict:
             t = time.perf_counter()
             report = mem.sync()
             runs.append((time.perf_counter() - t, report.chunks_total, report.added))
+            # what deleting rows costs (SQLite's secure_delete zeroes each one): a full rebuild
+            # replaces every row; editing 50 files replaces theirs
+            t = time.perf_counter()
+            mem.sync(full=True)
+            rebuilds.append(time.perf_counter() - t)
+            for path in days:
+                with path.open("a", encoding="utf-8") as fh:
+                    fh.write(f"\n- edited in run {n}\n")
+            t = time.perf_counter()
+            mem.sync()
+            edits.append(time.perf_counter() - t)
+    copy_locomo(bench, ws)  # the edits undone
     secs, chunks, files = min(runs)
-    out = {"files": files, "chunks": chunks, "seconds": round(secs, 3), "chunks_per_s": round(chunks / secs)}
+    out = {"files": files, "chunks": chunks, "seconds": round(secs, 3), "chunks_per_s": round(chunks / secs),
+           "full_rebuild_s": round(min(rebuilds), 3), "fifty_edited_resync_s": round(min(edits), 3)}
     log(f"keyword-only indexing of LoCoMo: {out}")
     return out
 

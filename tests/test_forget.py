@@ -145,3 +145,63 @@ def test_the_cli_previews_without_yes_and_removes_with_it(workspace, tmp_path):
     found = subprocess.run([*base, "search", "zanzibar", "--json"], capture_output=True, text=True, env=env,
                            timeout=120)
     assert '"results": []' in found.stdout
+
+
+def test_forgotten_lines_restored_from_a_backup_stay_out_of_search_and_get(workspace, make_memory):
+    """A forget by query records a keyed hash of each line it removed (never the line): a
+    backup restored brings the lines back to the file, not to any answer."""
+    notes(workspace)
+    original = (workspace / "MEMORY.md").read_text()
+    mem = make_memory(workspace)
+    mem.sync()
+    assert mem.notes.forget(mem.notes.forget_plan("zanzibar-7741"))["verified"]
+    state = Path(mem.settings.state_dir)
+    assert not [p for p in state.rglob("*") if p.is_file() and b"zanzibar" in p.read_bytes()]
+    write(workspace / "MEMORY.md", original)  # restored
+    mem.sync()
+    got = mem.memory_get("MEMORY.md")["text"]
+    assert "zanzibar" not in got and "(ask Dana first)" not in got and "lunch is at noon" in got
+    assert got.split("\n")[3] == "" and mem.memory_get("MEMORY.md#L6")["text"] == "- lunch is at noon"
+    assert not any("zanzibar" in h.text for h in mem.search("zanzibar locker code", min_score=0.0))
+    assert b"zanzibar" not in index_bytes(mem)
+    # the chat agent: MEMORY.md injected every turn, its read tool
+    from mnemoclaw.runtime.agent import AgentSession
+
+    agent = AgentSession(mem)
+    assert "zanzibar" not in agent.system_prompt()[0] and "lunch is at noon" in agent.system_prompt()[0]
+    read = agent.toolbox.answer({"function": {"name": "read", "arguments": '{"path": "MEMORY.md"}'}})
+    assert "zanzibar" not in read["text"] and "lunch is at noon" in read["text"], read
+    assert mem.notes.forget_plan("zanzibar")  # the file holds it again: a forget takes it out of the file
+
+
+def test_a_forget_stopped_after_the_files_changed_is_finished_by_the_next_sync(workspace, make_memory, monkeypatch):
+    """Stopped between the rewrite and the purge: what it owes is in the state directory as keyed
+    hashes only; status names it; the next sync indexes the files again, deletes the cached
+    vectors of the chunks that held the text (found by their keyed hashes) and scrubs."""
+    notes(workspace)
+    mem = make_memory(workspace)
+    mem.sync()
+    held = {c.hash for path in ("MEMORY.md", "memory/2026-03-01.md") for c in mem.store.file_chunks(path).chunks
+            if "zanzibar" in c.text}
+    assert held and held <= {h for _, cached in mem.store.cache_items() for h in cached}
+
+    def stopped(**_: object) -> None:
+        raise KeyboardInterrupt  # the process stops here
+
+    plan = mem.notes.forget_plan("zanzibar-7741")
+    monkeypatch.setattr(mem, "finish_forgets", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        mem.notes.forget(plan)
+    monkeypatch.undo()
+    assert "zanzibar" not in (workspace / "MEMORY.md").read_text()  # the files changed
+    owed = mem.status(check_dirty=False)["forgetUnfinished"]
+    assert owed and owed["files"] == 2, owed
+    state = Path(mem.settings.state_dir)
+    assert not [p.name for p in state.rglob("*") if p.is_file() and p.suffix != ".sqlite" and p.suffix != ".sqlite-wal"
+                and b"zanzibar" in p.read_bytes()]
+
+    report = mem.sync()
+    assert not report.warnings, report.warnings
+    assert mem.status(check_dirty=False)["forgetUnfinished"] is None
+    assert not held & {h for _, cached in mem.store.cache_items() for h in cached}  # their vectors are gone
+    assert b"zanzibar" not in index_bytes(mem)

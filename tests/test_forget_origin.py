@@ -63,8 +63,10 @@ def test_forget_a_session_removes_its_notes_and_transcript_and_keeps_them_out(wo
     assert kept["path"] == gone["path"]
     assert mem.memory_search("quokka shelter opens", min_score=0)["results"]  # the rest answers as before
     assert mem.memory_search("quokka shelter owner", min_score=0)["results"][0]["path"] == "MEMORY.md"
-    recorded = json.loads((mem.settings.state_dir / tombstones.FILE).read_text("utf-8"))
-    assert [(t["kind"], t["value"]) for t in recorded] == [("session", "s-forget")]
+    raw = (mem.settings.state_dir / tombstones.FILE).read_text("utf-8")
+    recorded = json.loads(raw)
+    assert [t["kind"] for t in recorded["tombstones"]] == ["session"] and recorded["pending"] == []
+    assert "s-forget" not in raw  # a keyed hash names no session
 
     # the same lines come back (a git revert, a backup restored): a rebuild still leaves them out
     with open(workspace / gone["path"], "a", encoding="utf-8") as fh:
@@ -227,3 +229,33 @@ def test_since_keeps_what_is_older_and_names_what_carries_no_time(workspace, mak
     mem.sync(full=True)
     found = " ".join(r["snippet"] for r in mem.memory_search("quince", corpus="sessions", min_score=0)["results"])
     assert "ginger" not in found and "lemon" in found and "without a time" in found  # the older and undated stay
+
+
+def test_a_forget_by_query_fences_openclaws_files_and_changes_none_of_them(openclaw):  # noqa: F811
+    """An OpenClaw agent's files are read-only here: a forget by query leaves them byte-identical
+    and keeps what matched out of the index, sessions_search and memory_get, rebuild included."""
+    home, oc, _ = openclaw
+    before = _tree(oc)
+    runner = CliRunner()
+    way = ["--openclaw", str(oc)]
+
+    def run(*args: str) -> str:
+        got = runner.invoke(cli, [*way, *args], env=_env(home))
+        assert got.exit_code == 0, (args, got.output)
+        return got.stdout
+
+    run("index")
+    assert json.loads(run("sessions", "search", "walrus", "--json"))["results"]
+    done = run("forget", "walrus protocol", "--yes")
+    assert "sessions/3f2a.jsonl#L1" in done and "left in place" in done and "no longer holds" in done, done
+    done = run("forget", "pelican migration", "--yes")
+    assert "memory/2026-03-02.md#L4" in done, done
+    for args in (["index"], ["index", "--full"]):
+        run(*args)
+        assert json.loads(run("sessions", "search", "walrus", "--json"))["results"] == []
+        hits = json.loads(run("search", "walrus protocol pelican migration", "--corpus", "all", "--min-score", "0",
+                              "--json"))["results"]
+        assert not any("walrus" in h["snippet"] or "pelican" in h["snippet"] for h in hits), hits
+    got = json.loads(run("get", "memory/2026-03-02.md", "--json"))["text"]
+    assert "pelican" not in got and "王芳" in got and got.count("\n") == 4  # blanked: the lines keep their numbers
+    assert _tree(oc) == before  # OpenClaw's folder byte-identical: the fence is in mnemoclaw's state

@@ -366,17 +366,211 @@ def test_status_names_a_state_dir_others_can_read(tmp_path):
 
 # -- 4. forget reaches sessions_search -----------------------------------------------------------
 
+def _said(role: str, text: str, **extra: str) -> str:
+    return json.dumps({"type": "message", "timestamp": "2026-12-01T10:00:00Z",
+                       "message": {"role": role, "content": text, **extra}})
+
+
+def _mcp_call(base: list[str], tool: str, arguments: dict) -> dict:
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(command=sys.executable, env=CLI_ENV, args=["-m", "mnemoclaw.cli", *base, "mcp"])
+
+    async def main() -> dict:
+        async with Client(params, read_timeout_seconds=60) as client:
+            return (await client.call_tool(tool, arguments)).structured_content
+
+    return anyio.run(main)
+
+
+def test_forget_by_query_and_by_participant_reaches_sessions_search(tmp_path):
+    """The finding as reproduced: transcripts not indexed (the default), `sessions search`
+    finds a line; `forget "wifi passphrase" --yes` and `forget --participant Bob --yes`; then
+    neither the command line nor the MCP tool (which chat's tool shares: Memory.sessions_search)
+    finds it, and mnemoclaw's own transcript no longer holds it."""
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    write(ws / "MEMORY.md", "# Memory\n\n- The boat is moored at pier 9.\n")
+    transcript = write(state / "agents" / "main" / "sessions" / "s-1.jsonl", "\n".join([
+        _said("user", "the wifi passphrase is copper-heron-42, keep it to yourself"),
+        _said("assistant", "Noted, the cabin wifi passphrase stays between us."),
+        _said("user", "Bob here: the boat key hides under the blue tarp", sender="Bob"),
+        _said("user", "the boat is moored at pier 9 until Sunday"),
+    ]) + "\n")
+    base = ["--workspace", str(ws), "--state-dir", str(state)]
+
+    def found(query: str) -> list[str]:
+        out = mnemoclaw(*base, "sessions", "search", query, "--json")
+        assert out.returncode == 0, out.stderr
+        return [r["excerpt"] for r in json.loads(out.stdout)["results"]]
+
+    assert len(found("wifi passphrase")) == 2 and found("blue tarp")
+    gone = mnemoclaw(*base, "forget", "wifi passphrase", "--yes")
+    assert gone.returncode == 0, gone.stdout + gone.stderr
+    assert "sessions/s-1.jsonl#L1-L2  (session transcript)" in gone.stdout  # found though not indexed
+    assert found("wifi passphrase") == [] and found("cabin") == []
+    gone = mnemoclaw(*base, "forget", "--participant", "Bob", "--yes")
+    assert gone.returncode == 0, gone.stdout + gone.stderr
+    assert found("blue tarp") == [] and found("boat key") == []
+    assert found("moored pier") == ["the boat is moored at pier 9 until Sunday"]  # the rest answers as before
+    left = transcript.read_text("utf-8")
+    assert "passphrase" not in left and "copper-heron" not in left and "tarp" not in left and "moored" in left
+    over_mcp = _mcp_call(base, "sessions_search", {"query": "boat"})
+    assert [r["excerpt"] for r in over_mcp["results"]] == ["the boat is moored at pier 9 until Sunday"], over_mcp
+
+
+def test_a_forgotten_transcript_line_that_comes_back_stays_out(tmp_path, make_memory):
+    """A backup restores the transcript: sessions_search, the agent's history of that session
+    and the UI's session page (AgentSession) leave the forgotten lines out all the same."""
+    from mnemoclaw.runtime.transcript import SessionStore
+
+    ws = tmp_path / "ws"
+    write(ws / "MEMORY.md", "# Memory\n")
+    mem = make_memory(ws)
+    path = mem.settings.sessions_dir / "s-2.jsonl"
+    lines = [_said("user", "my locker combination is 31-07-19, the one by the pool"),
+             _said("user", "Cleo says the pool opens at seven", sender="Cleo"),
+             _said("assistant", "Got it.")]
+    write(path, "\n".join(lines) + "\n")
+    assert mem.notes.forget(mem.notes.forget_plan("locker combination"))["verified"]
+    assert mem.notes.forget_origin(mem.notes.forget_origin_plan("participant", "cleo"))["verified"]
+    write(path, "\n".join(lines) + "\n")  # restored from a backup
+    for query in ("locker combination", "pool opens"):
+        assert mem.sessions_search(query)["results"] == [], query
+    store = SessionStore(mem.settings.sessions_dir, state_dir=mem.settings.state_dir)
+    assert [(n, e["message"]["content"]) for n, e in store.read("s-2")] == [(3, "Got it.")]
+
 
 # (end of section 4)
 
 
 # -- 5. a killed forget is finished by the next command ------------------------------------------
 
+def test_a_forget_killed_at_each_phase_is_finished_by_the_next_command(tmp_path):
+    """`forget ... --yes` killed (SIGKILL, through the test hook forget.KILL_AT) once its
+    record is written, after the files are rewritten, after the index is synced and after it
+    is scrubbed: `status` names the unfinished forget, the next command (search or index)
+    finishes it, and then no byte of the state directory (the index, its -wal, the tombstones)
+    holds the forgotten text and `status` names nothing."""
+    import signal
+
+    from mnemoclaw.notes.forget import KILL_AT
+
+    for phase, next_command in (("recorded", "search"), ("rewritten", "index"), ("synced", "search"),
+                                ("scrubbed", "index")):
+        ws, state = tmp_path / phase / "ws", tmp_path / phase / "state"
+        write(ws / "MEMORY.md", "# Memory\n\n- the team meets on Mondays\n")
+        for day in range(1, 11):  # enough pages that a deleted row's bytes stay behind in one
+            notes = [f"- note {day}-{i} about the allotment, the bikes and the shed number {i}\n" for i in range(20)]
+            if day == 6:
+                notes[3] = "- the garage door code is heron-7319, changed in May\n"
+            write(ws / "memory" / f"2026-03-{day:02d}.md", f"# 2026-03-{day:02d}\n\n" + "".join(notes))
+        base = ["--workspace", str(ws), "--state-dir", str(state)]
+        assert mnemoclaw(*base, "index").returncode == 0
+        killed = subprocess.run([sys.executable, "-m", "mnemoclaw.cli", *base, "forget", "garage door code", "--yes"],
+                                capture_output=True, text=True, env={**CLI_ENV, KILL_AT: phase}, timeout=120)
+        assert killed.returncode == -signal.SIGKILL, (phase, killed.stderr)
+
+        status = mnemoclaw(*base, "status", "--fast")
+        assert "a forget is unfinished" in status.stdout, (phase, status.stdout)
+        owed = json.loads(mnemoclaw(*base, "status", "--fast", "--json").stdout)["forgetUnfinished"]
+        assert owed and owed["files"] == 1, (phase, owed)
+
+        after = mnemoclaw(*base, next_command, *(["garage door code", "--json"] if next_command == "search" else []))
+        assert after.returncode == 0, (phase, after.stderr)
+        assert "heron-7319" not in after.stdout, (phase, after.stdout)
+        held = [p.name for p in state.rglob("*") if p.is_file() and (b"heron-7319" in p.read_bytes()
+                                                                  or b"garage door" in p.read_bytes())]
+        assert held == [], (phase, held)  # the index, its -wal, the tombstones: none holds it
+        assert json.loads(mnemoclaw(*base, "status", "--fast", "--json").stdout)["forgetUnfinished"] is None
+
+        if phase == "recorded":  # killed before it touched the files: they hold it, and a forget takes it out
+            assert "heron-7319" in (ws / "memory" / "2026-03-06.md").read_text()
+            again = mnemoclaw(*base, "forget", "garage door code", "--yes")
+            assert again.returncode == 0 and "no longer holds" in again.stdout, again.stdout + again.stderr
+        assert "heron-7319" not in (ws / "memory" / "2026-03-06.md").read_text()
+
 
 # (end of section 5)
 
 
 # -- 6. tombstones and import records hold no names ----------------------------------------------
+
+def _claude_export(path, title: str, text: str):
+    path.write_text(json.dumps([{"uuid": "c-1", "name": title, "created_at": "2026-03-01T09:00:00Z", "chat_messages": [
+        {"sender": "human", "text": text, "created_at": "2026-03-01T09:00:00Z"},
+        {"sender": "assistant", "text": "Noted.", "created_at": "2026-03-01T09:01:00Z"}]}]), "utf-8")
+    return path
+
+
+def test_forget_by_source_participant_and_session_leaves_no_name_in_the_state_directory(tmp_path):
+    """The finding as reproduced: `forget --source` after an import of a conversation titled
+    "Divorce lawyer questions"; tombstones.json and imports.json held its file name. Now they
+    hold keyed hashes (the key private to the state directory), the manifest drops the file,
+    and the same goes for a participant's name and a session id; a re-import adds nothing back."""
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    write(ws / "MEMORY.md", "# Memory\n")
+    write(state / "agents" / "main" / "sessions" / "s-7c41.jsonl", "\n".join([
+        _said("user", "Bob here: my parole officer visits on Thursdays", sender="Bob"),
+        _said("user", "the courier comes on Friday")]) + "\n")
+    base = ["--workspace", str(ws), "--state-dir", str(state)]
+    export = _claude_export(tmp_path / "conversations.json", "Divorce lawyer questions",
+                            "which divorce lawyer handles custody in Leeds?")
+    assert mnemoclaw(*base, "import", "claude", str(export), "--yes").returncode == 0
+    assert [p.name for p in (ws / "memory" / "imports" / "claude").iterdir()][0].startswith(
+        "2026-03-01-divorce-lawyer-questions-")
+    assert "divorce" in (state / "imports.json").read_text("utf-8")
+
+    for how in (["--source", "claude"], ["--participant", "Bob"], ["--session", "s-7c41"]):
+        done = mnemoclaw(*base, "forget", *how, "--yes")
+        assert done.returncode == 0, (how, done.stdout + done.stderr)
+    for name in ("tombstones.json", "imports.json"):
+        text = (state / name).read_text("utf-8").casefold()
+        for word in ("divorce", "lawyer", "bob", "s-7c41", "parole", "courier"):
+            assert word not in text, (name, word)
+    recorded = json.loads((state / "tombstones.json").read_text("utf-8"))
+    assert sorted(t["kind"] for t in recorded["tombstones"]) == ["participant", "session", "source"]
+    assert json.loads((state / "imports.json").read_text("utf-8")) == {}  # the forgotten file's record is gone
+    held = [p.name for p in state.rglob("*") if p.is_file() and b"divorce" in p.read_bytes().lower()]
+    assert held == [], held  # nowhere under the state directory: not the index either
+    assert os.stat(state / "forget.key").st_mode & 0o777 == 0o600
+
+    again = mnemoclaw(*base, "import", "claude", str(export), "--yes")
+    assert again.returncode == 0 and "1 forgotten earlier" in again.stdout + again.stderr, again.stdout + again.stderr
+    assert not list((ws / "memory" / "imports" / "claude").glob("*.md"))
+
+
+def test_a_plain_tombstone_file_is_upgraded_on_first_load_and_still_fences(tmp_path):
+    """tombstones.json as an earlier version wrote it (names in the clear) and the import
+    manifest naming the forgotten file: the next command rewrites both without the names, and
+    what they fenced stays fenced."""
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    gone = "memory/imports/claude/2026-01-01-divorce-lawyer-questions-1a2b3c4d.md"
+    write(ws / "MEMORY.md", "# Memory\n\n- the courier comes on Friday\n")
+    write(ws / gone, "# Divorce lawyer questions\n\nwhich divorce lawyer handles custody?\n")  # restored
+    write(ws / "memory" / "2026-01-02.md", "# 2026-01-02\n\n## 09:00 <!-- origin: agent; session: s-old -->\n\n"
+                                           "- the safe deposit box is number 414\n")
+    write(state / "agents" / "main" / "sessions" / "s-9.jsonl",
+          _said("user", "Bram here: the boat trailer is at the marina", sender="Bram") + "\n")
+    write(state / "tombstones.json", json.dumps([
+        {"kind": "source", "value": "claude", "since": None, "at": "2026-01-05T10:00:00+00:00", "items": [gone]},
+        {"kind": "session", "value": "s-old", "since": None, "at": "2026-01-05T10:00:00+00:00", "items": []},
+        {"kind": "participant", "value": "Bram", "since": None, "at": "2026-01-05T10:00:00+00:00", "items": []}]))
+    write(state / "imports.json", json.dumps({gone: "0" * 64, "memory/imports/claude/kept.md": "1" * 64}))
+    base = ["--workspace", str(ws), "--state-dir", str(state)]
+
+    assert mnemoclaw(*base, "index").returncode == 0
+    text = (state / "tombstones.json").read_text("utf-8")
+    assert json.loads(text)["version"] == 2 and "divorce" not in text and "s-old" not in text and "Bram" not in text
+    assert json.loads((state / "imports.json").read_text("utf-8")) == {"memory/imports/claude/kept.md": "1" * 64}
+    found = json.loads(mnemoclaw(*base, "search", "divorce lawyer safe deposit box", "--json").stdout)["results"]
+    assert not any("divorce" in r["snippet"] or "deposit" in r["snippet"] for r in found), found
+    said = json.loads(mnemoclaw(*base, "sessions", "search", "boat trailer", "--json").stdout)
+    assert said["results"] == [], said
+    damaged = '[{"kind": "session", "value": '
+    write(state / "tombstones.json", damaged)
+    assert mnemoclaw(*base, "index").returncode == 0
+    assert (state / "tombstones.json").read_text("utf-8") == damaged  # a damaged file is never rewritten
 
 
 # (end of section 6)

@@ -209,11 +209,12 @@ def test_forget_on_a_full_disk_removes_all_or_nothing_and_leaves_no_partial_copy
         _fill(disk, 0)
         r = _cli(ws, state, "forget", "kestrel-5521", "--yes", "--keep-copy")
         assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
-        assert "could not keep an undo copy in" in r.stderr and str(state / "forgotten") in r.stderr
+        # the forget's record (tombstones.json) is written first, before any copy or file change
+        assert "could not record the forget in" in r.stderr and str(state / "tombstones.json") in r.stderr
         assert "nothing was removed" in r.stderr
         assert secret in (ws / "MEMORY.md").read_text()
         leftovers = [p for p in (state / "forgotten").rglob("*") if p.is_file()] if (state / "forgotten").exists() else []
-        assert leftovers == []
+        assert leftovers == [] and _temporary_files(state) == []
 
     with small_disk(tmp_path / "wsdisk", 512) as wsdisk:
         ws = wsdisk / "ws"
@@ -229,6 +230,9 @@ def test_forget_on_a_full_disk_removes_all_or_nothing_and_leaves_no_partial_copy
         assert "could not rewrite the memory files" in r.stderr and "nothing was removed" in r.stderr
         assert (ws / "MEMORY.md").read_text() == small and (ws / "memory" / "2026-03-01.md").read_text() == big
         assert _temporary_files(ws) == []
+        # nothing removed, so nothing recorded: no debt, no tombstone keeping the line out
+        assert json.loads(_cli(ws, state, "status", "--fast", "--json").stdout)["forgetUnfinished"] is None
+        assert "kestrel-5521" in _cli(ws, state, "search", "kestrel-5521", "--json").stdout
         (wsdisk / "filler").unlink()
         r = _cli(ws, state, "forget", "kestrel-5521", "--yes")
         assert r.returncode == 0, r.stderr

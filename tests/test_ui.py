@@ -388,6 +388,32 @@ def test_sessions_and_the_context_of_one(app_server, mem, workspace):
     assert sorted(p.name for p in Path(mem.settings.sessions_dir).iterdir()) == before  # nothing made
 
 
+def test_a_session_page_leaves_out_what_was_forgotten_even_when_it_comes_back(app_server, mem):
+    """The transcript is restored from a backup after a forget (by query, by participant): the
+    session page shows the other lines, not the forgotten ones; the file page neither."""
+    from mnemoclaw.runtime.transcript import SessionStore
+
+    store = SessionStore(mem.settings.sessions_dir)
+    sid = "20261202-090000-def456"
+    store.update_meta(sid, sessionId=sid, createdAt=1796100000, updatedAt=1796100900, compactionCount=0)
+    store.append(sid, {"type": "message", "message": {"role": "user", "content": "the alarm code is 8841 at the barn"}})
+    store.append(sid, {"type": "message", "message": {"role": "user", "content": "Dana: the barn key is with Ola",
+                                                      "sender": "Dana"}})
+    store.append(sid, {"type": "message", "message": {"role": "assistant", "content": "Noted the barn details."}})
+    backup = store.path(sid).read_text("utf-8")
+    assert mem.notes.forget(mem.notes.forget_plan("alarm code barn"))["verified"]
+    assert mem.notes.forget_origin(mem.notes.forget_origin_plan("participant", "Dana"))["verified"]
+    assert mem.notes.forget(mem.notes.forget_plan("Alex prefers PostgreSQL"))["verified"]
+    store.path(sid).write_text(backup, "utf-8")  # restored
+    write(mem.settings.workspace / "MEMORY.md", "# Memory\n\n- Alex prefers PostgreSQL.\n- Deploy key rotation: "
+                                                "every 90 days.\n")
+    status, body, _ = app_server.get(f"/sessions/{sid}")
+    assert status == 200 and "Noted the barn details." in body
+    assert "8841" not in body and "alarm code" not in body and "Ola" not in body
+    status, body, _ = app_server.get("/file/MEMORY.md")
+    assert status == 200 and "Deploy key rotation" in body and "PostgreSQL" not in body
+
+
 def test_sync_now_and_rebuild_run_beside_the_pages_and_report(app_server, workspace):
     import json
 

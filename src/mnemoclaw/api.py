@@ -22,11 +22,11 @@ import os
 import shlex
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from . import provenance
+from . import provenance, tombstones
 from .answers import (
     AGENT,
     PERSON,
@@ -53,7 +53,7 @@ from .errors import (
 from .freshness import INLINE_SYNC_FILES, SEARCH_LOCK_WAIT, Freshness
 from .index.indexer import Indexer
 from .measured import floor_summary, ranking_summary
-from .notes import Forgotten, Notes
+from .notes import Forgotten, Notes, owed
 from .notes.paths import read_lines, resolve_memory_path, split_citation
 from .providers import AUTO, ProviderChoice, auto_provider, build_provider, resolve_provider
 from .search.stages import this_project_first
@@ -138,6 +138,7 @@ class Memory:
         self.notes = Notes(settings, _NotesIndex(self), clock)  # every write to the memory files
         self.vectors_error: str | None = None  # why new chunks were indexed without vectors
         self._query_embedding_off_until = 0.0
+        self._finishing = False  # finishing what a forget owes: its own sync must not start another
         for note in settings.ignored():
             if note not in settings.not_applied:
                 say_once(note)
@@ -234,7 +235,13 @@ class Memory:
         with no fallback, index for keyword search and add the vectors later.
         ``retry`` (an explicit ``mnemoclaw index``): try again now whatever fell back — the
         primary provider while the fallback serves (the report's notes say which won), qmd, the
-        chunks waiting for vectors. Undo copies a forget kept are deleted here once their time is up."""
+        chunks waiting for vectors. Undo copies a forget kept are deleted here once their time is up,
+        and what a forget killed half-way still owes the index is finished first."""
+        if not self._finishing and sources is None and limit is None and self._owed():
+            finished = self.finish_forgets(full=full, progress=progress, lock_timeout=lock_timeout,
+                                           fallback_now=fallback_now, retry=retry)
+            if finished is not None:
+                return finished.report
         self.notes.expire_copies()
         self.settings.refresh_transcripts()
         said = []
@@ -287,6 +294,22 @@ class Memory:
         self.freshness.error = None
         return report
 
+    # -- what forgets owe -----------------------------------------------------------------
+    def _owed(self) -> bool:
+        return bool(tombstones.load(self.settings.state_dir, quiet=True).pending) and not self.backend.read_only
+
+    def finish_forgets(self, *, before: set[str] | None = None, **sync: Any) -> Forgotten | None:
+        """Pay what forgets owe the index (``notes/owed.py``), one killed half-way included:
+        None when nothing is owed, or the index cannot be written now (``status`` says so until
+        it can). ``sync``: how to sync meanwhile (``Memory.sync``'s arguments)."""
+        if self._finishing or self.backend.read_only or not isinstance(self.backend, BuiltinBackend | QmdBackend):
+            return None
+        self._finishing = True
+        try:
+            return owed.finish(self.store, self.settings.state_dir, lambda: self.sync(**sync), before=before)
+        finally:
+            self._finishing = False
+
     # -- keeping fresh --------------------------------------------------------------------
     def sync_apart(self, *, full: bool = False, progress: Progress | None = None) -> IndexReport:
         """``sync`` on a connection of its own, for a thread beside this object's searches (a
@@ -317,6 +340,11 @@ class Memory:
         (provenance.ORIGINS)."""
         if not self.settings.memory_search["enabled"]:
             raise MnemoclawError("memory search is disabled (agents.defaults.memorySearch.enabled is false)")
+        if sync and self._owed():  # a forget killed half-way: finished before anything is answered
+            try:
+                self.finish_forgets(fallback_now=False, lock_timeout=SEARCH_LOCK_WAIT)
+            except (MnemoclawError, OSError) as exc:
+                log.warning("could not finish an interrupted forget yet (%s); the next sync does", exc)
         if sync:
             self.freshness.before_search()
         else:
@@ -541,6 +569,7 @@ class Memory:
                     "action": "call sessions_search again with the words to find"}
         dirs = self.session_dirs()
         by_id: dict[str, str] = {}
+        fences = tombstones.load(self.settings.state_dir)
 
         def transcripts() -> Iterator[tuple[str, str]]:
             for agent, folder in dirs:
@@ -551,7 +580,7 @@ class Memory:
                     except OSError:
                         continue
                     by_id[session] = agent
-                    yield session, data
+                    yield session, fences.transcript(path.stem, data)[0]  # what was forgotten is not found
 
         found = search_sessions(transcripts(), args["query"], roles=(args["role"],) if args["role"] else (),
                                 since=first, until=last, limit=int(args["max_results"] or 10))
@@ -634,7 +663,14 @@ class Memory:
         local = self.backend.local_path(path) if isinstance(path, str) else path
         resolved = resolve_memory_path(local, self.settings.workspace, self.settings.extra_paths())
         shown = self.backend.shown_path(resolved.display)
-        return shown, read_lines(resolved.abspath, from_line, lines, shown)
+        fences = tombstones.load(self.settings.state_dir)
+        if not fences.tombstones:
+            return shown, read_lines(resolved.abspath, from_line, lines, shown)
+        whole = read_lines(resolved.abspath, None, None, shown)
+        if whole is None:
+            return shown, None
+        chosen = fences.view(resolved.display, "memory", whole)[0].split("\n")[(from_line or 1) - 1:]
+        return shown, "\n".join(chosen[:lines] if lines is not None else chosen)
 
     # -- status -----------------------------------------------------------------------------------
     def status(self, *, check_dirty: bool = True, check_integrity: bool = False, deep: bool = False) -> dict[str, Any]:
@@ -673,6 +709,10 @@ class Memory:
         }
         if self.settings.openclaw_layout is not None:
             out["openclaw"] = self.settings.openclaw_layout.describe()
+        unpaid = tombstones.load(self.settings.state_dir, quiet=True).owed()
+        out["forgetUnfinished"] = ({"since": unpaid.at, "files": len(unpaid.paths),
+                                    "owes": "index its files again, delete their cached vectors, scrub, check"}
+                                   if unpaid else None)
         out["indexing"] = self.indexing() if index.get("indexing") is None else index["indexing"]
         if not out["workspaceExists"]:
             out.pop("dirty", None)
@@ -706,34 +746,28 @@ class _NotesIndex:
             return []
         return backend.indexer.discover(list(sources) if sources is not None else None)
 
+    def transcripts(self) -> list[SourceFile]:
+        from .index.discovery import discover_sessions
+
+        out = []
+        for agent, folder in self.memory.session_dirs():
+            for f in discover_sessions(folder):
+                shown = f.path if agent == self.memory.settings.agent_id else f"sessions/{agent}/{Path(f.abspath).name}"
+                out.append(dataclasses.replace(f, path=shown))
+        return out
+
     def refresh(self) -> IndexReport:
         return self.memory.sync(fallback_now=False)
 
-    @contextmanager
-    def forgetting(self, paths: Sequence[str], texts: Sequence[str], stale: Sequence[str] = ()) -> Iterator[Forgotten]:
-        store = self.memory.store
-        before: set[str] = set()
-        for path in paths:
-            got = store.file_chunks(path)
-            before |= {c.hash for c in got.chunks} if got else set()
-        done = Forgotten()
-        yield done
-        if stale:  # unchanged on disk, fenced now: the next sync reads them again
-            with store.write_lock(timeout=60):
-                records = store.file_records()
-                store.apply([], (), [dataclasses.replace(records[p], hash="", mtime_ns=-1)
-                                     for p in stale if p in records])
-        done.report = self.refresh()
-        with store.write_lock(timeout=60):
-            after: set[str] = set()
-            for path in paths:
-                got = store.file_chunks(path)
-                after |= {c.hash for c in got.chunks} if got else set()
-            gone = before - after
-            done.chunks_replaced = len(gone)
-            done.cached_vectors_deleted = store.cache_delete(gone)
-            store.scrub()
-        done.still_in_index = store.holds(list(texts))
+    def finish(self) -> None:
+        self.memory.finish_forgets(fallback_now=False)
+
+    def forgetting(self, paths: Sequence[str], texts: Sequence[str], fences: Sequence[tombstones.Tombstone] = (),
+                   said: Sequence[str] = ()) -> AbstractContextManager[Forgotten]:
+        memory = self.memory
+        at = time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(memory.clock()))
+        return owed.forgetting(memory.store, memory.settings.state_dir, at, paths, texts, fences, said,
+                               lambda before: memory.finish_forgets(before=before, fallback_now=False))
 
 
 class _Writer:

@@ -528,6 +528,10 @@ def _state_line(st: dict[str, Any]) -> str:
     if st.get("indexReadOnly"):
         return (f"READ-ONLY ({st['indexReadOnly']}): served as it is, not synced"
                 + ("; files changed since its last sync are not in it" if st.get("dirty") else ""))
+    if st.get("forgetUnfinished"):
+        f = st["forgetUnfinished"]
+        return (f"a forget is unfinished (since {f['since']}, {f['files']} file(s)): the index may still hold what "
+                "it removed; the next `mnemoclaw index`, sync or search finishes it")
     if st.get("indexing"):
         i = st["indexing"]
         return f"{i['kind']} under way by {i['by']}: {i['filesDone']} of {i['filesTotal']} files"

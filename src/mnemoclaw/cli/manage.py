@@ -58,8 +58,10 @@ def _say_what_was_purged(done: dict, what: str) -> None:
 def forget(obj: Ctx, target: str | None, session: str | None, source: str | None, participant: str | None,
            since: str | None, dry_run: bool, yes: bool, keep_copy: bool, as_json: bool) -> None:
     """Remove from memory for good: the lines holding all of TARGET's words (each with its list
-    item or paragraph, and transcript lines when sessions are indexed), or the lines TARGET
-    cites (memory/2026-03-01.md#L3-L5). Shows them first; removes only on confirmation.
+    item or paragraph, and every transcript message holding them, indexed or not), or the lines
+    TARGET cites (memory/2026-03-01.md#L3-L5). Shows them first; removes only on confirmation.
+    A keyed hash of each removed line (never the line) keeps it out of every answer wherever it
+    comes back; an OpenClaw agent's files are left in place and only kept out.
 
     By origin: --session ID (what an agent wrote in that session, and its transcript), --source S
     (an import's files) or --participant P (what P said in transcripts), with --since DATE for
@@ -71,7 +73,8 @@ def forget(obj: Ctx, target: str | None, session: str | None, source: str | None
     No copy of what is forgotten is kept (the preview is the safety net; --keep-copy keeps one
     for 7 days). In a git workspace the removal is committed and the commits that still hold the
     text are named. Then the chunks, vectors and cached vectors that held the lines are purged,
-    the index vacuumed, and the index file checked for the text.
+    the index vacuumed, and the index file checked for the text; a forget stopped half-way is
+    finished by the next index, sync or search (status says so until then).
     """
     origins = [(k, v) for k, v in (("session", session), ("source", source), ("participant", participant)) if v]
     if len(origins) > 1 or (origins and target):
@@ -88,10 +91,13 @@ def forget(obj: Ctx, target: str | None, session: str | None, source: str | None
     with obj.memory() as mem:
         plan = mem.notes.forget_plan(target)
         if not as_json:
-            click.echo(f"forget {target!r}: {plan.line_count} line(s) in {len(plan.files())} file(s)")
-            for r in plan.removals:
+            click.echo(f"forget {target!r}: {plan.line_count} line(s) in {len(plan.files())} file(s)"
+                       + (f", {len(plan.fenced)} more kept out (read-only here)" if plan.fenced else ""))
+            for r in [*plan.removals, *plan.fenced]:
                 where = f"{r.path}#L{r.start}" + (f"-L{r.end}" if r.end != r.start else "")
-                click.echo(f"  {where}" + ("  (session transcript)" if r.source == "sessions" else ""))
+                click.echo(f"  {where}" + ("  (session transcript)" if r.source == "sessions" else "")
+                           + ("  (OpenClaw's: left in place, kept out of the index and answers)"
+                              if r in plan.fenced else ""))
                 _show_lines(r.start, r.lines)
         ask = not yes and not as_json and not dry_run and sys.stdin.isatty()
         if dry_run or not (yes or (ask and click.confirm("Remove these lines?", default=False))):
@@ -100,12 +106,13 @@ def forget(obj: Ctx, target: str | None, session: str | None, source: str | None
             else:
                 click.echo("Nothing removed (answer yes, or run with --yes).", err=True)
             return
-        mem.settings.check_writable("forget")
         done = mem.notes.forget(plan, keep_copy=keep_copy)
     if as_json:
         emit_json({"plan": plan.as_dict(), "applied": True, **done})
         return
-    click.echo(f"Removed {plan.line_count} line(s) from {len(plan.files())} file(s).")
+    click.echo(f"Removed {plan.line_count} line(s) from {len(plan.files())} file(s)"
+               + (f"; {len(plan.fenced)} kept out" if plan.fenced else "")
+               + ". A keyed hash of each in the state directory keeps them out wherever they come back.")
     _say_what_was_purged(done, "the removed lines")
 
 

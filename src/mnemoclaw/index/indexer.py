@@ -44,7 +44,6 @@ from ..sessions.transcript import parse_transcript
 from ..store.base import CacheKey, FileWrite, HostedFiles, Store, damage_reason
 from ..text.script import fold
 from ..text.tokenize import TOKENIZER_ID, estimate_tokens
-from ..tombstones import file_day
 from ..types import Chunk, ChunkRow, FileRecord, IndexReport, Progress, SourceFile
 from ..vectors import unit_vector
 from .discovery import discover, discover_sessions, session_metas
@@ -106,16 +105,11 @@ class IndexSpec:
         return hashlib.sha256(text.encode()).hexdigest()[:16], text
 
 
-def _fenced_text(fences: tombstones.Fences, f: SourceFile, text: str) -> tuple[str, str]:
-    """The text to index of ``f`` with what a tombstone fences taken out, and a mark for its hash
-    ("" when nothing is), so a file a new tombstone touches is indexed again."""
-    if not fences.tombstones:
-        return text, ""
-    if f.source == "sessions":
-        kept, n = fences.transcript(session_of(f.path), text)
-        return kept, (f"\0fenced:{n}" if n else "")
-    values = [t.value for t in fences.tombstones if t.kind == "session" and t.value in text]
-    return text, ("\0fenced:" + ",".join(values) if values else "")
+def _fenced_text(fences: tombstones.Fences, f: SourceFile, text: str) -> str:
+    """The text to index of ``f`` with what a tombstone fences blanked (``Fences.view``, the one
+    filter every reader uses). Its hash is the file's, so a file a new tombstone touches is
+    indexed again."""
+    return fences.view(f.path, f.source, text)[0]
 
 
 def vector_input(text: str, digest: str) -> tuple[str, str]:
@@ -610,8 +604,8 @@ class Indexer:
                 self.failed[f.path] = (f.mtime_ns, f.size)
                 continue
             self.failed.pop(f.path, None)
-            text, mark = _fenced_text(fences, f, text)
-            fhash = text_hash(text + mark)
+            text = _fenced_text(fences, f, text)
+            fhash = text_hash(text)
             old = indexed.get(f.path)
             if old is not None and old.hash == fhash and old.source == f.source:
                 yield f, None
@@ -625,11 +619,6 @@ class Indexer:
                 for p in problems:
                     report.warnings.append((f.path, f"line {p.line}: {p.message}"))
                     log.warning("%s line %d: %s", f.path, p.line, p.message)
-                if mark:  # an agent's entry from a forgotten session, come back (a restore, a revert)
-                    day = file_day(f.path)
-                    gone = {i for s in spans if fences.entry(s.attrs, day) for i in range(s.start, s.end + 1)}
-                    text = "\n".join("" if i in gone else line  # blanked: the other lines keep their numbers
-                                     for i, line in enumerate(text.replace("\r\n", "\n").split("\n"), 1))
             pieces = chunk_spans(transcript.text if transcript else text, spans, self.spec.chunk_tokens,
                                  self.spec.chunk_overlap)
             if limit and limit < self.spec.chunk_tokens:

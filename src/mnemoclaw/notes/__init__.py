@@ -9,9 +9,9 @@ itself.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -27,20 +27,11 @@ from ..types import IndexReport, SourceFile
 from . import cleanup, forget, git, imports
 from .cleanup import CleanupPlan
 from .forget import ForgetPlan, OriginPlan
+from .owed import Forgotten
 from .paths import read_lines, resolve_memory_path
 from .write import append_note, content_hash, replace_note
 
 __all__ = ["CleanupPlan", "ForgetPlan", "Forgotten", "Index", "Notes"]
-
-
-@dataclass
-class Forgotten:
-    """What the index did about lines a forget removed (``Index.forgetting`` fills it in)."""
-
-    report: IndexReport = field(default_factory=IndexReport)
-    chunks_replaced: int = 0
-    cached_vectors_deleted: int = 0
-    still_in_index: list[str] = field(default_factory=list)
 
 
 def _purged(removed: dict[str, Any], gone: Forgotten, texts: list[str], removals: Sequence[forget.Removal],
@@ -64,16 +55,23 @@ class Index(Protocol):
     def files(self, sources: Sequence[str] | None = None) -> list[SourceFile]:
         """The memory files the index reads (``sources``: only these), as discovery finds them."""
 
+    def transcripts(self) -> list[SourceFile]:
+        """Every transcript ``sessions_search`` reads, indexed or not."""
+
     def refresh(self) -> IndexReport:
         """Index what changed on disk, now."""
 
-    def forgetting(self, paths: Sequence[str], texts: Sequence[str],
-                   stale: Sequence[str] = ()) -> AbstractContextManager[Forgotten]:
-        """Around a change that removes ``texts`` from the files at ``paths``: afterwards the
-        index holds nothing of them (chunks re-indexed, their cached vectors deleted, deleted
-        pages scrubbed), and the ``Forgotten`` says what it did and what it still holds.
-        ``stale``: files unchanged on disk that must be indexed again all the same (a new
-        tombstone fences part of them)."""
+    def finish(self) -> None:
+        """Finish what earlier forgets still owe the index (one killed half-way)."""
+
+    def forgetting(self, paths: Sequence[str], texts: Sequence[str], fences: Sequence[tombstones.Tombstone] = (),
+                   said: Sequence[str] = ()) -> AbstractContextManager[Forgotten]:
+        """Around a change that removes ``texts`` from the files at ``paths``: first ``fences``
+        (new tombstones) are recorded with what the forget owes the index (``said``: the lines
+        and messages removed, kept as keyed hashes), in one write; afterwards the index holds
+        nothing of them (``paths`` indexed again, even those unchanged on disk that a tombstone
+        now fences, the chunks' cached vectors deleted, deleted pages scrubbed), and the
+        ``Forgotten`` says what it did and what it still holds."""
 
 
 class Notes:
@@ -152,24 +150,46 @@ class Notes:
     # -- forgetting ------------------------------------------------------------------------------
     def forget_plan(self, target: str) -> ForgetPlan:
         """What ``forget`` would remove for a query (the lines holding all its words, each with
-        its entry) or a citation (``memory/2026-03-01.md#L3-L5``); removes nothing."""
+        its entry, and the transcripts' messages holding them, indexed or not) or a citation
+        (``memory/2026-03-01.md#L3-L5``); removes nothing. An OpenClaw agent's files are only
+        read here: what matches in them is fenced."""
         def resolve(raw: str) -> tuple[str, str]:
             got = resolve_memory_path(raw, self.workspace, self.settings.extra_paths())
             return got.display, str(got.abspath)
 
-        return forget.plan(target, self.index.files(), resolve)
+        self.index.finish()
+        return forget.plan(target, self._files(), resolve, writable=self.settings.openclaw_dir is None)
 
-    def forget(self, plan: ForgetPlan, *, keep_copy: bool = False) -> dict[str, Any]:
+    def _files(self) -> list[SourceFile]:
+        """What a forget looks in: the memory files and every transcript, indexed or not."""
+        files = self.index.files()
+        seen = {os.path.realpath(f.abspath) for f in files}
+        return files + [f for f in self.index.transcripts() if os.path.realpath(f.abspath) not in seen]
+
+    def forget(self, plan: ForgetPlan, *, keep_copy: bool = False, fence: bool = True) -> dict[str, Any]:
         """Remove what ``plan`` showed from the files, then the chunks, vectors and cached vectors
         that held it, and vacuum the index, so that no search, ``memory_get`` or byte of the
-        index file finds it. No copy is kept unless ``keep_copy`` (an undo copy, deleted after
-        ``forget.UNDO_DAYS``); in a git workspace the report names the commits that still hold
-        the text. Says whether the check of the index passed."""
-        self.settings.check_writable("forget")
-        texts = [line.strip() for r in plan.removals for line in r.lines if len(line.strip()) >= 8]
-        with self.index.forgetting(plan.files(), texts) as gone:
-            kept = forget.apply(plan, workspace=self.workspace, state_dir=self.settings.state_dir, now=self._now(),
-                                keep_copy=keep_copy)
+        index file finds it. ``fence``: a text tombstone (keyed hashes) keeps each removed line
+        and message out of every later answer wherever it comes back (a restore, a re-import,
+        a transcript of OpenClaw's, which is fenced, not changed). No copy is kept unless
+        ``keep_copy`` (an undo copy, deleted after ``forget.UNDO_DAYS``); in a git workspace the
+        report names the commits that still hold the text. Says whether the check of the index
+        passed."""
+        if plan.removals:
+            self.settings.check_writable("forget")
+        forget.check(plan.removals)  # before anything is recorded: a refusal changes nothing
+        cut = [*plan.removals, *plan.fenced]
+        texts = forget.indexed_texts(cut)
+        said = forget.said(cut)
+        at = self._now().isoformat()
+        stones = [tombstones.Tombstone(tombstones.TEXT, s, None, at) for s in said if tombstones.said_key(s)]
+        kept: dict[str, Any] = {}
+        with self.index.forgetting([*plan.files(), *plan.fenced_files()], texts, stones if fence else (),
+                                   said) as gone:
+            if plan.removals:
+                kept = forget.apply(plan, workspace=self.workspace, state_dir=self.settings.state_dir,
+                                    now=self._now(), keep_copy=keep_copy)
+                gone.changed = True
         return _purged(plan.as_dict(), gone, texts, plan.removals, kept)
 
     def forget_origin_plan(self, kind: str, value: str, since: str | None = None) -> OriginPlan:
@@ -190,29 +210,35 @@ class Notes:
         fences = tombstones.load(self.settings.state_dir, quiet=True)
         if fences.damaged:
             raise tombstones.TombstoneError(fences.damaged)
+        self.index.finish()
         # OpenClaw's files are read here, never written: what is in them can only be fenced
-        return forget.plan_origin(kind, value, since, self.index.files(), imports_dir=IMPORTS_DIR,
+        return forget.plan_origin(kind, value, since, self._files(), imports_dir=IMPORTS_DIR,
                                   writable=self.settings.openclaw_dir is None,
                                   session_ids=session_keys(self.settings.sessions_dir))
 
     def forget_origin(self, p: OriginPlan) -> dict[str, Any]:
         """Apply an origin plan: record the tombstone first (so a process killed half-way still
-        keeps it out), remove the lines and delete the files, then purge and check the index
-        as ``forget`` does; fenced transcripts are indexed again without what is fenced."""
+        keeps it out, and the next command finishes the purge), remove the lines and delete
+        the files, then purge and check the index as ``forget`` does; fenced transcripts are
+        indexed again without what is fenced. The import manifest forgets the deleted files."""
         if p.lines.removals or p.deletions:
             self.settings.check_writable("forget")
         forget.check([*p.lines.removals, *p.deletions])  # before the tombstone: a refusal changes nothing
         items = tuple(d.path for d in p.deletions) if p.kind == "source" else ()
-        tombstones.add(self.settings.state_dir, tombstones.Tombstone(p.kind, p.value, p.since,
-                                                                     self._now().isoformat(), items))
-        texts = [line.strip() for r in [*p.lines.removals, *p.deletions] for line in r.lines
-                 if len(line.strip()) >= 8 and not line.lstrip().startswith("{")]
-        texts += list(dict.fromkeys(p.said))
+        stone = tombstones.Tombstone(p.kind, p.value, p.since, self._now().isoformat(), items)
+        texts = forget.indexed_texts([*p.lines.removals, *p.deletions])
+        texts += [t for t in dict.fromkeys(p.said) if t not in texts]
         paths = [*p.files(), *p.fenced]
-        with self.index.forgetting(paths, texts, stale=p.fenced) as gone:
-            kept = forget.apply(p.lines, workspace=self.workspace, state_dir=self.settings.state_dir,
-                                now=self._now()) if p.lines.removals else {}
-            forget.delete_files(p.deletions)
+        kept: dict[str, Any] = {}
+        with self.index.forgetting(paths, texts, [stone], forget.said([*p.lines.removals, *p.deletions])) as gone:
+            if p.lines.removals:
+                kept = forget.apply(p.lines, workspace=self.workspace, state_dir=self.settings.state_dir,
+                                    now=self._now())
+                gone.changed = True
+            if p.deletions:
+                gone.changed = True
+                forget.delete_files(p.deletions)
+        tombstones.drop_import_records(self.settings.state_dir, items)
         return _purged(p.as_dict(), gone, texts, p.lines.removals,
                        {"tombstone": str(Path(self.settings.state_dir) / tombstones.FILE), **kept})
 
@@ -235,7 +261,8 @@ class Notes:
         self.settings.check_writable("cleanup")
         out: dict[str, Any] = {}
         if plan.removals.removals:
-            out["forget"] = self.forget(plan.removals, keep_copy=keep_copy)
+            # expired or unimportant, not secret: the same line written again is memory again
+            out["forget"] = self.forget(plan.removals, keep_copy=keep_copy, fence=False)
         if plan.moves:
             ws = self.workspace
             repo = git.is_repository(ws)

@@ -18,6 +18,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -29,7 +30,7 @@ from ..atomic import PRIVATE_FILE, private_dir, replace_all
 from ..errors import MnemoclawError, PathDeniedError
 from ..markdown.annotations import Entries, annotated_entries
 from ..provenance import session_of
-from ..sessions.transcript import parse_transcript
+from ..sessions.transcript import entry_message, parse_transcript
 from ..text.tokenize import analyze, keyword_query
 from ..tombstones import entry_day, file_day, json_entry, sender
 from ..types import SourceFile
@@ -37,6 +38,16 @@ from . import git
 from .paths import split_citation
 
 BACKUP_DIR = "forgotten"  # under the state directory
+# A test hook, read here only: a forget kills itself (SIGKILL) when it reaches the phase named
+# (recorded, rewritten, synced, scrubbed), so tests/test_hostile.py can show the next command
+# finishing what it owed.
+KILL_AT = "MNEMOCLAW_TEST_KILL_AT"
+
+
+def reached(phase: str) -> None:
+    """A forget reached ``phase`` (the test hook ``KILL_AT``)."""
+    if os.environ.get(KILL_AT) == phase:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 class NothingToForget(MnemoclawError):
@@ -61,6 +72,8 @@ class Removal:
 class ForgetPlan:
     target: str
     removals: list[Removal] = field(default_factory=list)
+    # lines of files mnemoclaw may only read (an OpenClaw agent's): left in place, fenced by a tombstone
+    fenced: list[Removal] = field(default_factory=list)
 
     @property
     def line_count(self) -> int:
@@ -69,15 +82,24 @@ class ForgetPlan:
     def files(self) -> list[str]:
         return list(dict.fromkeys(r.path for r in self.removals))
 
+    def fenced_files(self) -> list[str]:
+        return list(dict.fromkeys(r.path for r in self.fenced))
+
     def digest(self) -> str:
         """Names exactly these removals: a confirmation must quote it, so that nothing is removed
         that a preview did not show."""
-        data = json.dumps([r.as_dict() for r in self.removals], sort_keys=True, ensure_ascii=False)
+        shown: Any = [r.as_dict() for r in self.removals]
+        if self.fenced:
+            shown = [shown, [r.as_dict() for r in self.fenced]]
+        data = json.dumps(shown, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
 
     def as_dict(self) -> dict[str, Any]:
-        return {"target": self.target, "lines": self.line_count, "files": self.files(),
-                "removals": [r.as_dict() for r in self.removals], "id": self.digest()}
+        out = {"target": self.target, "lines": self.line_count, "files": self.files(),
+               "removals": [r.as_dict() for r in self.removals], "id": self.digest()}
+        if self.fenced:
+            out["fenced"] = [{**r.as_dict(), "why": FENCED} for r in self.fenced]
+        return out
 
 
 def read_split(abspath: str) -> list[str]:
@@ -96,9 +118,18 @@ def merge_ranges(ranges: list[tuple[int, int]], *, adjacent: bool = True) -> lis
     return out
 
 
-def plan(target: str, files: Sequence[SourceFile], resolve: Callable[[str], tuple[str, str]]) -> ForgetPlan:
+def _message(line: str) -> str | None:
+    """What a transcript line says (None: not a message of the user's or the assistant's)."""
+    found = entry_message(json_entry(line))
+    return found[1] if found else None
+
+
+def plan(target: str, files: Sequence[SourceFile], resolve: Callable[[str], tuple[str, str]], *,
+         writable: bool = True) -> ForgetPlan:
     """What forgetting ``target`` would remove. ``resolve`` turns a path a user typed into
-    (the path as results show it, where it is on disk), by the rules of ``memory_get``."""
+    (the path as results show it, where it is on disk), by the rules of ``memory_get``.
+    ``files``: the memory files and every transcript (indexed or not). Where the files may not
+    be changed (``writable`` false: another program's), what matches is listed as fenced."""
     target = target.strip()
     if not target:
         raise NothingToForget("nothing to forget: give a query or a citation such as memory/2026-03-01.md#L3-L5")
@@ -112,7 +143,8 @@ def plan(target: str, files: Sequence[SourceFile], resolve: Callable[[str], tupl
             raise NothingToForget(f"{shown} does not exist; nothing to forget") from None
         if start < 1 or end < start or end > len(lines):
             raise NothingToForget(f"{shown} has {len(lines)} lines; lines {start}-{end} are not in it")
-        return ForgetPlan(target, [Removal(shown, abspath, "memory", start, end, tuple(lines[start - 1 : end]))])
+        cut = Removal(shown, abspath, "memory", start, end, tuple(lines[start - 1 : end]))
+        return ForgetPlan(target, [cut]) if writable else ForgetPlan(target, fenced=[cut])
     terms = set(keyword_query(target).terms)
     if not terms:
         raise NothingToForget(f"{target!r} has no words to look for")
@@ -122,17 +154,18 @@ def plan(target: str, files: Sequence[SourceFile], resolve: Callable[[str], tupl
             lines = read_split(f.abspath)
         except (OSError, UnicodeDecodeError):
             continue
-        hits = [i for i, line in enumerate(lines, 1) if line.strip() and terms <= set(analyze(line))]
-        if not hits:
-            continue
-        if f.source == "sessions":  # a transcript: the messages (JSONL lines) that hold the words
+        if f.source == "sessions":  # a transcript: the messages (JSONL lines) whose text holds the words
+            said = [(i, _message(line)) for i, line in enumerate(lines, 1)]
+            hits = [i for i, text in said if text and terms <= set(analyze(text))]
             ranges = [(i, i) for i in hits]
         else:
+            hits = [i for i, line in enumerate(lines, 1) if line.strip() and terms <= set(analyze(line))]
             doc = Entries(lines)
             ranges = [(i, i) if doc.level[i] else doc.block(i)[:2] for i in hits]
         for s, e in merge_ranges(ranges):
-            out.removals.append(Removal(f.path, f.abspath, f.source, s, e, tuple(lines[s - 1 : e])))
-    if not out.removals:
+            (out.removals if writable else out.fenced).append(
+                Removal(f.path, f.abspath, f.source, s, e, tuple(lines[s - 1 : e])))
+    if not out.removals and not out.fenced:
         raise NothingToForget(f"no line of memory holds all of {', '.join(sorted(terms))} (from {target!r}); "
                               "nothing was removed")
     return out
@@ -301,6 +334,7 @@ class OriginPlan:
 
 READ_ONLY = ("OpenClaw's file, read-only here: forget it with OpenClaw's `openclaw memory forget`; "
              "mnemoclaw's index leaves it out")
+FENCED = "OpenClaw's file, read-only here: left in place; mnemoclaw's index and answers leave it out"
 
 
 def plan_origin(kind: str, value: str, since: str | None, files: Sequence[SourceFile], *,
@@ -387,6 +421,31 @@ def _as_indexed(line: str) -> list[str]:
     as far as one chunk surely holds it whole."""
     text = parse_transcript(line).text
     return [text[:80]] if len(text) >= 8 else []
+
+
+def indexed_texts(removals: Sequence[Removal]) -> list[str]:
+    """What the index file is checked for, byte for byte, after a forget: each removed line of
+    a memory file, each removed message as a transcript is indexed."""
+    out: list[str] = []
+    for r in removals:
+        for line in r.lines:
+            if r.source == "sessions":
+                out += _as_indexed(line)
+            elif len(line.strip()) >= 8:
+                out.append(line.strip())
+    return list(dict.fromkeys(out))
+
+
+def said(removals: Sequence[Removal]) -> list[str]:
+    """What the removals said, as text tombstones know it: each line of a memory file, each
+    message of a transcript."""
+    out: list[str] = []
+    for r in removals:
+        for line in r.lines:
+            text = _message(line) if r.source == "sessions" else line
+            if text and text.strip():
+                out.append(text)
+    return list(dict.fromkeys(out))
 
 
 def check(removals: Sequence[Removal]) -> None:

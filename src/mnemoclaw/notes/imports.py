@@ -31,7 +31,7 @@ from ..text import parse
 from ..text.secrets import redact, redact_counted
 
 SOURCES = IMPORT_SOURCES
-MANIFEST = "imports.json"  # under the state directory: what each imported file held when written
+MANIFEST = tombstones.IMPORTS_MANIFEST  # under the state directory: what each imported file held when written
 _SLUG = re.compile(r"[^\w]+")
 
 
@@ -342,6 +342,8 @@ def write(workspace: Path, state_dir: Path, planned: list[Planned], report: Impo
     if fences.damaged:
         report.warnings.append(fences.damaged)
     swept: set[Path] = set()
+    # a forgotten file is named nowhere (a forget killed before it dropped the record: dropped now)
+    manifest = {rel: digest for rel, digest in manifest.items() if not fences.imported(rel)}
     try:
         for i, p in enumerate(planned, 1):
             if progress:

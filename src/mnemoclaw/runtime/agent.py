@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from .. import provenance
+from .. import provenance, tombstones
 from ..api import Memory
 from ..errors import MnemoclawError
 from ..notes.git import autocommit
@@ -74,7 +74,8 @@ class AgentSession:
         self.chat = chat or ChatClient.from_settings(self.rs)
         self.workspace = Path(memory.settings.workspace)
         # an OpenClaw agent's sessions are OpenClaw's: read (for /context), never written
-        self.store = SessionStore(memory.settings.sessions_dir, read_only=memory.settings.openclaw_dir is not None)
+        self.store = SessionStore(memory.settings.sessions_dir, read_only=memory.settings.openclaw_dir is not None,
+                                  state_dir=memory.settings.state_dir)
         self.main_session = main_session
         self.clock = clock
         self.toolbox = ToolBox(memory, self.workspace, self.rs, commit=self._autocommit, extra=extra_tools)
@@ -182,7 +183,8 @@ class AgentSession:
 
     def system_prompt(self) -> tuple[str, list[InjectedFile]]:
         files = load_bootstrap(self.workspace, max_chars=self.rs.bootstrap_max_chars,
-                               total_max_chars=self.rs.bootstrap_total_max_chars, include_memory=self.main_session)
+                               total_max_chars=self.rs.bootstrap_total_max_chars, include_memory=self.main_session,
+                               fences=tombstones.load(self.memory.settings.state_dir))
         today = self._now()
         parts = [BASE_PROMPT, render(files), f"Today is {today:%Y-%m-%d %A}, {today:%H:%M} local time."]
         if self.summary:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..text.tokenize import estimate_tokens
+from ..tombstones import Fences
 
 BOOTSTRAP_FILES = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md", "BOOTSTRAP.md")
 HEAD_SHARE = 0.7
@@ -47,7 +48,9 @@ def truncate(text: str, limit: int, name: str) -> str:
 
 
 def load_bootstrap(workspace: Path, *, max_chars: int, total_max_chars: int,
-                   include_memory: bool) -> list[InjectedFile]:
+                   include_memory: bool, fences: Fences | None = None) -> list[InjectedFile]:
+    """The workspace files injected every turn; MEMORY.md without what ``fences`` keeps out (a
+    forgotten line a restore brought back)."""
     names = list(BOOTSTRAP_FILES)
     if include_memory:
         names.append("MEMORY.md" if (workspace / "MEMORY.md").exists() or not (workspace / "memory.md").exists()
@@ -61,6 +64,8 @@ def load_bootstrap(workspace: Path, *, max_chars: int, total_max_chars: int,
             out.append(InjectedFile(name, str(path), "MISSING", 0, len(text), text))
             continue
         raw = path.read_text("utf-8", errors="replace")
+        if fences is not None and name.lower() == "memory.md":
+            raw = fences.view(name, "memory", raw)[0]
         limit = min(max_chars, max(0, budget))
         text = truncate(raw, limit, name) if limit > 0 else f"[... {name} left out: bootstrapTotalMaxChars reached ...]"
         status = "OK" if text == raw else "TRUNCATED"

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
+from .. import tombstones
 from ..config import Settings
 from ..errors import PathDeniedError, ReadOnlyError
 from ..index.discovery import is_link
@@ -21,6 +22,7 @@ from ..notes.git import autocommit
 from ..notes.write import extend_file
 from ..text.dates import note_date
 from ..text.secrets import redact
+from ..tombstones import Fences
 from .llm import ChatClient, LLMError
 from .settings import runtime_settings
 
@@ -53,7 +55,7 @@ def recent_logs(workspace: Path, days: int, today: date | None = None) -> list[P
 
 
 def propose(workspace: Path, chat: ChatClient, days: int = 7, today: date | None = None,
-            max_chars: int = 60_000) -> Proposal:
+            max_chars: int = 60_000, fences: Fences | None = None) -> Proposal:
     logs = recent_logs(workspace, days, today)
     memory_path = workspace / "MEMORY.md"
     if is_link(memory_path):
@@ -62,7 +64,10 @@ def propose(workspace: Path, chat: ChatClient, days: int = 7, today: date | None
     current = memory_path.read_text("utf-8") if memory_path.is_file() else ""
     if not logs:
         return Proposal([], "", [], current, current)
-    text = "\n\n".join(f"### {p.name}\n{p.read_text('utf-8', errors='replace')}" for p in logs)
+    fences = fences or Fences()  # what was forgotten and came back (a restore) is not distilled
+    text = "\n\n".join(f"### {p.name}\n"
+                       + fences.view(p.relative_to(workspace).as_posix(), "memory",
+                                     p.read_text('utf-8', errors='replace'))[0] for p in logs)
     if len(text) > max_chars:
         text = text[-max_chars:]  # the newest days matter most
     answer = chat.complete([
@@ -93,7 +98,7 @@ def distil(settings: Settings, days: int = 7, chat: ChatClient | None = None) ->
     """``mnemoclaw hygiene``: the proposal from the last ``days`` of logs, by the configured chat model."""
     chat = chat or ChatClient.from_settings(runtime_settings(settings))
     try:
-        return propose(settings.workspace, chat, days)
+        return propose(settings.workspace, chat, days, fences=tombstones.load(settings.state_dir))
     except LLMError as exc:
         raise LLMError(f"hygiene needs a chat model to distil the daily logs: {exc}") from None
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .. import tools
+from .. import tombstones, tools
 from ..api import Memory
 from ..notes.paths import resolve_workspace_file
 from .compaction import json_args
@@ -117,7 +117,11 @@ class ToolBox:
         target = resolve_workspace_file(path, self.workspace)
         if not target.is_file():
             return {"path": path, "text": ""}
-        lines = target.read_text("utf-8", errors="replace").splitlines()
+        # a forgotten line a restore brought back is not read back either (the target is inside the workspace)
+        rel = target.relative_to(Path(self.workspace).resolve()).as_posix()
+        fences = tombstones.load(self.memory.settings.state_dir)
+        text = fences.view(rel, "memory", target.read_text("utf-8", errors="replace"))[0]
+        lines = text.splitlines()
         first = max(1, int(args["from_line"] or 1))
         count = args["lines"]
         chosen = lines[first - 1 : first - 1 + int(count)] if count else lines[first - 1 :]

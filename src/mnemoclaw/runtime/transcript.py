@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from .. import tombstones
 from ..atomic import private_dir, write_atomic
 from ..errors import ReadOnlyError
 from ..locks import file_lock
@@ -38,11 +39,13 @@ def epoch_seconds(value: Any) -> float:
 
 class SessionStore:
     """``read_only``: another program's sessions (OpenClaw's): read them, never write,
-    repair or create anything there."""
+    repair or create anything there. ``state_dir``: where the tombstones are; what they fence
+    is never read back (a forgotten line of OpenClaw's transcript, one a restore brought back)."""
 
-    def __init__(self, directory: Path, *, read_only: bool = False):
+    def __init__(self, directory: Path, *, read_only: bool = False, state_dir: Path | None = None):
         self.dir = Path(directory)
         self.read_only = read_only
+        self.state_dir = state_dir
         if not read_only:
             private_dir(self.dir)
         self.meta_path = self.dir / "sessions.json"
@@ -153,6 +156,9 @@ class SessionStore:
                 data = data[:cut]
                 log.warning("transcript %s ended in a torn line (a crash mid-write); it was cut off and kept in %s",
                             path.name, saved.name)
+        if self.state_dir is not None and data:
+            fenced, n = tombstones.load(self.state_dir).transcript(path.stem, data.decode("utf-8", "replace"))
+            data = fenced.encode("utf-8") if n else data  # blanked: every other line keeps its number
         out = []
         for n, raw in enumerate(data.split(b"\n")[:-1] if data else [], start=1):
             if not raw.strip():

@@ -19,7 +19,7 @@ from typing import Any
 from ..text import parse
 from ..text.script import fold
 from ..text.secrets import redact
-from .transcript import _entry_message
+from .transcript import entry_message
 
 EXCERPT_CHARS = 240  # what a result shows of its message, around the first match
 ROLE_NAMES = {"User": "user", "Assistant": "assistant"}
@@ -102,7 +102,7 @@ def search_sessions(transcripts: Iterable[tuple[str, str]], query: str, *, roles
             except ValueError:
                 continue
             parsed += 1
-            found = _entry_message(entry)
+            found = entry_message(entry)
             if found is None or not wanted:
                 continue
             role = ROLE_NAMES[found[0]]

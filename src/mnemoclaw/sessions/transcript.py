@@ -15,7 +15,7 @@ from typing import Any
 from ..text import parse
 from ..text.secrets import REDACTED, redact
 
-__all__ = ["REDACTED", "Transcript", "message_text", "parse_transcript", "redact"]
+__all__ = ["REDACTED", "Transcript", "entry_message", "message_text", "parse_transcript", "redact"]
 
 ROLES = {"user": "User", "assistant": "Assistant"}
 TEXT_PART_TYPES = {"text", "input_text", "output_text"}
@@ -43,7 +43,8 @@ def message_text(content: Any) -> str:
     return ""
 
 
-def _entry_message(entry: Any) -> tuple[str, str] | None:
+def entry_message(entry: Any) -> tuple[str, str] | None:
+    """(``User`` or ``Assistant``, what was said) of a transcript entry; None for anything else."""
     if not isinstance(entry, dict):
         return None
     msg = entry.get("message") if entry.get("type", "message") == "message" else None
@@ -69,7 +70,7 @@ def parse_transcript(data: str) -> Transcript:
             entry = parse.loads(line)
         except ValueError:
             continue
-        found = _entry_message(entry)
+        found = entry_message(entry)
         if found is None:
             continue
         label, text = found

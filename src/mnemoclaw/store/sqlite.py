@@ -225,6 +225,11 @@ class SQLiteStore:
                 self.conn.execute("PRAGMA journal_mode=OFF")
                 self.conn.execute("PRAGMA synchronous=OFF")
             self.conn.execute("PRAGMA temp_store=MEMORY")
+            if not self.read_only:
+                # a deleted row's bytes are zeroed, not left in its page or the free pages: what
+                # is forgotten (or edited away by hand) leaves the file with the next sync;
+                # the keyword index's segments and the -wal keep theirs until a scrub
+                self.conn.execute("PRAGMA secure_delete=ON")
             self.conn.execute("SELECT count(*) FROM sqlite_master")
             st = os.stat(self.path)
             self._file_id = (st.st_dev, st.st_ino)
