@@ -4,29 +4,26 @@ so that a phone number, a date, an order number or an ISBN of the same length is
 Shapes ordinary numbers share (a bare nine-digit number, a Canadian SIN's 3-3-3) are taken only
 after their name.
 
-Pure functions, called by ``secrets.redactions`` on every text it reads (every transcript), so a
-text is first looked at through one cheap search (``_GATE``) that nearly all text fails, and each
-pattern opens with a character class, which the regular expression engine skips to, rather than
-with a lookbehind, which it would try at every position. docs/managing.md says what is taken
-and how often ordinary text is (benchmarks/redaction.py).
+Pure functions, called by ``secrets.redactions`` on every text it reads (every transcript), so
+no regular expression scans a whole text: the text is turned into its shape (digits, letters,
+separators) once, a byte search finds where each kind may be, and only there does the kind's
+pattern run. docs/managing.md says what is taken, how often ordinary text is and what it costs
+(benchmarks/redaction.py).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date
 
 # A number standing alone: not glued to a word, a path, a decimal, a range, a version or a
 # reference ("#123-45-6789", "v1.2", "x123456789"), and not one group of a longer run of digit
-# groups (a row of a table, a longer phone number, a card number's first twelve digits). Put
-# after the pattern's first character so that the pattern still opens with a character class.
-_ALONE_BEFORE = r"(?<![0-9A-Za-z_\-./+#@].)(?<![0-9][ ,][0-9])"
-_ALONE_AFTER = r"(?![0-9A-Za-z_]|[-/+@][0-9A-Za-z]|[.,:][0-9]| [0-9]+(?![0-9/.:]))"  # "… 1111 12/27" is fine
-
-
-def _alone(first: str, rest: str, flags: int = 0) -> re.Pattern[str]:
-    return re.compile(first + _ALONE_BEFORE + rest + _ALONE_AFTER, flags)
+# groups (a row of a table, a longer phone number, a card number's first twelve digits; "… 1111
+# 12/27", a card and its expiry date, is fine).
+_ALONE_BEFORE = r"(?<![0-9A-Za-z_\-./+#@])(?<![0-9][ ,])"
+_ALONE_AFTER = r"(?![0-9A-Za-z_]|[-/+@][0-9A-Za-z]|[.,:][0-9]| [0-9]+(?![0-9/.:]))"
 
 
 def _digits(s: str) -> list[int]:
@@ -185,74 +182,103 @@ def _card(s: str) -> bool:
 
 # -- the kinds ------------------------------------------------------------------------------------
 
-# Every number below holds six digits in a row, two groups of digits after a pair (123-45-6789,
-# 4111 1111 1111 …, AB 12 34 56 C), 85T10 (a codice fiscale) or 123.456. (a CPF). A text is read
-# for them only if it holds one of these, looked for in a copy of its bytes where each digit is 0,
-# each ASCII letter a, a space or hyphen -, and anything else but . ( ) is _: a pattern opening
-# with a literal ("00") is searched for about ten times faster than one opening with a character
-# class ([0-9]), and the copy (an encoding, then a table lookup a byte) costs less than either.
-# 222 of the 25 117 texts of the benchmark corpora pass.
+# Every number below is looked for in a copy of the text, one byte a character (latin-1, anything
+# else "?"), where each digit is 0, each ASCII letter a, a space or a hyphen -, and anything but .
+# and brackets _. There a number's shape is a plain substring ("000-00-0000"), found by a byte
+# search many times faster than a regular expression opening with a character class ([0-9]);
+# the number's own pattern and check run only where its shape is. One search first turns away a
+# text holding none of the shapes (six digits in a row, two digit groups after a pair as in
+# 123-45-6789, 4111 1111 … or AB 12 34 56 C, 85T10 of a codice fiscale, 123.456. of a CPF): it
+# opens with a literal, "00", which the engine also finds fast. 222 of the 26 787 texts of the
+# benchmark corpora pass it.
 _SHAPE = bytes(48 if 48 <= b <= 57 else 97 if 65 <= b <= 90 or 97 <= b <= 122 else 45 if b in (32, 45)
                else b if b in b".()" else 95 for b in range(256))
 _GATE = re.compile(rb"00(?:0000|-00+-00|a00|0\.000\.)")
 
-# Each kind: its shapes in that copy (one must be there), its pattern, its check.
-_KINDS: list[tuple[str, tuple[bytes, ...], re.Pattern[str], Callable[[str], bool]]] = [
-    ("us ssn", (b"000-00-0000",), _alone("[0-9]", r"[0-9]{2}([- ])[0-9]{2}\1[0-9]{4}"), _us_ssn),
-    ("india aadhaar", (b"0000-0000-0000",), _alone("[2-9]", r"[0-9]{3}([- ])[0-9]{4}\1[0-9]{4}"), verhoeff),
-    ("payment card", (b"0000-0000-0000-0000", b"0000-000000-0000"),
-     _alone("[2-6]", r"[0-9]{3}(?:([- ])[0-9]{4}\1[0-9]{4}\1[0-9]{4}(?:\1[0-9]{1,3})?|([- ])[0-9]{6}\2[0-9]{4,5})"),
-     _card),
-    ("payment card", (b"0" * 13,), _alone("[2-6]", r"[0-9]{12,18}"), _card),
-    ("brazil cpf", (b"000.000.000-00",), _alone("[0-9]", r"[0-9]{2}\.[0-9]{3}\.[0-9]{3}-[0-9]{2}"), _brazil_cpf),
-    ("korea rrn", (b"000000-0000000",), _alone("[0-9]", r"[0-9]{5}-[1-8][0-9]{6}"), _korea_rrn),
-    ("china resident id", (b"0" * 17,), _alone("[1-8]", r"[0-9]{16}[0-9Xx]"), _china_id),
-    ("taiwan id", (b"a000000000",), _alone("[A-Z]", r"[1289][0-9]{8}"), _taiwan_id),
-    ("hong kong id", (b"000000(",), _alone("[A-Z]", r"[A-Z]?[0-9]{6}\([0-9A]\)"), _hong_kong_id),
-    # Only as HMRC prints it, in pairs: unspaced, two letters, six digits and A-D is also how drug
-    # candidates are named (SR141716A, rimonabant), so that form is taken only after its name.
-    ("uk nino", (b"a-00-00-00-a",), _alone("[A-CEGHJ-PR-TW-Z]", r"[A-CEGHJ-NPR-TW-Z] [0-9]{2} [0-9]{2} [0-9]{2} [A-D]"),
-     _uk_nino),
-    ("spain dni", (b"00000000",), _alone("[0-9]", r"[0-9]{7}-?[A-Z]"), _spain_dni),
-    ("spain nie", (b"0000000",), _alone("[XYZ]", r"-?[0-9]{7}-?[A-Z]"), _spain_nie),
-    ("italy codice fiscale", (b"00a00",), _alone("[A-Z]", r"[A-Z]{5}[0-9LMNP-V]{2}[ABCDEHLMPRST][0-9LMNP-V]{2}[A-Z]"
-                                                        r"[0-9LMNP-V]{3}[A-Z]", re.I), _italy_cf),
-]
 
-# Shapes taken only after their name: a bare nine-digit SSN ("SSN 123456789"), an unspaced NINO
-# ("NI number AB123456C"), CPF or Aadhaar, and a Canadian SIN in any form: 3-3-3 is how Spain, Portugal and Poland
-# write their phone numbers, and one in ten passes Luhn (benchmarks/redaction.py). A SIN may
-# start with 0 here, as the well-known example 046 454 286 does (0 is for fictitious numbers), not
-# with 8 (a business number).
-_SAID = r"(?:'s)?[ \t]*(?:(?:is|was|number|no\.?|#|:|=|-|\))[ \t]*)*"
+def _shape(text: str) -> bytes:
+    return text.encode("latin-1", "replace").translate(_SHAPE)
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """A kind of number: its shape in that copy (a literal, mostly of digits, so that it is found
+    fast), how many characters before the shape the number may start, its pattern there, its
+    check, and the name that must come before it, for a shape ordinary numbers share."""
+
+    name: str
+    shape: bytes
+    back: tuple[int, ...]
+    pattern: re.Pattern[str]
+    check: Callable[[str], bool]
+    label: re.Pattern[str] | None = None
+
+
+# A name is looked for in the few characters before the number: "SSN: ", "my SIN is ".
+_SAID = r"(?:'s)?[ \t]*(?:(?:is|was|number|no\.?|#|:|=|-|\))[ \t]*)*\Z"
 _NO = r"(?:[ -](?:number|no\.?|#))?"
-_LABELLED: list[tuple[str, tuple[bytes, ...], tuple[str, ...], re.Pattern[str], Callable[[str], bool]]] = [
-    ("us ssn", (b"000000000",), ("ssn", "social"), re.compile(
-        r"(?i)(?:\bssn|\bsocial[ -]security" + _NO + ")" + _SAID
-        + r"(?P<value>[0-9]{9})(?![0-9A-Za-z_])"), _us_ssn),
-    ("uk nino", (b"000000",), ("nino", "ni ", "insurance"), re.compile(
-        r"(?i)(?:\bnino|\bni[ -](?:number|no\.?|#)|\bnational[ -]insurance" + _NO + ")" + _SAID
-        + r"(?P<value>(?-i:[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?[0-9]{6} ?[A-D]))(?![0-9A-Za-z_])"), _uk_nino),
-    ("canada sin", (b"000000000", b"000-000-000"), ("sin", "insurance", "nas", "assurance"), re.compile(
-        r"(?i)(?:\bsin|\bsocial[ -]insurance" + _NO + r"|\bnas|\bnum[ée]ro d['’]assurance sociale)" + _SAID
-        + r"(?P<value>[0-79][0-9]{2}(?P<sep>[- ]?)[0-9]{3}(?P=sep)[0-9]{3})(?![0-9A-Za-z_]| [0-9])"), luhn),
-    ("brazil cpf", (b"0" * 11,), ("cpf",), re.compile(
-        r"(?i)\bcpf" + _SAID + r"(?P<value>[0-9]{11})(?![0-9A-Za-z_])"), _brazil_cpf),
-    ("india aadhaar", (b"0" * 12,), ("aadhaar", "आधार"), re.compile(
-        r"(?i)(?:\baadhaa?r|आधार)" + _SAID + r"(?P<value>[2-9][0-9]{11})(?![0-9A-Za-z_])"), verhoeff),
+_BEFORE = 60
+
+
+def _kind(name: str, shape: bytes, back: tuple[int, ...], pattern: str, check: Callable[[str], bool], *,
+          flags: int = 0, label: str | None = None) -> _Kind:
+    return _Kind(name, shape, back, re.compile(_ALONE_BEFORE + pattern + _ALONE_AFTER, flags), check,
+                 re.compile("(?i)(?:" + label + ")" + _SAID) if label else None)
+
+
+_SIN = r"\bsin|\bsocial[ -]insurance" + _NO + r"|\bnas|\bnum[ée]ro d['’]assurance sociale"
+
+_KINDS = [
+    _kind("us ssn", b"000-00-0000", (0,), r"[0-9]{3}([- ])[0-9]{2}\1[0-9]{4}", _us_ssn),
+    _kind("india aadhaar", b"0000-0000-0000", (0,), r"[2-9][0-9]{3}([- ])[0-9]{4}\1[0-9]{4}", verhoeff),
+    _kind("payment card", b"0000-0000-0000-0000", (0,),
+          r"[2-6][0-9]{3}([- ])[0-9]{4}\1[0-9]{4}\1[0-9]{4}(?:\1[0-9]{1,3})?", _card),
+    _kind("payment card", b"0000-000000-0000", (0,), r"3[0-9]{3}([- ])[0-9]{6}\1[0-9]{4,5}", _card),  # Amex, Diners
+    _kind("payment card", b"0" * 13, (0,), "[2-6][0-9]{12,18}", _card),
+    _kind("brazil cpf", b"000.000.000-00", (0,), r"[0-9]{3}\.[0-9]{3}\.[0-9]{3}-[0-9]{2}", _brazil_cpf),
+    _kind("korea rrn", b"000000-0000000", (0,), "[0-9]{6}-[1-8][0-9]{6}", _korea_rrn),
+    _kind("china resident id", b"0" * 17, (0,), "[1-8][0-9]{16}[0-9Xx]", _china_id),
+    _kind("taiwan id", b"0" * 9, (1,), "[A-Z][1289][0-9]{8}", _taiwan_id),
+    _kind("hong kong id", b"000000(", (2, 1), r"[A-Z]{1,2}[0-9]{6}\([0-9A]\)", _hong_kong_id),
+    # As HMRC prints it, in pairs; unspaced, two letters, six digits and A-D is also how drug
+    # candidates are named (SR141716A, rimonabant), so that form needs its name (below).
+    _kind("uk nino", b"00-00-00-a", (3,), "[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] [0-9]{2} [0-9]{2} [0-9]{2} [A-D]",
+          _uk_nino),
+    _kind("spain dni", b"0" * 8, (0,), "[0-9]{8}-?[A-Z]", _spain_dni),
+    _kind("spain nie", b"0" * 7, (1, 2), "[XYZ]-?[0-9]{7}-?[A-Z]", _spain_nie),
+    _kind("italy codice fiscale", b"00a00", (6,),
+          "[A-Z]{6}[0-9LMNP-V]{2}[ABCDEHLMPRST][0-9LMNP-V]{2}[A-Z][0-9LMNP-V]{3}[A-Z]", _italy_cf, flags=re.I),
+    # Shapes ordinary numbers share, taken only after their name: nine, eleven or twelve bare
+    # digits, an unspaced NINO, and a Canadian SIN in any form: 3-3-3 is how Spain, Portugal and
+    # Poland write their phone numbers, and one in ten passes Luhn (benchmarks/redaction.py). A SIN
+    # may start with 0 here, as the well-known example 046 454 286 does (0 is for fictitious
+    # numbers), not with 8 (a business number).
+    _kind("us ssn", b"0" * 9, (0,), "[0-9]{9}", _us_ssn, label=r"\bssn|\bsocial[ -]security" + _NO),
+    _kind("uk nino", b"0" * 6, (2, 3), "[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?[0-9]{6} ?[A-D]", _uk_nino,
+          label=r"\bnino|\bni[ -](?:number|no\.?|#)|\bnational[ -]insurance" + _NO),
+    _kind("canada sin", b"000-000-000", (0,), r"[0-79][0-9]{2}([- ])[0-9]{3}\1[0-9]{3}", luhn, label=_SIN),
+    _kind("canada sin", b"0" * 9, (0,), "[0-79][0-9]{8}", luhn, label=_SIN),
+    _kind("brazil cpf", b"0" * 11, (0,), "[0-9]{11}", _brazil_cpf, label=r"\bcpf"),
+    _kind("india aadhaar", b"0" * 12, (0,), "[2-9][0-9]{11}", verhoeff, label=r"\baadhaa?r|आधार"),
 ]
 
 
-def identifiers(text: str, low: str | None = None) -> list[tuple[str, int, int]]:
+def identifiers(text: str) -> list[tuple[str, int, int]]:
     """(kind, start, end) of each identity or card number in ``text``, in no particular order and
-    possibly overlapping. ``low`` is ``text.lower()`` when the caller has it already."""
-    shape = text.encode("utf-8", "surrogatepass").translate(_SHAPE)
+    possibly overlapping."""
+    shape = _shape(text)
     if not _GATE.search(shape):
         return []
-    found = [(kind, m.start(), m.end()) for kind, shapes, pattern, check in _KINDS if any(s in shape for s in shapes)
-             for m in pattern.finditer(text) if check(m.group())]
-    low = text.lower() if low is None else low
-    for kind, shapes, hints, pattern, check in _LABELLED:
-        if any(s in shape for s in shapes) and any(h in low for h in hints):
-            found += [(kind, *m.span("value")) for m in pattern.finditer(text) if check(m.group("value"))]
+    found = []
+    for kind in _KINDS:
+        at = 0
+        while (w := shape.find(kind.shape, at)) >= 0:
+            at = w + len(kind.shape)
+            for b in kind.back:
+                m = kind.pattern.match(text, w - b) if w >= b else None
+                if m:
+                    if kind.check(m.group()) and (
+                            kind.label is None or kind.label.search(text, max(0, m.start() - _BEFORE), m.start())):
+                        found.append((kind.name, m.start(), m.end()))
+                    break
     return found
