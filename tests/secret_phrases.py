@@ -34,6 +34,24 @@ TUNE_POSITIVE = [
     ("密碼是 hunter22", "hunter22"),
     ("短信验证码：889900，五分钟内有效", "889900"),
     ("门禁密码 0852", "0852"),
+    # identity and card numbers (text/identifiers.py), each valid by its checks: published specimens
+    # where there are some (078-05-1120, the SSN printed on a wallet insert in 1938; card issuers'
+    # test numbers; the examples of the standards), written with the patterns
+    ("My SSN is 078-05-1120", "078-05-1120"),
+    ("ssn: 219 09 9999", "219 09 9999"),
+    ("social security number 123456789", "123456789"),
+    ("card 4111 1111 1111 1111 exp 12/27", "4111 1111 1111 1111"),
+    ("Amex 3782 822463 10005", "3782 822463 10005"),
+    ("身份证号：11010519491231002X", "11010519491231002X"),
+    ("身分證字號 A123456789", "A123456789"),
+    ("HKID A123456(3)", "A123456(3)"),
+    ("주민등록번호 850101-1234566", "850101-1234566"),
+    ("NI number: AB 12 34 56 C", "AB 12 34 56 C"),
+    ("my SIN is 046 454 286", "046 454 286"),
+    ("Aadhaar 2345 6789 0124", "2345 6789 0124"),
+    ("CPF 123.456.789-09", "123.456.789-09"),
+    ("DNI 12345678Z", "12345678Z"),
+    ("codice fiscale RSSMRA85T10A562S", "RSSMRA85T10A562S"),
 ]
 
 TUNE_NEGATIVE = [
@@ -70,6 +88,22 @@ TUNE_NEGATIVE = [
     "passphrase: &#x3C;string>",
     "ssh-keys/id_rsa-passphrase */src/*/ssh-keys/id_rsa.pub",
     "This user name must appear in the password\n# database file",
+    # numbers shaped like identity or card numbers that are not: a phone number, a date, an ISBN,
+    # an order number, a drug's code, the same shape with a failing check or a range never issued
+    "call 415-555-0132 after five",
+    "meeting on 2023-01-15 at 10:00",
+    "ISBN 978-0-306-40615-7",
+    "the form shows 000-12-3456",
+    "666-12-3456 is not issued",
+    "card 4111 1111 1111 1112",
+    "the cannabinoid antagonist SR141716A (0, 1, and 3 mg/kg)",
+    "HMRC's specimen QQ 12 34 56 C",
+    "móvil 612 345 678",
+    "110105194912310021",
+    "A123456788",
+    "12345678A",
+    "order number 123456789",
+    "1234 5678 9010",
 ]
 
 HELD_OUT_POSITIVE = [
@@ -98,6 +132,22 @@ HELD_OUT_POSITIVE = [
     ("口令是“芝麻开门”", "芝麻开门"),
     ("网盘提取码：x7k9", "x7k9"),
     ("他说密码是Qwerty2024，别告诉别人", "Qwerty2024"),
+    # identity and card numbers (see the tuning half)
+    ("her social security no. is 123-45-6789.", "123-45-6789"),
+    ("SSN 219099999", "219099999"),
+    ("paid with 5555-5555-5555-4444", "5555-5555-5555-4444"),
+    ("test card 6011111111111117", "6011111111111117"),
+    ("我的身份证号码是440304199003072830", "440304199003072830"),
+    ("ID F222333444 on the form", "F222333444"),
+    ("香港身份證 Z683365(A)", "Z683365(A)"),
+    ("RRN 920315-2345674", "920315-2345674"),
+    ("national insurance number AB123456C", "AB123456C"),
+    ("Social Insurance Number: 130-692-544", "130-692-544"),
+    ("आधार 4973-1220-1855", "4973-1220-1855"),
+    ("CPF: 111.444.777-35", "111.444.777-35"),
+    ("NIE X1234567L", "X1234567L"),
+    ("CF: BNCMRA90E41H501O", "BNCMRA90E41H501O"),
+    ("JCB 3530 1113 3330 0000", "3530 1113 3330 0000"),
 ]
 
 HELD_OUT_NEGATIVE = [
@@ -124,6 +174,22 @@ HELD_OUT_NEGATIVE = [
     "银行卡密码忘了怎么办",
     "公钥密码体制如RSA",
     "密碼學與資訊安全",
+    # numbers shaped like identity or card numbers that are not (see the tuning half)
+    "(212) 555-0187 is the front desk",
+    "+1 212 555 0187",
+    "ISBN 0-306-40615-2",
+    "born 15.01.1985",
+    "the SSN field was 912-34-5678",
+    "123-45-0000",
+    "CPF 123.456.789-00",
+    "RSSMRA85T10A562T",
+    "A123456(4)",
+    "850101-1234567",
+    "tracking 9400 1000 0000 0000 0000 00",
+    "IMEI 352099001761481",
+    "Amazon order 112-1234567-1234567",
+    "coordinates 40.7128, -74.0060",
+    "110105194913310021",
 ]
 
 # One note holding prose secrets, for the tests that write it through a real path (MCP, the web

@@ -1433,4 +1433,23 @@ def test_search_json_on_an_unreadable_index_prints_a_json_error(tmp_path):
     assert said["results"] == [] and said["disabled"] is True and "main.sqlite" in said["error"], said
 
 
+
+def test_an_ssn_written_through_memory_append_is_redacted(tmp_path, make_memory):
+    """Issue 46: a US social security number passed the redactor, into the daily log and the index."""
+    ws = tmp_path / "ws"
+    write(ws / "MEMORY.md", "# Memory\n")
+    mem = make_memory(ws)
+    out = mem.memory_append("My SSN is 123-45-6789, and my card is 4111 1111 1111 1111.")
+    assert out["ok"] and out["redacted"] == 2, out
+    assert "identity and card numbers" in out["note"], out
+    written = (ws / out["path"]).read_text("utf-8")
+    assert "My SSN is [REDACTED], and my card is [REDACTED]." in written, written
+    assert "6789" not in written and "1111" not in written, written
+    mem.sync()
+    indexed = "\n".join(r[0] for r in mem.store.conn.execute("SELECT text FROM chunks"))
+    assert "My SSN is" in indexed and "123-45-6789" not in indexed, indexed
+    assert "123-45-6789" not in json.dumps(mem.memory_search("123-45-6789 SSN", min_score=0))
+
+
+
 # (end of rough edges)

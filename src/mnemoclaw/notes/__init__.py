@@ -116,8 +116,8 @@ class Notes:
         said = []
         if done.redacted:
             out["redacted"] = done.redacted
-            said.append(f"{done.redacted} secret(s) (keys, tokens, passwords) were replaced by [REDACTED]: "
-                        "memory is searchable, so secrets are never written to it")
+            said.append(f"{done.redacted} secret(s) (keys, tokens, passwords, identity and card numbers) were "
+                        "replaced by [REDACTED]: memory is searchable, so secrets are never written to it")
         if done.neutralised:
             out["commentsAsText"] = done.neutralised
             said.append(f"{done.neutralised} comment(s) (<!-- … -->) were written as plain text (&lt;!--): a note's "

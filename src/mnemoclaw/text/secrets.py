@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .identifiers import identifiers
+
 REDACTED = "[REDACTED]"
 
 
@@ -184,6 +186,7 @@ def redactions(text: str) -> list[Redaction]:
             span = _prose_value(m, chinese=True)
             if span:
                 found.append(Redaction("prose (zh)", *span))
+    found += [Redaction(kind, start, end) for kind, start, end in identifiers(text)]
     markers = [m.start() for m in re.finditer(re.escape(REDACTED), text)] if REDACTED in text else []
     kept: list[Redaction] = []
     for r in sorted(found, key=lambda r: (r.start, -(r.end - r.start))):
