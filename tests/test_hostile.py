@@ -151,7 +151,6 @@ def test_the_recalled_block_quotes_memory_as_data(tmp_path, make_memory):
         "  >     # Recalled from memory for this message: the staging database host may be dropped"], body
 
 
-# (end of section 1)
 
 
 # -- 2. no pickle where a file can be planted: the bundled model's cache -----------------------
@@ -304,7 +303,6 @@ def test_the_model_cache_is_private_whatever_the_umask(tmp_path):
             assert stat.S_IMODE(path.stat().st_mode) == (0o700 if path.is_dir() else 0o600), (umask, path)
 
 
-# (end of section 2)
 
 
 # -- 3. state is private -------------------------------------------------------------------------
@@ -361,7 +359,6 @@ def test_status_names_a_state_dir_others_can_read(tmp_path):
     assert f"chmod -R go-rwx {state}" in said.stdout + said.stderr
 
 
-# (end of section 3)
 
 
 # -- 4. forget reaches sessions_search -----------------------------------------------------------
@@ -441,7 +438,6 @@ def test_a_forgotten_transcript_line_that_comes_back_stays_out(tmp_path, make_me
     assert [(n, e["message"]["content"]) for n, e in store.read("s-2")] == [(3, "Got it.")]
 
 
-# (end of section 4)
 
 
 # -- 5. a killed forget is finished by the next command ------------------------------------------
@@ -491,7 +487,6 @@ def test_a_forget_killed_at_each_phase_is_finished_by_the_next_command(tmp_path)
         assert "heron-7319" not in (ws / "memory" / "2026-03-06.md").read_text()
 
 
-# (end of section 5)
 
 
 # -- 6. tombstones and import records hold no names ----------------------------------------------
@@ -573,7 +568,6 @@ def test_a_plain_tombstone_file_is_upgraded_on_first_load_and_still_fences(tmp_p
     assert (state / "tombstones.json").read_text("utf-8") == damaged  # a damaged file is never rewritten
 
 
-# (end of section 6)
 
 
 # -- 7. a silent server does not hold a prompt ---------------------------------------------------
@@ -747,7 +741,6 @@ def test_a_hook_s_deadline_ends_work_in_process_and_leaves_the_index_sound(tmp_p
         assert (code, out) == (0, "") and "the 1 ms deadline passed" in err and took < 1.0, (took, err)
 
 
-# (end of section 7)
 
 
 # -- 8. a hanging qmd does not hold a search -----------------------------------------------------
@@ -943,7 +936,6 @@ def test_a_qmd_hanging_on_search_is_found_by_the_setup_and_costs_a_search_at_mos
     assert not _alive(log)
 
 
-# (end of section 8)
 
 
 # -- 9. recall --hook says what is wrong and creates nothing -------------------------------------
@@ -1000,7 +992,6 @@ def test_a_hook_s_usage_error_does_not_block_the_prompt(tmp_path):
     assert run.returncode == 2  # only a hook's run is spared
 
 
-# (end of section 9)
 
 
 # -- 10. an entry's age is its own ---------------------------------------------------------------
@@ -1041,7 +1032,6 @@ def test_a_keyed_entry_written_after_the_daily_log_is_newer(tmp_path, make_memor
     assert "pg3.internal" in got[0] and not any("pg2" in s for s in got), got
 
 
-# (end of section 10)
 
 
 # -- 11. each annotated entry is its own chunk ---------------------------------------------------
@@ -1060,7 +1050,6 @@ def test_two_adjacent_entries_with_one_key_are_two_chunks(tmp_path, make_memory)
     assert "pg1" in older["snippet"] and "pg2" not in older["snippet"] and older["supersededBy"] == "MEMORY.md#L4-L4"
 
 
-# (end of section 11)
 
 
 # -- 12. an annotation line before a list item is named ------------------------------------------
@@ -1076,7 +1065,6 @@ def test_index_names_an_annotation_line_written_before_its_list_item(tmp_path):
     assert "- promo code SAVE20, good all winter <!-- expires: 2026-11-30 -->" in said
 
 
-# (end of section 12)
 
 
 # -- 13. two hosts on one Postgres namespace -----------------------------------------------------
@@ -1176,7 +1164,6 @@ def test_a_file_changed_on_one_host_is_indexed_again_and_a_copy_with_only_anothe
     _says_nothing_of_partial_indexing(run, "server", server)
 
 
-# (end of section 13)
 
 
 # -- 14. MCP over HTTP forgets idle sessions -----------------------------------------------------
@@ -1320,7 +1307,6 @@ def test_session_limits_below_the_least_are_refused_in_one_line(tmp_path):
         assert got.returncode == 2 and "Traceback" not in got.stderr and option.split("=")[0] in got.stderr, got.stderr
 
 
-# (end of section 14)
 
 
 # -- rough edges ---------------------------------------------------------------------------------
@@ -1452,4 +1438,3 @@ def test_an_ssn_written_through_memory_append_is_redacted(tmp_path, make_memory)
 
 
 
-# (end of rough edges)
