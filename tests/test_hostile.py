@@ -839,6 +839,20 @@ def _asked(log) -> int:
     return sum("search " in line and "bolzano" in line for line in log.read_text().splitlines())
 
 
+def _mend(mem, hang, now: list[float], log) -> None:
+    """Stop the hang and come to the retry time: the search there answers at once (the retry
+    runs in the background), and once the retry is done qmd answers the next one."""
+    from mnemoclaw.backends.qmd_state import RETRY_SECONDS
+
+    hang.unlink()
+    now[0] += RETRY_SECONDS
+    _, took = _timed_search(mem)
+    assert took < WELL_UNDER
+    assert mem.backend.settle(30)
+    answer, _ = _timed_search(mem)
+    assert "backendFallback" not in answer and _asked(log) == 1
+
+
 def test_a_qmd_hanging_on_collection_add_holds_no_search_and_dies_with_the_backend(tmp_path, workspace, make_memory):
     import time
 
@@ -892,20 +906,13 @@ def test_a_qmd_whose_setup_keeps_hanging_is_retried_in_the_background_not_by_a_s
     answer, took = _timed_search(mem)
     assert took < WELL_UNDER and answer["backendFallback"]["reason"] == reason
     assert not _alive(log)
-    hang.unlink()
-    now[0] += RETRY_SECONDS
-    _, took = _timed_search(mem)
-    assert took < WELL_UNDER
-    assert mem.backend.settle(30)
-    answer, _ = _timed_search(mem)
-    assert "backendFallback" not in answer and _asked(log) == 1
+    _mend(mem, hang, now, log)
 
 
 def test_a_qmd_hanging_on_search_is_found_by_the_setup_and_costs_a_search_at_most_its_timeout(tmp_path, workspace,
                                                                                             make_memory):
     import time
 
-    from mnemoclaw.backends.qmd_state import RETRY_SECONDS
 
     qmd, log, hang = _qmd_that_hangs(tmp_path, "search")
     now = [time.time()]
@@ -919,13 +926,7 @@ def test_a_qmd_hanging_on_search_is_found_by_the_setup_and_costs_a_search_at_mos
     answer, took = _timed_search(mem)
     assert took < WELL_UNDER and answer["backendFallback"]["reason"] == reason
     assert not _alive(log) and _asked(log) == 0  # no search of the question ever waited on it
-    hang.unlink()
-    now[0] += RETRY_SECONDS
-    _, took = _timed_search(mem)
-    assert took < WELL_UNDER
-    assert mem.backend.settle(30)
-    answer, _ = _timed_search(mem)
-    assert "backendFallback" not in answer and _asked(log) == 1
+    _mend(mem, hang, now, log)
     # a qmd that starts hanging once it is set up costs one search its timeout, and no more
     hang.write_text("1")
     answer, took = _timed_search(mem)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -29,20 +29,28 @@ PRIVATE_DIR = 0o700
 def private_dir(path: str | os.PathLike[str]) -> Path:
     """``path`` as a folder, each part of it that is made here made 0700 (a folder that exists
     is left as it is: ``mnemoclaw status`` names one that others can read)."""
-    target = Path(path)
+    return _make_dirs(Path(path), lambda _: True)
+
+
+def _make_dirs(target: Path, private: Callable[[Path], bool]) -> Path:
+    """Make the missing parts of ``target``, each 0700 where ``private(its parent)`` says so
+    (explicitly: the umask cannot widen a mode, but one like 0o277 narrows it), else as the umask
+    says."""
     missing = []
     for folder in (target, *target.parents):
         if folder.is_dir():
             break
         missing.append(folder)
     for folder in reversed(missing):
+        mine = private(folder.parent)
         try:
-            os.mkdir(folder, PRIVATE_DIR)
+            os.mkdir(folder, PRIVATE_DIR if mine else 0o777)
         except FileExistsError:
             if not folder.is_dir():
                 raise
             continue
-        os.chmod(folder, PRIVATE_DIR)  # the umask cannot widen a mode, but one like 0o277 narrows it
+        if mine:
+            os.chmod(folder, PRIVATE_DIR)
     return target
 
 
@@ -86,23 +94,7 @@ def new_file_mode(folder: str | os.PathLike[str]) -> int:
 def like_parent_dir(path: str | os.PathLike[str]) -> Path:
     """``path`` as a folder; each part made here is private when the folder it is made in is,
     else made as the umask says (a workspace's folders: private only inside a private one)."""
-    target = Path(path)
-    missing = []
-    for folder in (target, *target.parents):
-        if folder.is_dir():
-            break
-        missing.append(folder)
-    for folder in reversed(missing):
-        private = is_private(folder.parent)
-        try:
-            os.mkdir(folder, PRIVATE_DIR if private else 0o777)
-        except FileExistsError:
-            if not folder.is_dir():
-                raise
-            continue
-        if private:
-            os.chmod(folder, PRIVATE_DIR)
-    return target
+    return _make_dirs(Path(path), is_private)
 
 
 @contextmanager
