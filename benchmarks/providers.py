@@ -29,8 +29,8 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 from mnemoclaw.api import Memory  # noqa: E402
 from mnemoclaw.config import load_settings  # noqa: E402
 from mnemoclaw.embeddings.base import create_provider  # noqa: E402
-from mnemoclaw.index.discovery import discover  # noqa: E402
 from mnemoclaw.markdown.chunker import chunk_markdown  # noqa: E402
+from mnemoclaw.notes.discovery import discover  # noqa: E402
 from speed import locomo_workspace, log, make_workspace, run_sections  # noqa: E402
 
 

@@ -6,8 +6,8 @@
 Each conversation is replayed in order. Memory holds the sessions before the current one (each
 ``memory/session_NN.md``, the daily-log layout; recall is asked with ``sources: ["curated",
 "daily"]`` since the sessions are daily logs). Every turn of the current session is a message:
-``mnemoclaw.recall`` runs on it, with the turn before as its last turn, and what it would inject
-is recorded with its scores and what recall's gate reads (``mnemoclaw.recall.specific``); each
+``mnemoclaw.tools.recall`` runs on it, with the turn before as its last turn, and what it would inject
+is recorded with its scores and what recall's gate reads (``mnemoclaw.tools.recall.specific``); each
 threshold is then applied to the record with the gate, as recall applies them, three entries at most.
 
 What a turn needs, from LoCoMo's questions and their evidence turns (``D3:5``):
@@ -41,7 +41,7 @@ from pathlib import Path
 
 from mnemoclaw.api import Memory, resolve_provider
 from mnemoclaw.config import RECALL_MIN_SCORE, load_settings
-from mnemoclaw.recall import Specific, recall, specific, standing_out
+from mnemoclaw.tools.recall import Specific, recall, specific, standing_out
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from quality import default_bench  # noqa: E402
@@ -113,14 +113,14 @@ def replay(conv_dir: Path, qs: list[set[str]], root: Path, provider) -> list[dic
 
 
 def features(hit, chunks: int) -> dict:
-    """What recall's gate reads of an entry (mnemoclaw.recall.specific)."""
+    """What recall's gate reads of an entry (mnemoclaw.tools.recall.specific)."""
     f = specific(hit, chunks)
     return {"excess": f.excess, "rarest": f.rarest, "share": f.share, "chunks": chunks}
 
 
 def shipped(entries: list[dict], threshold: float) -> list[dict]:
     """What the shipped rule injects at ``threshold``: the entries scoring it that the gate lets
-    come (mnemoclaw.recall.standing_out; every entry here is a daily log), three at most."""
+    come (mnemoclaw.tools.recall.standing_out; every entry here is a daily log), three at most."""
     scored = [e for e in entries if e["score"] >= threshold]
     comes = standing_out([(Specific(e["excess"], e["rarest"], e["share"], e["chunks"]), True) for e in scored])
     return [e for e, ok in zip(scored, comes, strict=True) if ok][:3]  # maxEntries 3

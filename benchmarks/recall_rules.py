@@ -6,7 +6,7 @@ Each record is one replayed LoCoMo message with every entry the search returned 
 score, the gate's features, its text, and whether its lines hold a question's evidence). Each
 rule below decides, for a message whose entries passed the gate alone at minScore 0.9 (the rule
 before corroboration), whether anything is injected at all; then what ships (a daily log's entry
-comes only when two entries stand out, by 1.5 spreads: mnemoclaw.recall.standing_out) and the
+comes only when two entries stand out, by 1.5 spreads: mnemoclaw.tools.recall.standing_out) and the
 grid it was chosen from, on the fit half; the figures are the same as recall.py's (fit: the first half of the
 conversations, held-out: the other half), so docs/recall.md's table comes from here. Last, a
 logistic model of what is known of each passing entry (its score and gate features, its length
@@ -29,8 +29,8 @@ from pathlib import Path
 import numpy as np
 
 from mnemoclaw.config import RECALL_MIN_SCORE
-from mnemoclaw.recall import MIN_SHARE_KEYWORD_ONLY, RARE_OF_MAX, Specific
 from mnemoclaw.search.bm25 import idf
+from mnemoclaw.tools.recall import MIN_SHARE_KEYWORD_ONLY, RARE_OF_MAX, Specific
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from recall import CARRY_TARGET, QUIET_TARGET  # noqa: E402
@@ -47,7 +47,7 @@ def body(text: str) -> str:
 
 def alone(e: dict) -> bool:
     """One entry standing out on its own (the rule before corroboration, and still the one for
-    curated memory): the score, and the gate (mnemoclaw.recall.Specific)."""
+    curated memory): the score, and the gate (mnemoclaw.tools.recall.Specific)."""
     return e["score"] >= RECALL_MIN_SCORE and Specific(e["excess"], e["rarest"], e["share"], e["chunks"]).passes()
 
 
@@ -57,7 +57,7 @@ def stricter(e: dict) -> bool:
 
 
 def gate(excess: float, rarest: float, share: float) -> Callable[[dict], bool]:
-    """The gate with other constants (mnemoclaw.recall.Specific.passes's)."""
+    """The gate with other constants (mnemoclaw.tools.recall.Specific.passes's)."""
     def passes(e: dict) -> bool:
         if e["score"] < RECALL_MIN_SCORE or e["rarest"] < min(rarest, RARE_OF_MAX * idf(max(1, e["chunks"]), 1)):
             return False
@@ -68,7 +68,7 @@ def gate(excess: float, rarest: float, share: float) -> Callable[[dict], bool]:
 
 
 def measure_shipped(records: list[dict]) -> tuple[float, float, int]:
-    """``measure`` for what ships: recall.py's ``shipped`` (mnemoclaw.recall.standing_out)."""
+    """``measure`` for what ships: recall.py's ``shipped`` (mnemoclaw.tools.recall.standing_out)."""
     quiet = [r for r in records if not r["needs"]]
     got = [injected(r["entries"], RECALL_MIN_SCORE) for r in records]
     events = [g for g in got if g]
@@ -184,7 +184,7 @@ def main() -> None:
         a, b = measure(fit, passes, rule), measure(held, passes, rule)
         print(f"| {label} | {a[0]:.3f} / {b[0]:.3f} | {a[1]:.3f} / {b[1]:.3f} | {a[2]} / {b[2]} |")
     a, b = measure_shipped(fit), measure_shipped(held)
-    print(f"| shipped: corroborated (mnemoclaw.recall.standing_out) | {a[0]:.3f} / {b[0]:.3f} | "
+    print(f"| shipped: corroborated (mnemoclaw.tools.recall.standing_out) | {a[0]:.3f} / {b[0]:.3f} | "
           f"{a[1]:.3f} / {b[1]:.3f} | {a[2]} / {b[2]} |")
     corroboration(fit, held)
     learned(fit, held)

@@ -278,8 +278,8 @@ def section_search(bench: Path, work: Path, scale: int, pg_url: str | None = Non
     state = work / f"ws-{scale}-state"
     overrides: dict = {}
     if pg_url:  # the same index in Postgres: copied from the SQLite one, nothing embedded again
-        from mnemoclaw.migrate import copy_index
         from mnemoclaw.store import StoreOptions, open_store
+        from mnemoclaw.store.migrate import copy_index
 
         with open_memory(ws, state) as lite:
             lite.sync()

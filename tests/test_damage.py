@@ -88,8 +88,8 @@ _VECTORS: dict[tuple[str, int, str], np.ndarray] = {}
 
 def _expected(ws: Path) -> set[tuple[str, int, int, str]]:
     """What a fresh index of the workspace holds: (path, start, end, hash) of every chunk."""
-    from mnemoclaw.index.discovery import discover
     from mnemoclaw.markdown.chunker import chunk_markdown
+    from mnemoclaw.notes.discovery import discover
 
     out = set()
     for f in discover(ws):

@@ -6,7 +6,7 @@ import pytest
 
 from mnemoclaw.backends.qmd import export_sessions
 from mnemoclaw.errors import PathDeniedError
-from mnemoclaw.index.discovery import discover
+from mnemoclaw.notes.discovery import discover
 from mnemoclaw.runtime.hygiene import propose
 
 from conftest import write

@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 import test_openclaw
-from mnemoclaw import tombstones
 from mnemoclaw.cli import cli
-from mnemoclaw.tombstones import TombstoneError
+from mnemoclaw.notes import tombstones
+from mnemoclaw.notes.tombstones import TombstoneError
 from test_forget import index_bytes
 
 from conftest import write

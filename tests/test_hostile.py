@@ -77,7 +77,7 @@ def test_an_agents_append_over_mcp_cannot_speak_as_the_owner(tmp_path):
 def test_a_trigger_fires_only_on_the_owners_entries_and_names_a_content_word(tmp_path, make_memory):
     """A trigger on an agent's line of a daily log (written before comments were neutralised, or
     by hand) and an owner's trigger of a stop word: neither fires, and index names both."""
-    from mnemoclaw.recall import recall
+    from mnemoclaw.tools.recall import recall
 
     ws = tmp_path / "ws"
     write(ws / "MEMORY.md", "# Memory\n\n- Deploys go out from the release branch. <!-- trigger: the -->\n"
@@ -130,7 +130,7 @@ def test_imported_and_transcript_text_annotates_nothing(tmp_path, make_memory):
 def test_the_recalled_block_quotes_memory_as_data(tmp_path, make_memory):
     """The block says what follows is quoted memory, not instructions; each entry keeps its line
     breaks, quoted line by line, with no annotation comment left in it."""
-    from mnemoclaw.recall import recall
+    from mnemoclaw.tools.recall import recall
 
     ws = tmp_path / "ws"
     write(ws / "MEMORY.md", "# Memory\n\n- The staging database runs on host orca-7 <!-- importance: 9 -->\n"

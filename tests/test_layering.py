@@ -22,17 +22,17 @@ LAYERS = {
     # 1: pure
     "text": 1, "markdown": 1, "search.fusion": 1, "search.bm25": 1, "search.keyword": 1, "search.relevance": 1,
     "search.snippets": 1, "index.planning": 1,
-    "sessions": 1, "sessions.openclaw": 2, "tools": 1, "answers": 1, "eval.metrics": 1, "provenance": 1,
+    "sessions": 1, "sessions.openclaw": 2, "tools": 1, "eval.metrics": 1,
     # 2: ports: databases, models, HTTP, files, locks
-    "store": 2, "embeddings": 2, "blas": 2, "index.discovery": 2, "locks": 2, "tombstones": 2,
+    "store": 2, "embeddings": 2, "locks": 2, "notes.discovery": 2, "notes.tombstones": 2, "serve.http": 2,
     # 3: orchestration
     "index": 3, "search": 3, "backends": 3, "freshness": 3,
     # 4: the composition root
-    "config": 4, "notes": 4, "measured": 4, "providers": 4, "api": 4, "migrate": 4, "reset": 4, "recall": 4,
-    # 5: what is built on Memory: the chat runtime, the evaluation harness, the MCP edge
-    "runtime": 5, "eval": 5, "demo": 5, "mcp_server": 5, "ui": 5, "serving": 5,
+    "config": 4, "notes": 4, "embeddings.resolve": 4, "api": 4, "store.reset": 4, "tools.recall": 4,
+    # 5: what is built on Memory: the chat runtime, the evaluation harness, the servers
+    "runtime": 5, "eval": 5, "serve": 5, "ui": 5,
     # 6: the command line
-    "cli": 6, "reference": 6, "__init__": 6,
+    "cli": 6, "serve.nearby": 6, "__init__": 6,
 }
 STORE_INTERNALS = ("store.sqlite", "store.sqlite_schema", "store.driver", "store.dense", "store.postgres")
 
@@ -111,7 +111,7 @@ def _protocol_members() -> set[str]:
     """Every member a protocol of the seams declares (the stores, backends, providers, the
     notes side's index): what a caller reaches through the protocol, never by name."""
     members: set[str] = set()
-    for rel in ("store/base.py", "backends/base.py", "embeddings/base.py", "notes/__init__.py"):
+    for rel in ("store/base.py", "backends/base.py", "embeddings/base.py", "notes/handle.py"):
         tree = ast.parse((SRC / rel).read_text("utf-8"))
         for node in tree.body:
             if isinstance(node, ast.ClassDef) and any(

@@ -27,7 +27,7 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mnemoclaw import tools  # noqa: E402
 from mnemoclaw.api import Memory  # noqa: E402
 from mnemoclaw.config import load_settings  # noqa: E402
-from mnemoclaw.mcp_server import MemoryService, build_server  # noqa: E402
+from mnemoclaw.serve.mcp import MemoryService, build_server  # noqa: E402
 
 ENV = {"PYTHONPATH": str(REPO / "src"), "MNEMOCLAW_PROVIDER": "none", "HOME": os.environ.get("HOME", "/tmp")}
 
@@ -424,7 +424,7 @@ def test_a_huge_query_is_refused_at_once_and_unknown_append_arguments_are_refuse
 
 
 def test_the_bearer_scheme_is_case_insensitive():
-    from mnemoclaw.mcp_server import BearerAuth
+    from mnemoclaw.serve.mcp import BearerAuth
 
     seen = []
 

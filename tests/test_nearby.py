@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from mnemoclaw import config
-from mnemoclaw.cli import nearby
 from mnemoclaw.cli.app import Ctx
+from mnemoclaw.serve import nearby
 
 EXE = str(Path(sys.executable).with_name("mnemoclaw"))
 NOTES = ("# Memory\n\n- The deploy server is atlas-7, in rack 12.\n"
@@ -347,7 +347,7 @@ def test_the_client_knows_the_state_dir_as_the_config_does():
 def test_the_client_imports_nothing_heavy():
     """What a hook waits for on every prompt: the client imports only the standard library's
     smallest modules (no json, no socket.py, no typing, no click)."""
-    code = ("import sys; from mnemoclaw.cli import main; from mnemoclaw.cli.nearby import _socket_module; "
+    code = ("import sys; from mnemoclaw.cli import main; from mnemoclaw.serve.nearby import _socket_module; "
             "from mnemoclaw.cli.hook import timeout_ms; timeout_ms(['recall', '--hook']); "
             "_socket_module(); print(' '.join(sorted(sys.modules)))")
     loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,

@@ -9,15 +9,15 @@ from contextlib import contextmanager
 
 from click.testing import CliRunner
 
-from mnemoclaw import provenance
 from mnemoclaw.api import Memory
 from mnemoclaw.cli import cli
 from mnemoclaw.config import load_settings
+from mnemoclaw.markdown import provenance
 from mnemoclaw.markdown.annotations import parse_value
-from mnemoclaw.recall import recall
 from mnemoclaw.runtime.agent import AgentSession
 from mnemoclaw.runtime.llm import ChatClient, RetryPolicy
 from mnemoclaw.runtime.settings import runtime_settings
+from mnemoclaw.tools.recall import recall
 
 from chat_server import ChatServer
 from conftest import write

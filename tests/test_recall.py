@@ -10,10 +10,10 @@ from click.testing import CliRunner
 from mnemoclaw.api import Memory
 from mnemoclaw.cli import cli
 from mnemoclaw.config import load_settings
-from mnemoclaw.recall import Specific, may_inject, recall, said_trigger
 from mnemoclaw.runtime.agent import AgentSession
 from mnemoclaw.runtime.llm import ChatClient, RetryPolicy
 from mnemoclaw.runtime.settings import runtime_settings
+from mnemoclaw.tools.recall import Specific, may_inject, recall, said_trigger
 
 from chat_server import ChatServer
 from conftest import write
@@ -89,7 +89,7 @@ def test_daily_logs_come_only_when_configured_and_imports_never(mem, workspace):
 
 
 def test_an_entry_of_what_was_said_needs_another_to_stand_out_and_a_curated_one_does_not():
-    from mnemoclaw.recall import CORROBORATED_EXCESS, standing_out
+    from mnemoclaw.tools.recall import CORROBORATED_EXCESS, standing_out
 
     out, loose = Specific(2.5, 3.0, 0.5, 500), Specific(CORROBORATED_EXCESS, 3.0, 0.5, 500)
     none = Specific(1.0, 3.0, 0.5, 500)

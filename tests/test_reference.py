@@ -1,6 +1,6 @@
 """The configuration and command references are what the code says (docs/config.md, docs/cli.md)."""
 
-from mnemoclaw import reference
+from mnemoclaw.cli import reference
 
 from conftest import REPO
 
@@ -12,7 +12,7 @@ def test_every_config_key_says_what_it_does():
 def test_the_references_in_docs_are_the_code_s():
     for name, text in (("config.md", reference.config_reference()), ("cli.md", reference.cli_reference())):
         on_disk = (REPO / "docs" / name).read_text("utf-8")
-        assert on_disk == text, f"docs/{name} is stale: run `python -m mnemoclaw.reference`"
+        assert on_disk == text, f"docs/{name} is stale: run `python -m mnemoclaw.cli.reference`"
 
 
 def test_every_command_and_key_is_in_them():

@@ -93,7 +93,7 @@ def test_the_score_is_the_same_for_the_same_evidence_whatever_else_was_found():
 
 
 def test_an_empty_answer_from_an_index_that_is_not_whole_does_not_say_memory_has_nothing():
-    from mnemoclaw.answers import SearchAnswer
+    from mnemoclaw.tools.wire import SearchAnswer
 
     def answer(**extra):
         return SearchAnswer([], "the boat's name", False, "local", "m", False, "hybrid", extra=extra,

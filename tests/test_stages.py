@@ -178,8 +178,8 @@ def test_scores_never_rise_down_the_list_and_the_annotations_keep_their_places()
 
 
 def test_when_nothing_reaches_the_floor_the_best_candidate_with_real_keyword_evidence_comes_back_weak():
-    from mnemoclaw.answers import SearchAnswer
     from mnemoclaw.search.relevance import WEAK_COVERAGE, Evidence
+    from mnemoclaw.tools.wire import SearchAnswer
 
     def hit(path, score, coverage, text="a note"):
         return Hit(path, 1, 1, score, text, "memory", evidence=Evidence(coverage=coverage))

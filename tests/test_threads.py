@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from mnemoclaw.blas import BlasLimit
 from mnemoclaw.embeddings import local
 from mnemoclaw.embeddings.base import cpu_count
+from mnemoclaw.embeddings.blas import BlasLimit
 
 TEXTS = ["the courier code is QX-5521", "我们下周三在杭州开会", "Melanie painted a sunrise by the lake"] * 20
 

@@ -26,22 +26,10 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from . import provenance, tombstones
-from .answers import (
-    AGENT,
-    PERSON,
-    SearchAnswer,
-    Situation,
-    append_failed,
-    explain,
-    get_failed,
-    make_snippet,
-    scrub,
-    search_failed,
-)
 from .backends import Backend, BuiltinBackend, QmdBackend, open_backend
 from .config import Settings, load_settings, openclaw_transcripts
 from .embeddings.base import CachedModel, EmbeddingProvider, Remote
+from .embeddings.resolve import AUTO, ProviderChoice, auto_provider, build_provider, resolve_provider
 from .errors import (
     IndexCorruptError,
     MnemoclawError,
@@ -52,10 +40,10 @@ from .errors import (
 )
 from .freshness import INLINE_SYNC_FILES, SEARCH_LOCK_WAIT, Freshness
 from .index.indexer import Indexer
-from .measured import floor_summary, ranking_summary
-from .notes import Forgotten, Notes, owed
+from .markdown import provenance
+from .notes import Forgotten, Notes, owed, tombstones
 from .notes.paths import read_lines, resolve_memory_path, split_citation
-from .providers import AUTO, ProviderChoice, auto_provider, build_provider, resolve_provider
+from .search.measured import floor_summary, ranking_summary
 from .search.stages import this_project_first
 from .store import Store, open_store
 from .store.base import SharedNamespaces
@@ -70,6 +58,18 @@ from .tools import (
     SESSIONS,
     SNIPPET_MAX_CHARS,
     ToolArgumentError,
+)
+from .tools.wire import (
+    AGENT,
+    PERSON,
+    SearchAnswer,
+    Situation,
+    append_failed,
+    explain,
+    get_failed,
+    make_snippet,
+    scrub,
+    search_failed,
 )
 from .types import Hit, IndexReport, Progress, SourceFile
 
@@ -487,7 +487,7 @@ class Memory:
     def session_channels(self) -> dict[str, dict[str, str]]:
         """Each transcript's channel and chat type, from its ``sessions.json`` ({} when there is none
         or it cannot be read: a result then shows its session without them)."""
-        from .index.discovery import session_metas
+        from .notes.discovery import session_metas
 
         return session_metas(self.settings.sessions_dir)
 
@@ -747,7 +747,7 @@ class _NotesIndex:
         return backend.indexer.discover(list(sources) if sources is not None else None)
 
     def transcripts(self) -> list[SourceFile]:
-        from .index.discovery import discover_sessions
+        from .notes.discovery import discover_sessions
 
         out = []
         for agent, folder in self.memory.session_dirs():

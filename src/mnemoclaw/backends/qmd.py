@@ -38,7 +38,7 @@ from typing import Any
 from ..atomic import write_atomic
 from ..embeddings.base import EmbeddingProvider
 from ..errors import ConfigError, PathDeniedError
-from ..index.discovery import discover_sessions, display_path
+from ..notes.discovery import discover_sessions, display_path
 from ..search.searcher import Searcher
 from ..store.base import FileIndex, KeywordSource, Store
 from ..text.tokenize import CJK_RUN, STOP_WORDS, WORD, KeywordQuery, keyword_query
@@ -64,8 +64,8 @@ def export_sessions(transcripts: Path | None, dest: Path, retention_days: float,
     tombstones.Fences); exports of transcripts gone or untouched for ``retention_days`` are
     removed. How many files were written or removed."""
     from ..atomic import private_dir, write_atomic
+    from ..notes.tombstones import Fences
     from ..sessions.transcript import parse_transcript
-    from ..tombstones import Fences
 
     fences = fences or Fences()
 
@@ -481,7 +481,7 @@ class QmdBackend:
         if sessions is None:
             return
         try:
-            from .. import tombstones
+            from ..notes import tombstones
 
             state = self.builtin.indexer.spec.state_dir
             with _EXPORTING:  # a sync and the background both export: each file's temporary is named by the process

@@ -27,8 +27,8 @@ def main() -> None:
     import time
 
     started = time.monotonic()  # a hook's deadline counts from here (cli/hook.py)
+    from ..serve.nearby import ask
     from .hook import timeout_ms
-    from .nearby import ask
 
     ms = timeout_ms(sys.argv[1:])
     deadline = None if ms is None else started + ms / 1000

@@ -111,7 +111,7 @@ def demo(obj: Ctx, keep: bool) -> None:
     """Build a small English + Chinese workspace, index it offline and run four searches."""
     from ..api import Memory
     from ..config import load_settings
-    from ..demo import SAMPLE_QUERIES, write_sample_workspace
+    from .demo import SAMPLE_QUERIES, write_sample_workspace
 
     tmp = None
     if obj.workspace:

@@ -8,8 +8,8 @@ import time
 import click
 
 from ..errors import MnemoclawError
+from ..serve.nearby import serving
 from .app import Ctx, cli, emit_json, translated
-from .nearby import serving
 
 
 # -- chat / hygiene -------------------------------------------------------------------------

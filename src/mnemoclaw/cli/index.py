@@ -12,11 +12,12 @@ from typing import Any
 
 import click
 
-from ..answers import search_failed
 from ..errors import MnemoclawError
-from ..provenance import ORIGINS
+from ..markdown.provenance import ORIGINS
 from ..search.relevance import DEFAULT_MIN_SCORE
+from ..serve.nearby import serving
 from ..tools import CORPORA, MAX_RESULTS, SEARCH
+from ..tools.wire import search_failed
 from .app import Ctx, Progress, cli, emit_json, emit_json_line, json_text, translated
 from .hook import DEFAULT_MS as HOOK_DEFAULT_MS
 from .hook import MAX_MS as HOOK_MAX_MS
@@ -24,7 +25,6 @@ from .hook import OPTION as HOOK_OPTION
 from .hook import PREFIX as HOOK_PREFIX
 from .hook import Watchdog
 from .hook import current as hook_watchdog
-from .nearby import serving
 
 
 # -- init ---------------------------------------------------------------------------------
@@ -347,7 +347,7 @@ def recall(obj: Ctx, message: str | None, last_turn: str | None, hook: bool, tim
 
 
 def run_recall(mem, message: str, last_turn: str | None, as_json: bool, echo: Echo = click.echo) -> int:
-    from ..recall import recall as recall_for
+    from ..tools.recall import recall as recall_for
 
     found = recall_for(mem, message, last_turn=last_turn)
     if as_json:
@@ -378,7 +378,7 @@ def hook_recall(settings_of: Callable[[], Any], open_memory: Callable[[Any], Any
 def _hook_answer(settings_of: Callable[[], Any], open_memory: Callable[[Any], Any], raw: str, as_json: bool,
                  watchdog: Watchdog | None) -> tuple[str, str]:
     """(what to print, what went wrong): one of them, or neither when nothing came."""
-    from ..recall import recall as recall_for
+    from ..tools.recall import recall as recall_for
 
     def doing(what: str) -> None:
         if watchdog is not None:

@@ -329,7 +329,7 @@ def migrate(obj: Ctx, to_url: str | None, from_url: str | None, namespace: str |
     chunks, vectors, annotations and the embedding cache. The target keeps answering from what
     it held until the copy is swapped in; the source is only read. Then point
     memorySearch.store at the target."""
-    from ..migrate import migrate as copy
+    from ..store.migrate import migrate as copy
     from ..text.secrets import redact_url
 
     if bool(to_url) == bool(from_url):
@@ -363,7 +363,7 @@ def reset(obj: Ctx, dry_run: bool, as_json: bool) -> None:
     everything from them, embedding every chunk again. Refused while another process writes
     the index.
     """
-    from ..reset import reset_index
+    from ..store.reset import reset_index
 
     report = reset_index(obj.settings(), dry_run=dry_run)
     if as_json:

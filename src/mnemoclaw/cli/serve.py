@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
+from ..serve.nearby import serving
 from .app import Ctx, cli, translated
-from .nearby import serving
 
 
 # -- mcp ----------------------------------------------------------------------------------
@@ -29,7 +29,7 @@ def mcp(obj: Ctx, http_bind, token, idle_minutes: float | None, max_sessions: in
     streamable HTTP. Logs go to stderr; stdout carries only protocol frames.
     """
     from ..api import Memory
-    from ..mcp_server import MemoryService, parse_bind, run_http, run_stdio
+    from ..serve.mcp import MemoryService, parse_bind, run_http, run_stdio
 
     settings = obj.settings(**({"sync": {"watch": False}} if no_watch else {}))
     read_only = settings.openclaw_dir is not None
@@ -65,7 +65,7 @@ def mcp(obj: Ctx, http_bind, token, idle_minutes: float | None, max_sessions: in
 def ui(obj: Ctx, host: str, port: int, token, open_browser: bool) -> None:
     """Serve a web app for looking inside this agent's memory: search with why each result
     ranked, the memory files with their lines, and the index's health."""
-    from ..serving import listen
+    from ..serve.http import listen
     from ..ui.app import serve
 
     sock = listen(host, port, option="--port")  # before the first sync: a busy port is said at once

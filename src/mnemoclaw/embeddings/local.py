@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from ..blas import blas_threads as _blas_threads
 from ..errors import ProviderError
 from . import usem3_cache
 from .base import cpu_count, provider_key
+from .blas import blas_threads as _blas_threads
 
 log = logging.getLogger(__name__)
 

@@ -31,7 +31,7 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..index.discovery import IGNORED_DIRS, ROOT_FILES
+from ..notes.discovery import IGNORED_DIRS, ROOT_FILES
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..index.discovery import IGNORED_DIRS, ROOT_FILES
+from ..notes.discovery import IGNORED_DIRS, ROOT_FILES
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,6 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import tombstones
 from ..embeddings.base import Batched, EmbeddingProvider
 from ..errors import (
     DiskFullError,
@@ -39,14 +38,15 @@ from ..errors import (
 )
 from ..markdown.annotations import Span, annotate, decode, encode, heading_date
 from ..markdown.chunker import CHUNKER_ID, chunk_markdown, chunk_spans, text_hash
-from ..provenance import excluded, imported_from, session_of
+from ..markdown.provenance import excluded, imported_from, session_of
+from ..notes import tombstones
+from ..notes.discovery import discover, discover_sessions, session_metas
 from ..sessions.transcript import parse_transcript
 from ..store.base import CacheKey, FileWrite, HostedFiles, Store, damage_reason
 from ..text.script import fold
 from ..text.tokenize import TOKENIZER_ID, estimate_tokens
 from ..types import Chunk, ChunkRow, FileRecord, IndexReport, Progress, SourceFile
 from ..vectors import unit_vector
-from .discovery import discover, discover_sessions, session_metas
 from .planning import SyncPlan, had_it, host_notes, indexed_elsewhere, plan_sync
 
 log = logging.getLogger(__name__)

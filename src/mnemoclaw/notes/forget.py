@@ -29,13 +29,13 @@ from typing import Any
 from ..atomic import PRIVATE_FILE, private_dir, replace_all
 from ..errors import MnemoclawError, PathDeniedError
 from ..markdown.annotations import Entries, annotated_entries
-from ..provenance import session_of
+from ..markdown.provenance import session_of
 from ..sessions.transcript import entry_message, parse_transcript
 from ..text.tokenize import analyze, keyword_query
-from ..tombstones import entry_day, file_day, json_entry, sender
 from ..types import SourceFile
 from . import git
 from .paths import split_citation
+from .tombstones import entry_day, file_day, json_entry, sender
 
 BACKUP_DIR = "forgotten"  # under the state directory
 # A test hook, read here only: a forget kills itself (SIGKILL) when it reaches the phase named

@@ -21,14 +21,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .. import tombstones
 from ..atomic import atomic_file, like_parent_dir, private_dir, remove_leftovers
 from ..errors import MnemoclawError
-from ..index.discovery import is_link, walk_markdown
 from ..markdown.annotations import as_data, neutralise_comments
-from ..provenance import IMPORT_SOURCES, IMPORTS_DIR
+from ..markdown.provenance import IMPORT_SOURCES, IMPORTS_DIR
 from ..text import parse
 from ..text.secrets import redact, redact_counted
+from . import tombstones
+from .discovery import is_link, walk_markdown
 
 SOURCES = IMPORT_SOURCES
 MANIFEST = tombstones.IMPORTS_MANIFEST  # under the state directory: what each imported file held when written

@@ -17,9 +17,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import tombstones
 from ..store import Store
 from ..types import IndexReport
+from . import tombstones
 from .forget import reached
 
 

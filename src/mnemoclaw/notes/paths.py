@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import PathDeniedError
-from ..index.discovery import IGNORED_DIRS, ROOT_FILES
+from .discovery import IGNORED_DIRS, ROOT_FILES
 
 ALLOWED_HINT = "allowed: MEMORY.md, memory.md, memory/**/*.md and .md files inside configured extraPaths"
 # Longer paths cannot name a file (PATH_MAX, NAME_MAX on Linux and macOS): refused before

@@ -25,12 +25,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from .. import provenance, tombstones
 from ..api import Memory
 from ..errors import MnemoclawError
+from ..markdown import provenance
+from ..notes import tombstones
 from ..notes.git import autocommit
-from ..recall import Recall, recall
 from ..text.tokenize import estimate_tokens
+from ..tools.recall import Recall, recall
 from . import commands
 from .bootstrap import InjectedFile, load_bootstrap, render, sections_to_reinject
 from .commands import Reply

@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..notes.tombstones import Fences
 from ..text.tokenize import estimate_tokens
-from ..tombstones import Fences
 
 BOOTSTRAP_FILES = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md", "BOOTSTRAP.md")
 HEAD_SHARE = 0.7

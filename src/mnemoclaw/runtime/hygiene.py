@@ -13,16 +13,16 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
-from .. import tombstones
 from ..config import Settings
 from ..errors import PathDeniedError, ReadOnlyError
-from ..index.discovery import is_link
 from ..markdown.annotations import as_data
+from ..notes import tombstones
+from ..notes.discovery import is_link
 from ..notes.git import autocommit
+from ..notes.tombstones import Fences
 from ..notes.write import extend_file
 from ..text.dates import note_date
 from ..text.secrets import redact
-from ..tombstones import Fences
 from .llm import ChatClient, LLMError
 from .settings import runtime_settings
 

@@ -14,8 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .. import tombstones, tools
+from .. import tools
 from ..api import Memory
+from ..notes import tombstones
 from ..notes.paths import resolve_workspace_file
 from .compaction import json_args
 from .settings import RuntimeSettings

@@ -19,10 +19,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .. import tombstones
 from ..atomic import private_dir, write_atomic
 from ..errors import ReadOnlyError
 from ..locks import file_lock
+from ..notes import tombstones
 from ..text import parse
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
-from ..blas import blas_threads
+from ..embeddings.blas import blas_threads
 
 # rows read per query while loading, so the transient memory stays small
 _LOAD_BATCH = 4096

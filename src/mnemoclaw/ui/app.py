@@ -28,10 +28,10 @@ from urllib.parse import parse_qsl, quote, urlencode
 
 from ..api import Memory
 from ..errors import ConfigError, EditConflictError, MnemoclawError, PathDeniedError, ReadOnlyError
-from ..mcp_server import is_loopback
 from ..notes.write import EDITABLE, content_hash
 from ..search.searcher import MODES
-from ..serving import bearer, same_secret
+from ..serve.http import bearer, same_secret
+from ..serve.mcp import is_loopback
 from ..text import script
 from ..text.tokenize import irregular_in
 
@@ -519,7 +519,7 @@ def _status_rows(status: dict[str, Any]) -> list[tuple[str, str]]:
 def serve(mem: Memory, host: str, sock: socket.socket, token: str | None, *,
           on_ready: Callable[[str], None] | None = None) -> None:
     """Run the app on ``sock``, bound to ``host`` (``serving.listen``), until interrupted."""
-    from ..serving import serve as run
+    from ..serve.http import serve as run
 
     app = create_app(mem, host=host, port=sock.getsockname()[1], token=token)
 

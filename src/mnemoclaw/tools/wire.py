@@ -16,13 +16,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import provenance
-from .errors import ProviderError, WorkspaceError
-from .markdown.annotations import NAMES as ANNOTATION_NAMES
-from .search.snippets import choose, choose_all
-from .text.tokenize import keyword_query
-from .tools import SNIPPET_MAX_CHARS, ToolArgumentError
-from .types import Hit
+from ..errors import ProviderError, WorkspaceError
+from ..markdown import provenance
+from ..markdown.annotations import NAMES as ANNOTATION_NAMES
+from ..search.snippets import choose, choose_all
+from ..text.tokenize import keyword_query
+from ..types import Hit
+from . import SNIPPET_MAX_CHARS, ToolArgumentError
 
 AGENT = "agent"
 PERSON = "person"  # the person at this machine (the CLI): real paths, commands to run

@@ -13,7 +13,7 @@ import socket
 from collections.abc import Callable
 from typing import Any, Literal
 
-from .errors import AddressError
+from ..errors import AddressError
 
 
 def same_secret(given: str | bytes, expected: str) -> bool:

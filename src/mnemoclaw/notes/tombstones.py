@@ -49,13 +49,13 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from .atomic import private_dir, write_atomic
-from .errors import MnemoclawError
-from .locks import file_lock
-from .markdown.annotations import annotated_entries
-from .provenance import session_of
-from .sessions.transcript import entry_message
-from .text.secrets import redact
+from ..atomic import private_dir, write_atomic
+from ..errors import MnemoclawError
+from ..locks import file_lock
+from ..markdown.annotations import annotated_entries
+from ..markdown.provenance import session_of
+from ..sessions.transcript import entry_message
+from ..text.secrets import redact
 
 log = logging.getLogger(__name__)
 

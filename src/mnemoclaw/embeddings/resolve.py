@@ -16,10 +16,10 @@ import os
 import time
 from typing import Any
 
-from .atomic import private_dir, write_atomic
-from .config import Settings
-from .embeddings.base import AUTO_REMOTE_ORDER, EmbeddingProvider, create_provider
-from .errors import ProviderError, ProviderResponseError
+from ..atomic import private_dir, write_atomic
+from ..config import Settings
+from ..errors import ProviderError, ProviderResponseError
+from .base import AUTO_REMOTE_ORDER, EmbeddingProvider, create_provider
 
 log = logging.getLogger(__name__)
 

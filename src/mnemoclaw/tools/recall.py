@@ -22,14 +22,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import provenance
-from .answers import make_snippet
-from .api import Memory
-from .markdown.annotations import strip_comments
-from .search.bm25 import idf
-from .text.script import fold
-from .text.tokenize import content_words
-from .types import Hit
+from ..api import Memory
+from ..markdown import provenance
+from ..markdown.annotations import strip_comments
+from ..search.bm25 import idf
+from ..text.script import fold
+from ..text.tokenize import content_words
+from ..types import Hit
+from .wire import make_snippet
 
 CURATED_FILES = frozenset({"MEMORY.md", "memory.md", "USER.md"})
 # a message of at most this many words is searched with the turn before it too ("and her sister?")

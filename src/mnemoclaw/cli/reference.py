@@ -1,7 +1,7 @@
 """The configuration and command references, generated from the code so they cannot drift:
 every key of the config schema with its default, what it accepts and what it does
 (docs/config.md), every command with its options (docs/cli.md). ``tests/test_reference.py``
-fails when either file is not what this module writes; ``python -m mnemoclaw.reference``
+fails when either file is not what this module writes; ``python -m mnemoclaw.cli.reference``
 writes them.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from .config import (
+from ..config import (
     MEMORY,
     MEMORY_SEARCH,
     OPENCLAW_APPLIED,
@@ -23,7 +23,7 @@ from .config import (
     OPENCLAW_SEARCH_NOT_APPLIED,
     F,
 )
-from .runtime.settings import REFERENCE as RUNTIME
+from ..runtime.settings import REFERENCE as RUNTIME
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
@@ -73,7 +73,7 @@ def undocumented() -> list[str]:
 
 def config_reference() -> str:
     lines = ["# Configuration reference", "",
-             "Generated from the code (`python -m mnemoclaw.reference`; a test fails when this file is stale).",
+             "Generated from the code (`python -m mnemoclaw.cli.reference`; a test fails when this file is stale).",
              "One JSON5 file with OpenClaw's key names, in either of its shapes: `memory.search.*` (per",
              "agent in `agents.entries.<id>.memory.search`, OpenClaw's since 2026-07-22) or",
              "`agents.defaults.memorySearch.*` (per agent in `agents.list[]`); `memory.*`; and the keys the",
@@ -105,10 +105,10 @@ def config_reference() -> str:
 
 
 def cli_reference() -> str:
-    from .cli import cli
+    from . import cli
 
     lines = ["# Command reference", "",
-             "Generated from the code (`python -m mnemoclaw.reference`; a test fails when this file is stale).",
+             "Generated from the code (`python -m mnemoclaw.cli.reference`; a test fails when this file is stale).",
              "Every command also takes `--workspace DIR`, `--state-dir DIR`, `--config FILE` and",
              "`--openclaw [DIR]`, before or after its name.", ""]
     ctx = click.Context(cli, info_name="mnemoclaw")

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from .store import open_store
-from .store.base import BulkLoad, FileWrite, Store, StoreOptions
+from . import open_store
+from .base import BulkLoad, FileWrite, Store, StoreOptions
 
 BATCH_FILES = 200
 

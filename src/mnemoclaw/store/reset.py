@@ -9,10 +9,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from .atomic import private_dir
-from .config import Settings
-from .errors import ConfigError, LockTimeoutError
-from .locks import file_lock
+from ..atomic import private_dir
+from ..config import Settings
+from ..errors import ConfigError, LockTimeoutError
+from ..locks import file_lock
 
 SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 LOCK_NAME = "write.lock"

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..provenance import sessions_by_id
+from ..markdown.provenance import sessions_by_id
 from ..text import parse
 from ..types import SourceFile
 

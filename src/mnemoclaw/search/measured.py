@@ -7,9 +7,9 @@ ranking code, so that a change of measurement is a change of this file alone.
 
 from __future__ import annotations
 
-from .search.fusion import DEFAULT_WEIGHTS
-from .search.relevance import DEFAULT_MIN_SCORE
-from .search.searcher import QueryOptions
+from .fusion import DEFAULT_WEIGHTS
+from .relevance import DEFAULT_MIN_SCORE
+from .searcher import QueryOptions
 
 # LoCoMo as memory workspaces, hybrid recall@5 with the bundled embedder
 # (benchmarks/quality.py --sets workspace --modes hybrid [--fusion F | --vector-weight W];

@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from . import provenance
-from .errors import MnemoclawError
-from .search.relevance import DEFAULT_MIN_SCORE
+from ..errors import MnemoclawError
+from ..markdown import provenance
+from ..search.relevance import DEFAULT_MIN_SCORE
 
 SNIPPET_MAX_CHARS = 700
 # A search query is a question or a few words; a longer one is a mistake (a pasted

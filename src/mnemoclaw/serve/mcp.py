@@ -30,10 +30,10 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import Field  # the MCP SDK's own dependency: tool schemas are pydantic models
 
-from . import tools
-from .api import Memory
-from .errors import ConfigError
-from .serving import bearer, same_secret
+from .. import tools
+from ..api import Memory
+from ..errors import ConfigError
+from .http import bearer, same_secret
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -145,7 +145,7 @@ def build_server(service: MemoryService, *, read_only: bool = False, name: str =
     @server.prompt(name="recall", description="What mnemoclaw would put before the reply to MESSAGE: the memory "
                    "entries that clearly bear on it, with citations (nothing when none does). No model call.")
     async def recall_prompt(message: str) -> str:
-        from .recall import recall
+        from ..tools.recall import recall
 
         found = await service.call(lambda mem: recall(mem, message))
         return found.block() or f"Memory has nothing that clearly bears on this message ({found.why_none})."
@@ -370,7 +370,7 @@ def http_app(service: MemoryService, host: str, token: str | None, *, idle_secon
 
 def run_http(service: MemoryService, host: str, port: int, token: str | None, *, idle_seconds: float,
              max_sessions: int, read_only: bool = False, on_ready: Callable[[str], None] | None = None) -> None:
-    from .serving import listen, serve
+    from .http import listen, serve
 
     app = http_app(service, host, token, read_only=read_only, idle_seconds=idle_seconds, max_sessions=max_sessions)
     sock = listen(host, port, option="--http HOST:PORT")  # before the model loads: a busy port is said at once

@@ -238,7 +238,7 @@ def ask(argv: Sequence[str], *, stdin: IO[str] | None = None, out: IO[str] | Non
         asked.stdin = stdin.read()
     hook_ms = None
     if deadline is not None:
-        from .hook import timeout_ms
+        from ..cli.hook import timeout_ms
 
         hook_ms = timeout_ms(argv)
     # a server drops a hook's request it reaches after the caller gave up (wall-clock ms: another process)
@@ -292,7 +292,7 @@ def ask(argv: Sequence[str], *, stdin: IO[str] | None = None, out: IO[str] | Non
             continue
         except _Quiet as how:
             if hook_ms is not None and time.monotonic() >= until:
-                from .hook import late
+                from ..cli.hook import late
 
                 err.write(late(hook_ms, f"waiting for process {pid} ({command})"))
                 err.flush()
@@ -573,8 +573,8 @@ class Server:
     def _run(self, request: dict[str, Any]) -> bytes:
         from contextlib import nullcontext
 
-        from .app import Ctx, cli
-        from .index import hook_recall, run_recall, run_search
+        from ..cli.app import Ctx, cli
+        from ..cli.index import hook_recall, run_recall, run_search
 
         argv, cwd = [str(a) for a in request["argv"]], str(request["cwd"])
         group = cli.make_context("mnemoclaw", list(argv))
