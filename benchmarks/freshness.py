@@ -38,7 +38,7 @@ def _ws_10k(bench: Path, work: Path) -> tuple[Path, Path]:
     make_workspace(bench, ws, files=10_000 // 9, notes_per_file=18, seed=10_000)
     with open_memory(ws, state) as mem:
         r = mem.sync()
-        log(f"10k workspace: {mem.store.counts()['chunks']} chunks ({r.chunks_embedded} embedded now)")
+        log(f"10k workspace: {mem.backend.store.counts()['chunks']} chunks ({r.chunks_embedded} embedded now)")
     return ws, state
 
 
@@ -76,7 +76,7 @@ def section_latency(bench: Path, work: Path) -> dict:
             token = f"zqfresh{i}s"
             (inbox / f"s{i}.md").write_text(f"- search note {token}: the ladder is in the barn\n", "utf-8")
             t = time.perf_counter()
-            hits = mem.memory_search(token)["results"]
+            hits = mem.tools.memory_search(token)["results"]
             search_ms.append((time.perf_counter() - t) * 1000)
             assert hits and token in hits[0]["snippet"], token
             mem.freshness.background.wait_idle(60)
@@ -106,13 +106,13 @@ def section_burst(bench: Path, work: Path) -> dict:
             watcher = mem.freshness.watch()
             time.sleep(0.5)
             flushes0, syncs0 = watcher.flushes, mem.freshness.background.syncs
-            files0 = mem.store.counts()["files"]
+            files0 = mem.backend.store.counts()["files"]
             t = time.perf_counter()
             for i in range(1000):
                 (inbox / f"r{run}-{i:04d}.md").write_text(f"- burst {run} note {i} about the lighthouse\n", "utf-8")
             burst_s = time.perf_counter() - t
             t = time.perf_counter()
-            _until(lambda files0=files0: mem.store.counts()["files"] == files0 + 1000, timeout=120)
+            _until(lambda files0=files0: mem.backend.store.counts()["files"] == files0 + 1000, timeout=120)
             settle = time.perf_counter() - t
             time.sleep(2 * watcher.debounce)
             mem.freshness.background.wait_idle(60)
@@ -172,21 +172,21 @@ def section_rebuild(bench: Path, work: Path) -> dict:
     with open_memory(ws, state) as mem:
         for q in queries[:100]:
             t = time.perf_counter()
-            mem.memory_search(q)
+            mem.tools.memory_search(q)
             idle.append((time.perf_counter() - t) * 1000)
     # new chunking: the index must be rebuilt and every chunk embedded again
     lat = []
     with open_memory(ws, state, chunking={"tokens": 300, "overlap": 60}) as mem:
-        mem.memory_search("start")  # hands the rebuild to the background writer
+        mem.tools.memory_search("start")  # hands the rebuild to the background writer
         t0 = time.perf_counter()
         i = 0
         while mem.freshness.background.busy:
             t = time.perf_counter()
-            mem.memory_search(queries[i % len(queries)])
+            mem.tools.memory_search(queries[i % len(queries)])
             lat.append((time.perf_counter() - t) * 1000)
             i += 1
         rebuild_s = time.perf_counter() - t0
-        ok = mem.indexer.needs_rebuild() == "" and mem.freshness.background.last_error is None
+        ok = mem.backend.needs_rebuild() == "" and mem.freshness.background.last_error is None
     with open_memory(ws, state) as mem:  # back to the defaults (the cache makes it quick)
         mem.sync()
     out = {"chunks": 10_000, "rebuild_s": round(rebuild_s, 1), "rebuild_ok": ok, "searches": len(lat),

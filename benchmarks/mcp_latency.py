@@ -115,7 +115,7 @@ def main() -> None:
     make_workspace(bench, ws, files=10_000 // 9, notes_per_file=18, seed=10_000)
     with open_memory(ws, state) as mem:
         mem.sync()
-        chunks = mem.store.counts()["chunks"]
+        chunks = mem.backend.store.counts()["chunks"]
     queries = _queries(bench, args.queries + 10)
     base = ["-m", "mnemoclaw.cli", "--workspace", str(ws), "--state-dir", str(state), "mcp", "--no-watch"]
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "PYTHONPATH", "VIRTUAL_ENV")}

@@ -486,7 +486,7 @@ def section_hosts(bench: Path, url: str, files: int) -> dict:
 
     def search(mem) -> dict:
         t = time.perf_counter()
-        out = mem.memory_search("note walrus harbour", mode="keyword")
+        out = mem.tools.memory_search("note walrus harbour", mode="keyword")
         return {"ms": round((time.perf_counter() - t) * 1000, 1), "indexing": out.get("indexing")}
 
     def index(mem) -> dict:

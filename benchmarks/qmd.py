@@ -135,7 +135,7 @@ def run(bench: Path, command: str, limit: int | None, provider: str, variants: t
                             chars[name].extend(len(h.text) for h in hits[:5])
                             results[name].append((q.metadata.get("category_name"), _score_evidence(hits, evidence), ms))
                     if variant == "fallback":
-                        fb = mem.memory_search(asked[0].text)
+                        fb = mem.tools.memory_search(asked[0].text)
                         assert fb.get("backendFallback"), "the fallback variant was served by qmd"
                 finally:
                     mem.close()

@@ -95,10 +95,10 @@ def replay(conv_dir: Path, qs: list[set[str]], root: Path, provider) -> list[dic
                 if session == 1:  # memory is empty: nothing to measure
                     previous = text
                     continue
-                got = recall(mem, text, last_turn=previous, options=options, gate=None)
+                got = recall(mem.tools.services, text, last_turn=previous, options=options, gate=None)
                 entries = []
                 live = [q for q in qs if any(session_of(x) == session for x in q)]
-                chunks = int(mem.store.counts()["chunks"])
+                chunks = int(mem.backend.store.counts()["chunks"])
                 for e in got.entries:
                     ids = {f"D{a}:{b}" for a, b in _ID.findall(e.text)}
                     entries.append({"score": e.score, "strict": bool(ids & set().union(*mine)) if mine else False,

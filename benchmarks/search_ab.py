@@ -40,13 +40,13 @@ def one(src: str, scale: int) -> list[float]:
         mem.settings.memory_search["sync"]["onSearch"] = False
         qs = speed._queries(speed.bench_dir(), 600)[:300]
         for q in qs[:50]:
-            mem.memory_search(q)
+            mem.tools.memory_search(q)
         passes = []
         for _ in range(3):
             lat = []
             for q in qs:
                 t = time.perf_counter()
-                mem.memory_search(q)
+                mem.tools.memory_search(q)
                 lat.append((time.perf_counter() - t) * 1000)
             passes.append(round(statistics.median(lat), 1))
     return passes

@@ -298,14 +298,14 @@ def section_search(bench: Path, work: Path, scale: int, pg_url: str | None = Non
 
         report = mem.sync(progress=progress)
         index_s = time.perf_counter() - t
-        chunks = mem.store.counts()["chunks"]
+        chunks = mem.backend.store.counts()["chunks"]
         queries, fresh = _queries(bench, 600)[:300], _queries(bench, 600)[300:]
         for q in queries[:20]:
-            mem.memory_search(q)  # warm caches
+            mem.tools.memory_search(q)  # warm caches
         lat, lat_nosync = [], []
         for q in queries:
             t = time.perf_counter()
-            mem.memory_search(q)
+            mem.tools.memory_search(q)
             lat.append((time.perf_counter() - t) * 1000)
         # a watching process: the kernel's file events tell a search nothing changed
         mem.freshness.watch()
@@ -313,7 +313,7 @@ def section_search(bench: Path, work: Path, scale: int, pg_url: str | None = Non
         lat_watched = []
         for q in fresh:
             t = time.perf_counter()
-            mem.memory_search(q)
+            mem.tools.memory_search(q)
             lat_watched.append((time.perf_counter() - t) * 1000)
         spared = mem.status(check_dirty=False)["background"]["searchCheck"]["walksSpared"]
         mem.freshness.stop()
@@ -323,14 +323,14 @@ def section_search(bench: Path, work: Path, scale: int, pg_url: str | None = Non
             one, one_zh = [], []
             for q in queries:
                 t = time.perf_counter()
-                mem.memory_search(q)
+                mem.tools.memory_search(q)
                 one.append((time.perf_counter() - t) * 1000)
                 if HAN.search(q):
                     one_zh.append(one[-1])
             passes.append(percentile(one, 50))
             passes_zh.append(percentile(one_zh, 50))
             lat_nosync.extend(one)
-        vector_path = mem.store.describe()["vector"]
+        vector_path = mem.backend.store.describe()["vector"]
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out = {"chunks": chunks, "files": files, "index_s": round(index_s, 1), "embedded": report.chunks_embedded,
            "p50_ms": round(percentile(lat, 50), 1), "p95_ms": round(percentile(lat, 95), 1),
@@ -372,7 +372,7 @@ def section_during_sync(bench: Path, work: Path) -> dict:
                 lat.append((time.perf_counter() - t) * 1000)
             mem.freshness.background.wait_idle(600)
             secs = time.perf_counter() - t0
-            chunks = mem.store.counts()["chunks"]
+            chunks = mem.backend.store.counts()["chunks"]
         key = "" if threads == LocalUSE().threads else f"threads_{threads}_"
         out[f"{key}search_p50_ms"] = round(percentile(lat, 50), 1) if lat else None
         out[f"{key}searches"] = len(lat)
@@ -395,7 +395,7 @@ def section_fts(bench: Path, work: Path, scales: list[int]) -> dict:
         if not state.exists():
             section_search(bench, work, scale)  # builds (and embeds) the workspace once
         with open_memory(ws, state) as mem:
-            store = mem.store
+            store = mem.backend.store
             kq = [keyword_query(q) for q in queries]
             for q in kq[:20]:
                 store.keyword_candidates(q, 100)  # warm: pages, caches, the reader connection

@@ -81,7 +81,7 @@ def main() -> None:
         files = [server_ms(f"{base}/file/{urllib.parse.quote(p)}") for p in daily * 4]
         server.should_exit = True
         thread.join(10)
-        chunks = mem.store.counts()["chunks"]
+        chunks = mem.backend.store.counts()["chunks"]
     static = Path(__file__).resolve().parents[1] / "src" / "mnemoclaw" / "ui" / "static"
     out = {
         "chunks": chunks, "searches": len(lib),

@@ -102,7 +102,7 @@ def collect(bench: str, work_dir: str) -> list[dict]:
             speaker = {(p, i): m.group(1) for p, ls in texts.items() for i, line in enumerate(ls)
                        if (m := _SPEAKER.match(line))}
             stored = {p: [(c.start_line, c.end_line) for c in got.chunks]
-                      for p in texts if (got := mem.store.file_chunks(p)) is not None}
+                      for p in texts if (got := mem.backend.store.file_chunks(p)) is not None}
             for q in by_conv[conv]:
                 evidence = {e: lines[e] for e in q.metadata["evidence"] if e in lines}
                 if not evidence:

@@ -215,3 +215,9 @@ def _pgserver_url() -> str:
         atexit.register(server.cleanup)
         _PG["server"], _PG["url"] = server, url
     return str(_PG["url"])
+
+
+def read_back(mem, path: str, from_line: int | None = None, lines: int | None = None) -> dict:
+    """``Memory.read`` as ``memory_get`` answers it (typed errors raised, not answered)."""
+    shown, text = mem.read(path, from_line, lines)
+    return {"path": shown, "text": text or ""}

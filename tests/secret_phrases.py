@@ -216,11 +216,11 @@ def assert_no_secret(mem, root) -> None:
         for _, secret in NOTE_SECRETS:
             assert secret not in text, (path, text)
             assert re.sub(r"\W+", "-", secret.lower()) not in name, path
-    chunks = "\n".join(r[0] for r in mem.store.conn.execute("SELECT text FROM chunks"))
-    fts = "\n".join(r[0] for r in mem.store.conn.execute("SELECT text FROM chunks_fts"))
+    chunks = "\n".join(r[0] for r in mem.backend.store.conn.execute("SELECT text FROM chunks"))
+    fts = "\n".join(r[0] for r in mem.backend.store.conn.execute("SELECT text FROM chunks_fts"))
     assert chunks, "nothing was indexed: the test would prove nothing"
     for _, secret in NOTE_SECRETS:
         assert secret not in chunks and secret not in fts, secret
-        found = mem.memory_search(secret, min_score=0)
+        found = mem.tools.memory_search(secret, min_score=0)
         assert "error" not in found, found
         assert secret not in json.dumps(found, ensure_ascii=False), found

@@ -86,9 +86,9 @@ def test_search_leaves_out_expired_entries_unless_history_is_asked(workspace, ma
     mem = make_memory(workspace, overrides=store)
     report = mem.sync()
     assert report.warnings == []
-    lines = [(r["startLine"], r.get("expires")) for r in mem.memory_search("office wifi password hint")["results"]]
+    lines = [(r["startLine"], r.get("expires")) for r in mem.tools.memory_search("office wifi password hint")["results"]]
     assert (3, "2020-01-31") not in lines and lines
-    old = mem.memory_search("office wifi password hint", history=True)["results"]
+    old = mem.tools.memory_search("office wifi password hint", history=True)["results"]
     assert (old[0]["startLine"], old[0]["expires"]) == (3, "2020-01-31")
 
 
@@ -113,18 +113,18 @@ def test_a_newer_entry_with_the_same_key_answers_in_place_of_the_old(workspace, 
           "pg2.internal <!-- key: db-host -->\n")
     mem = make_memory(workspace, overrides=store)
     mem.sync()
-    out = mem.memory_search("what is the database host pg1")
+    out = mem.tools.memory_search("what is the database host pg1")
     paths = [(r["path"], r["startLine"]) for r in out["results"]]
     assert paths[0] == ("memory/2026-03-01.md", 3), out["results"]
     assert ("memory/2026-01-05.md", 3) not in paths
     assert out["results"][0]["key"] == "db-host"
     # asked for history: the old value comes right after the new one, and says what replaced it
-    past = mem.memory_search("what is the database host pg1", history=True)["results"]
+    past = mem.tools.memory_search("what is the database host pg1", history=True)["results"]
     assert [(r["path"], r["startLine"]) for r in past[:2]] == [("memory/2026-03-01.md", 3),
                                                               ("memory/2026-01-05.md", 3)]
     assert past[1]["supersededBy"] == "memory/2026-03-01.md#L3-L3" and "supersededBy" not in past[0]
     # the unkeyed line next to the old value is still found
-    assert mem.memory_search("lunch noodles")["results"][0]["path"] == "memory/2026-01-05.md"
+    assert mem.tools.memory_search("lunch noodles")["results"][0]["path"] == "memory/2026-01-05.md"
 
 
 def test_type_filters_and_importance_orders_near_duplicates(workspace, make_memory, store):
@@ -133,11 +133,11 @@ def test_type_filters_and_importance_orders_near_duplicates(workspace, make_memo
           "- buy green tea on Friday <!-- type: task -->\n")
     mem = make_memory(workspace, overrides=store)
     mem.sync()
-    first = mem.memory_search("green tea morning")["results"][0]
+    first = mem.tools.memory_search("green tea morning")["results"][0]
     assert (first["startLine"], first["importance"], first["type"]) == (5, 9, "preference")
-    tasks = mem.memory_search("green tea", kind="task")["results"]
+    tasks = mem.tools.memory_search("green tea", kind="task")["results"]
     assert [(r["startLine"], r["type"]) for r in tasks] == [(7, "task")]
-    assert mem.memory_search("green tea", kind="summary")["results"] == []
+    assert mem.tools.memory_search("green tea", kind="summary")["results"] == []
 
 
 def test_a_bad_annotation_is_a_warning_and_the_file_is_indexed(workspace, make_memory, store):
@@ -147,38 +147,38 @@ def test_a_bad_annotation_is_a_warning_and_the_file_is_indexed(workspace, make_m
     assert not report.failed
     assert report.as_dict()["warnings"] == [{"path": "MEMORY.md", "message": "line 3: importance 42 is not a whole "
                                              "number from 1 to 10 (or 0.0-1.0); the annotation is ignored"}]
-    hit = mem.memory_search("build Fridays")["results"][0]
+    hit = mem.tools.memory_search("build Fridays")["results"][0]
     assert hit["path"] == "MEMORY.md" and "importance" not in hit
 
 
 def test_memory_append_writes_annotations_search_reads_back(workspace, make_memory, store):
     mem = make_memory(workspace, overrides=store)
-    out = mem.memory_append("The staging database moved to pg3.internal", importance=7, kind="fact",
+    out = mem.tools.memory_append("The staging database moved to pg3.internal", importance=7, kind="fact",
                             key="staging-db")
     assert out["ok"] and out["annotations"] == {"importance": 7, "type": "fact", "key": "staging-db"}
     text = (workspace / out["path"]).read_text()
     assert "<!-- importance: 7; type: fact; key: staging-db; origin: agent -->" in text  # the agent wrote it
-    hit = mem.memory_search("staging database")["results"][0]
+    hit = mem.tools.memory_search("staging database")["results"][0]
     assert (hit["importance"], hit["type"], hit["key"]) == (7, "fact", "staging-db")
-    bad = mem.memory_append("a note", expires="2027-02-30")
+    bad = mem.tools.memory_append("a note", expires="2027-02-30")
     assert not bad["ok"] and "expires '2027-02-30' is not a date" in bad["error"] and "nothing was written" \
         in bad["error"]
-    assert mem.memory_append("a note", importance=11)["ok"] is False
+    assert mem.tools.memory_append("a note", importance=11)["ok"] is False
 
 
 def test_the_flush_tool_takes_annotations_but_no_target(workspace, make_memory, store):
     from mnemoclaw import tools
 
     mem = make_memory(workspace, overrides=store)
-    out = tools.call(mem, "memory_append", {"text": "deploys go through the blue cluster", "key": "deploy-target",
+    out = mem.tools.call("memory_append", {"text": "deploys go through the blue cluster", "key": "deploy-target",
                                             "importance": 8}, spec=tools.FLUSH_APPEND)
     assert out["ok"] and out["path"].startswith("memory/")
     assert "<!-- importance: 8; key: deploy-target; origin: agent -->" in (workspace / out["path"]).read_text()
-    refused = tools.call(mem, "memory_append", {"text": "x", "target": "long_term"}, spec=tools.FLUSH_APPEND)
+    refused = mem.tools.call("memory_append", {"text": "x", "target": "long_term"}, spec=tools.FLUSH_APPEND)
     assert refused["ok"] is False and "does not take target" in refused["error"]
-    found = tools.call(mem, "memory_search", {"query": "deploy target", "history": True, "type": "fact"})
+    found = mem.tools.call("memory_search", {"query": "deploy target", "history": True, "type": "fact"})
     assert found["results"] == [] and "note" in found
-    assert tools.call(mem, "memory_search", {"query": "deploy", "history": "yes"})["error"] == \
+    assert mem.tools.call("memory_search", {"query": "deploy", "history": "yes"})["error"] == \
         "history must be true or false, got 'yes'"
 
 
@@ -190,14 +190,14 @@ def test_a_heading_left_alone_by_annotated_entries_is_never_a_hit(workspace, mak
           "- Deploy on Fridays only <!-- importance: 8 -->\n")
     mem = make_memory(workspace, overrides=store)
     mem.sync()
-    chunks = mem.store.file_chunks("memory/2026-11-30.md").chunks
+    chunks = mem.backend.store.file_chunks("memory/2026-11-30.md").chunks
     assert any(c.text.strip() == "# Project Heron\n\n## Decisions" for c in chunks)  # the case exists
     for query in ("decisions", "project heron decisions", "Heron"):
-        out = mem.memory_search(query, min_score=0.0)
+        out = mem.tools.memory_search(query, min_score=0.0)
         assert out["results"], query
         assert all(r["startLine"] >= 5 for r in out["results"]), (query, out["results"])
     # the file named by the query answers with a chunk that says something
-    named = mem.memory_search("2026-11-30.md")["results"]
+    named = mem.tools.memory_search("2026-11-30.md")["results"]
     assert named[0]["path"] == "memory/2026-11-30.md" and named[0]["startLine"] >= 5
 
 
@@ -208,9 +208,9 @@ def test_a_title_over_a_long_first_line_answers_with_the_text_it_heads(workspace
     write(workspace / "memory" / "2026-11-02.md", "- lunch was noodles\n")
     mem = make_memory(workspace)
     mem.sync()
-    chunks = mem.store.file_chunks("memory/heron.md").chunks
+    chunks = mem.backend.store.file_chunks("memory/heron.md").chunks
     assert chunks[0].text == "# Project Heron budget"
-    top = mem.memory_search("project heron budget")["results"][0]
+    top = mem.tools.memory_search("project heron budget")["results"][0]
     assert (top["path"], top["startLine"]) == ("memory/heron.md", 3), top
 
 
@@ -235,14 +235,14 @@ def test_user_md_is_memory_and_a_superseded_entry_does_not_answer(workspace, mak
     mem = make_memory(workspace, overrides=store)
     report = mem.sync()
     assert report.warnings == []
-    found = mem.memory_search("which English should answers be in", max_results=10, min_score=0)["results"]
+    found = mem.tools.memory_search("which English should answers be in", max_results=10, min_score=0)["results"]
     lines = {r["startLine"]: r for r in found if r["path"] == "USER.md"}
     assert 6 in lines and (lines[6]["observed"], lines[6]["status"]) == ("2026-09-14", "active")
     assert 3 not in lines, found  # superseded: it no longer answers
-    old = mem.memory_search("British English five sentences", history=True, min_score=0)["results"]
+    old = mem.tools.memory_search("British English five sentences", history=True, min_score=0)["results"]
     assert any(r["path"] == "USER.md" and r["startLine"] == 3 and r["status"] == "superseded" for r in old), old
-    assert mem.memory_search("cat Biscuit")["results"][0]["path"] == "USER.md"
-    assert mem.memory_get("USER.md")["text"] == USER_MD  # read back as written
+    assert mem.tools.memory_search("cat Biscuit")["results"][0]["path"] == "USER.md"
+    assert mem.tools.memory_get("USER.md")["text"] == USER_MD  # read back as written
 
 
 def test_user_md_entries_parse_with_the_bar_separator():
@@ -286,20 +286,20 @@ def test_a_project_puts_other_projects_entries_after_its_own_with_scores_in_orde
     write(workspace / "MEMORY.md", PROJECTS_MD)
     mem = make_memory(workspace, overrides=store)
     mem.sync()
-    plain = mem.memory_search("how does it deploy with make ship", min_score=0)["results"]
+    plain = mem.tools.memory_search("how does it deploy with make ship", min_score=0)["results"]
     assert {r.get("project") for r in plain} >= {"heron-api", "kestrel-web"}
     for project in ("heron-api", "kestrel-web"):
-        got = mem.memory_search("how does it deploy with make ship", min_score=0, project=project)["results"]
+        got = mem.tools.memory_search("how does it deploy with make ship", min_score=0, project=project)["results"]
         assert {r["startLine"] for r in got} == {r["startLine"] for r in plain}  # reordered, nothing dropped
         named = [r.get("project") for r in got]
         others = [i for i, p in enumerate(named) if p not in (None, project)]
         assert others and all(i > j for i in others for j, p in enumerate(named) if p in (None, project)), named
         scores = [r["score"] for r in got]
         assert scores == sorted(scores, reverse=True), scores
-    top = mem.memory_search("how does it deploy with make ship", project="kestrel-web")["results"][0]
+    top = mem.tools.memory_search("how does it deploy with make ship", project="kestrel-web")["results"][0]
     assert top["project"] == "kestrel-web" and top["startLine"] in (6, 11)
     # the trigger phrases are words the entry is found by, and shown with it
-    hit = mem.memory_search("上线", min_score=0)["results"][0]
+    hit = mem.tools.memory_search("上线", min_score=0)["results"][0]
     assert hit["startLine"] == 3 and hit["trigger"] == ["deploy", "release day", "上线"]
-    bad = mem.memory_search("deploy", project="x" * 101)
+    bad = mem.tools.memory_search("deploy", project="x" * 101)
     assert bad["results"] == [] and "project is 101 characters long" in bad["error"]

@@ -8,7 +8,7 @@ from mnemoclaw.errors import PathDeniedError
 from mnemoclaw.search.snippets import choose, choose_all
 from mnemoclaw.text.tokenize import keyword_query
 
-from conftest import write
+from conftest import read_back, write
 
 
 @pytest.fixture
@@ -22,7 +22,7 @@ def mem(workspace, make_memory):
 
 
 def test_memory_search_shape(mem):
-    out = mem.memory_search("PR-4821")
+    out = mem.tools.memory_search("PR-4821")
     assert set(out) == {"results", "provider", "model", "fallback", "mode"}
     assert out["provider"] == "test-hash" and out["mode"] == "hybrid" and out["fallback"] is False
     top = out["results"][0]
@@ -37,25 +37,25 @@ def test_memory_search_shape(mem):
 
 def test_chinese_short_queries_find_chinese_notes(mem):
     for q in ("服务器", "机房", "杭"):
-        assert mem.memory_search(q)["results"][0]["path"] == "memory/2026-11-26.md", q
+        assert mem.tools.memory_search(q)["results"][0]["path"] == "memory/2026-11-26.md", q
 
 
 def test_keyword_only_mode_works_without_a_provider(workspace, make_memory, mem):
     kw = make_memory(workspace, provider=None)
     kw.sync()
-    out = kw.memory_search("PostgreSQL")
+    out = kw.tools.memory_search("PostgreSQL")
     assert out["mode"] == "keyword" and out["provider"] == "none"
     assert out["results"][0]["path"] == "MEMORY.md"
 
 
 def test_citations_off_and_on(workspace, make_memory, mem):
     off = make_memory(workspace, config={"memory": {"citations": "off"}})
-    r = off.memory_search("PostgreSQL")["results"][0]
+    r = off.tools.memory_search("PostgreSQL")["results"][0]
     assert "citation" not in r and "Source:" not in r["snippet"]
 
 
 def test_snippets_are_at_most_700_characters(mem):
-    for r in mem.memory_search("gardening filler", max_results=10)["results"]:
+    for r in mem.tools.memory_search("gardening filler", max_results=10)["results"]:
         body = r["snippet"].split("\n\nSource: ")[0]
         assert len(body) <= SNIPPET_MAX_CHARS
 
@@ -89,8 +89,8 @@ def test_overlapping_results_show_different_lines():
 
 
 def test_snippet_lines_name_what_the_snippet_shows(mem):
-    for r in mem.memory_search("gardening filler", max_results=10)["results"]:
-        lines = mem.get(r["path"])["text"].split("\n")
+    for r in mem.tools.memory_search("gardening filler", max_results=10)["results"]:
+        lines = read_back(mem, r["path"])["text"].split("\n")
         body = r["snippet"].split("\n\nSource: ")[0]
         for a, b in r["snippetLines"]:
             assert r["startLine"] <= a <= b <= r["endLine"]
@@ -98,36 +98,36 @@ def test_snippet_lines_name_what_the_snippet_shows(mem):
 
 
 def test_max_results_and_min_score(mem):
-    assert len(mem.memory_search("filler gardening", max_results=2)["results"]) <= 2
-    assert mem.memory_search("filler gardening", min_score=1.0)["results"] == []
+    assert len(mem.tools.memory_search("filler gardening", max_results=2)["results"]) <= 2
+    assert mem.tools.memory_search("filler gardening", min_score=1.0)["results"] == []
 
 
 @pytest.mark.parametrize("query", ['"', "AND", "OR NOT", "NEAR(a b)", "*", "^", "???", "'''", "(", "title:x"])
 def test_queries_of_syntax_or_punctuation_never_fail(mem, query):
-    out = mem.memory_search(query)
+    out = mem.tools.memory_search(query)
     assert "disabled" not in out and isinstance(out["results"], list)
 
 
 def test_memory_get_whole_file_and_ranges(mem):
-    assert mem.get("MEMORY.md")["text"].startswith("# Memory\n")
-    assert mem.get("MEMORY.md", from_line=3, lines=1) == {"path": "MEMORY.md", "text": "- Alex prefers PostgreSQL."}
-    assert mem.get("MEMORY.md", from_line=999)["text"] == ""
-    assert mem.get("memory/2099-01-01.md") == {"path": "memory/2099-01-01.md", "text": ""}
-    assert mem.memory_get("MEMORY.md", from_line=3, lines=1)["text"] == "- Alex prefers PostgreSQL."
+    assert read_back(mem, "MEMORY.md")["text"].startswith("# Memory\n")
+    assert read_back(mem, "MEMORY.md", from_line=3, lines=1) == {"path": "MEMORY.md", "text": "- Alex prefers PostgreSQL."}
+    assert read_back(mem, "MEMORY.md", from_line=999)["text"] == ""
+    assert read_back(mem, "memory/2099-01-01.md") == {"path": "memory/2099-01-01.md", "text": ""}
+    assert mem.tools.memory_get("MEMORY.md", from_line=3, lines=1)["text"] == "- Alex prefers PostgreSQL."
 
 
 def test_a_citation_as_search_gives_it_reads_those_lines(mem):
-    hit = mem.memory_search("Alex prefers PostgreSQL")["results"][0]
-    got = mem.memory_get(hit["citation"])
-    assert got["path"] == hit["path"] and got["text"] == mem.get(hit["path"], hit["startLine"],
+    hit = mem.tools.memory_search("Alex prefers PostgreSQL")["results"][0]
+    got = mem.tools.memory_get(hit["citation"])
+    assert got["path"] == hit["path"] and got["text"] == read_back(mem, hit["path"], hit["startLine"],
                                                                   hit["endLine"] - hit["startLine"] + 1)["text"]
-    assert mem.get("MEMORY.md#L3") == {"path": "MEMORY.md", "text": "- Alex prefers PostgreSQL."}
-    assert mem.get("MEMORY.md#L1-L3", lines=1)["text"] == "# Memory"  # what is given explicitly wins
+    assert read_back(mem, "MEMORY.md#L3") == {"path": "MEMORY.md", "text": "- Alex prefers PostgreSQL."}
+    assert read_back(mem, "MEMORY.md#L1-L3", lines=1)["text"] == "# Memory"  # what is given explicitly wins
 
 
 @pytest.mark.parametrize("query", ["", "   ", "\n\t"])
 def test_an_empty_query_asks_for_one_rather_than_saying_memory_has_nothing(mem, query):
-    out = mem.memory_search(query)
+    out = mem.tools.memory_search(query)
     assert out["results"] == [] and out["error"] == "the query is empty" and "words" in out["action"]
     assert "disabled" not in out and "memory has nothing" not in str(out)
 
@@ -144,8 +144,8 @@ def test_an_empty_query_asks_for_one_rather_than_saying_memory_has_nothing(mem, 
 ])
 def test_memory_get_denials_say_why(mem, path, why):
     with pytest.raises(PathDeniedError, match=why):
-        mem.get(path)
-    out = mem.memory_get(path)
+        read_back(mem, path)
+    out = mem.tools.memory_get(path)
     assert out["text"] == "" and why in out["error"]
 
 
@@ -155,21 +155,21 @@ def test_memory_get_refuses_symlinks(mem, workspace, tmp_path):
     os.symlink(tmp_path, workspace / "memory" / "linkdir")
     for p in ("memory/link.md", "memory/linkdir/secret.md"):
         with pytest.raises(PathDeniedError, match="symbolic link"):
-            mem.get(p)
+            read_back(mem, p)
 
 
 def test_memory_get_reads_extra_paths(workspace, make_memory, tmp_path):
     notes = write(tmp_path / "notes" / "ideas.md", "an idea")
     write(tmp_path / "notes" / "private.txt", "not markdown")
     m = make_memory(workspace, overrides={"extraPaths": [str(tmp_path / "notes")]})
-    assert m.get(str(notes))["text"] == "an idea"
+    assert read_back(m, str(notes))["text"] == "an idea"
     with pytest.raises(PathDeniedError):
-        m.get(str(tmp_path / "notes" / "private.txt"))
+        read_back(m, str(tmp_path / "notes" / "private.txt"))
 
 
 def test_a_note_written_before_a_search_is_found(mem, workspace):
     write(workspace / "memory" / "2026-11-28.md", "- the espresso machine is descaled on Mondays")
-    assert mem.memory_search("espresso descaled")["results"][0]["path"] == "memory/2026-11-28.md"
+    assert mem.tools.memory_search("espresso descaled")["results"][0]["path"] == "memory/2026-11-28.md"
 
 
 def test_status_reports_what_a_user_needs(mem):
@@ -188,24 +188,24 @@ def test_memory_get_through_a_linked_workspace_and_extra_path(tmp_path, make_mem
     os.symlink(real, tmp_path / "link")
     m = make_memory(tmp_path / "link", overrides={"extraPaths": ["notes"]})
     m.sync()
-    paths = {r["path"] for r in m.memory_search("note", min_score=0)["results"]}
+    paths = {r["path"] for r in m.tools.memory_search("note", min_score=0)["results"]}
     assert "notes/n.md" in paths
-    assert m.get("notes/n.md")["text"] == "a note"
-    assert m.get(str(tmp_path / "link" / "memory" / "a.md"))["text"] == "in memory"
+    assert read_back(m, "notes/n.md")["text"] == "a note"
+    assert read_back(m, str(tmp_path / "link" / "memory" / "a.md"))["text"] == "in memory"
 
 
 def test_memory_get_refuses_a_fifo_without_hanging(mem, workspace):
     os.mkfifo(workspace / "memory" / "pipe.md")
     with pytest.raises(PathDeniedError, match="not a regular file"):
-        mem.get("memory/pipe.md")
+        read_back(mem, "memory/pipe.md")
 
 
 def test_tools_never_raise_on_bad_arguments(mem):
-    assert mem.memory_search("x", max_results="many")["disabled"]
-    assert mem.memory_search("x", min_score=float("nan"))["disabled"]
-    assert mem.memory_search(None)["disabled"]
-    assert "error" in mem.memory_get("MEMORY.md", lines="ten")
-    assert "error" in mem.memory_get("\udcff.md")
+    assert mem.tools.memory_search("x", max_results="many")["disabled"]
+    assert mem.tools.memory_search("x", min_score=float("nan"))["disabled"]
+    assert mem.tools.memory_search(None)["disabled"]
+    assert "error" in mem.tools.memory_get("MEMORY.md", lines="ten")
+    assert "error" in mem.tools.memory_get("\udcff.md")
 
 
 def test_an_index_damaged_inside_is_rebuilt_from_the_markdown(workspace, make_memory):
@@ -213,16 +213,16 @@ def test_an_index_damaged_inside_is_rebuilt_from_the_markdown(workspace, make_me
         write(workspace / "memory" / f"2026-01-{i:02d}.md", f"- note {i} about the kettle " + "text " * 200)
     mem = make_memory(workspace)
     mem.sync()
-    path = mem.store.path
-    mem.store.checkpoint()
-    mem.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    path = mem.backend.store.path
+    mem.backend.store.checkpoint()
+    mem.backend.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     mem.close()
     size = os.path.getsize(path)
     with open(path, "r+b") as fh:  # keep the header, wreck the pages after it
         fh.seek(4096 * 3)
         fh.write(os.urandom(size - 4096 * 3))
     again = make_memory(workspace)
-    out = again.memory_search("kettle")
+    out = again.tools.memory_search("kettle")
     assert "disabled" not in out, out
     assert out["results"] and out["results"][0]["path"].startswith("memory/2026-01-")
     assert [p for p in os.listdir(os.path.dirname(path)) if ".corrupt-" in p]
@@ -239,7 +239,7 @@ def test_a_note_in_either_chinese_script_is_found_by_a_query_in_the_other(worksp
     kw.sync()
     for query, path, line in (("数据库迁移", "memory/2026-11-20.md", "資料庫遷移"), ("图书馆", "memory/2026-11-20.md", "圖書館"),
                               ("軟體更新", "memory/2026-11-21.md", "软件更新"), ("記憶體不足", "memory/2026-11-21.md", "内存不足")):
-        out = kw.memory_search(query, mode="keyword")
+        out = kw.tools.memory_search(query, mode="keyword")
         top = out["results"][0]
         assert top["path"] == path, (query, out["results"])
         assert line in top["snippet"]  # the note as written, its matching line shown
@@ -258,19 +258,19 @@ def test_traditional_chinese_is_embedded_as_simplified_and_old_vectors_of_it_are
     write(workspace / "memory" / "2026-11-21.md", "- 午饭吃了面条\n")
     mem = make_memory(workspace)
     mem.sync()
-    (chunk,) = mem.store.file_chunks("memory/2026-11-20.md").chunks
-    (vec,) = mem.store.file_chunks("memory/2026-11-20.md").vectors
+    (chunk,) = mem.backend.store.file_chunks("memory/2026-11-20.md").chunks
+    (vec,) = mem.backend.store.file_chunks("memory/2026-11-20.md").vectors
     assert np.allclose(vec, embedder.embed([fold(chunk.text)])[0])  # what is embedded is the Simplified text
     key = CacheKey(embedder.id, embedder.model, embedder.provider_key)
-    assert set(mem.store.cache_get(key, [vector_key(chunk.text, chunk.hash)])) == {vector_key(chunk.text, chunk.hash)}
+    assert set(mem.backend.store.cache_get(key, [vector_key(chunk.text, chunk.hash)])) == {vector_key(chunk.text, chunk.hash)}
     assert vector_key(chunk.text, chunk.hash) != chunk.hash and vector_key("- 午饭吃了面条", "h") == "h"
     # the Simplified question finds it by meaning as well as by keyword
-    top = mem.memory_search("和王芳讨论了数据库迁移方案", mode="vector")["results"][0]
+    top = mem.tools.memory_search("和王芳讨论了数据库迁移方案", mode="vector")["results"][0]
     assert top["path"] == "memory/2026-11-20.md" and top["score"] > 0.5
     # a vector of the text as written (an index of an earlier version) is not taken for it
-    mem.store.cache_put(key, {chunk.hash: embedder.embed([chunk.text])[0]})
+    mem.backend.store.cache_put(key, {chunk.hash: embedder.embed([chunk.text])[0]})
     mem.sync(full=True)
-    (again,) = mem.store.file_chunks("memory/2026-11-20.md").vectors
+    (again,) = mem.backend.store.file_chunks("memory/2026-11-20.md").vectors
     assert np.allclose(again, vec)
 
 
@@ -297,4 +297,4 @@ def test_status_says_when_a_chinese_question_s_names_cannot_be_found(workspace, 
     assert "rjieba could not be found" in mem.status()["ftsTokenizer"]
     monkeypatch.setitem(sys.modules, "rjieba", None)  # importing it fails
     assert names.han_names("张伟上周去滨江出差了吗") == ()  # no name found, and no error
-    assert isinstance(mem.memory_search("张伟上周去滨江出差了吗")["results"], list)
+    assert isinstance(mem.tools.memory_search("张伟上周去滨江出差了吗")["results"], list)

@@ -49,7 +49,7 @@ def test_cleanup_proposes_then_removes_and_archives(workspace, make_memory):
     assert (workspace / "memory" / "archive" / f"{OLD}.md").exists()
     assert not (workspace / "memory" / f"{OLD}.md").exists()
     # the archive is still searched, below live notes
-    hits = mem.memory_search("heron project office")["results"]
+    hits = mem.tools.memory_search("heron project office")["results"]
     assert [h["path"] for h in hits[:2]] == [f"memory/{RECENT}.md", f"memory/archive/{OLD}.md"]
     assert mem.notes.cleanup_plan(below_importance=3).empty  # nothing left to do
 
@@ -60,7 +60,7 @@ def test_the_archive_can_be_left_out_of_search(workspace, make_memory):
     os.rename(workspace / "memory" / f"{OLD}.md", workspace / "memory" / "archive" / f"{OLD}.md")
     mem = make_memory(workspace, overrides={"query": {"archive": False}})
     mem.sync()
-    paths = [h["path"] for h in mem.memory_search("heron project old office", min_score=0.0)["results"]]
+    paths = [h["path"] for h in mem.tools.memory_search("heron project old office", min_score=0.0)["results"]]
     assert paths and not any(p.startswith("memory/archive/") for p in paths)
 
 

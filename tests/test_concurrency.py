@@ -50,7 +50,7 @@ print(json.dumps(report.as_dict()), flush=True)
 
 READER = """
 stop = args["stop"]
-conn = mem.store.conn
+conn = mem.backend.store.conn
 stats = {"reads": 0, "errors": [], "inconsistent": [], "saw": set()}
 while not os.path.exists(stop) or stats["reads"] < 5:
     try:
@@ -102,7 +102,7 @@ def test_readers_never_see_a_half_written_sync(workspace, tmp_path, make_memory)
     state = tmp_path / "state"
     mem = make_memory(workspace, overrides=CHUNKING)
     mem.sync()
-    expected_chunks = mem.store.counts()["chunks"]
+    expected_chunks = mem.backend.store.counts()["chunks"]
     assert expected_chunks == 3 * n
     for i in range(n):
         write(workspace / "memory" / f"n{i:04d}.md", _note(i, "vertwo"))
@@ -150,7 +150,7 @@ def _check_consistent(index_path: str) -> None:
 
 def _check_matches_disk(mem, ws: Path, tokens: int) -> None:
     disk = {str(p.relative_to(ws)): p for p in (ws / "memory").rglob("*.md")}
-    rows = mem.store.conn.execute("SELECT path, start_line, end_line, text FROM chunks ORDER BY path, start_line")
+    rows = mem.backend.store.conn.execute("SELECT path, start_line, end_line, text FROM chunks ORDER BY path, start_line")
     indexed: dict[str, list[tuple[int, int, str]]] = {}
     for path, a, b, text in rows:
         indexed.setdefault(path, []).append((a, b, text))
@@ -159,7 +159,7 @@ def _check_matches_disk(mem, ws: Path, tokens: int) -> None:
         text = read_markdown(str(p), p.stat().st_size)
         want = [(c.start_line, c.end_line, c.text) for c in chunk_markdown(text, tokens, 0)]
         assert indexed[path] == want, path
-    assert mem.store.counts()["vectors"] == mem.store.counts()["chunks"]
+    assert mem.backend.store.counts()["vectors"] == mem.backend.store.counts()["chunks"]
 
 
 def test_sigkill_at_random_points_never_breaks_the_index(workspace, tmp_path, make_memory):
@@ -229,21 +229,21 @@ def test_a_full_disk_is_reported_and_the_last_good_index_serves(workspace, make_
     write(workspace / "MEMORY.md", "- the boat is called Saltmarsh")
     mem = make_memory(workspace)
     mem.sync()
-    pages = mem.store.conn.one("PRAGMA page_count")[0]
-    mem.store.conn.execute(f"PRAGMA max_page_count = {pages + 2}")  # the disk fills up now
+    pages = mem.backend.store.conn.one("PRAGMA page_count")[0]
+    mem.backend.store.conn.execute(f"PRAGMA max_page_count = {pages + 2}")  # the disk fills up now
     for i in range(300):
         write(workspace / "memory" / f"n{i:03d}.md", _note(i, "verone"))
     with pytest.raises(StoreError, match="disk full"):
         mem.sync()
     # a search still answers from the last good index, and says the index is behind
-    out = mem.memory_search("boat Saltmarsh")
+    out = mem.tools.memory_search("boat Saltmarsh")
     assert out["results"][0]["path"] == "MEMORY.md"
     assert "could not be updated" in out["warning"] and "disk full" in out["warning"]
-    assert mem.store.conn.one("PRAGMA integrity_check")[0] == "ok"
-    mem.store.conn.execute("PRAGMA max_page_count = 1073741823")  # space freed
+    assert mem.backend.store.conn.one("PRAGMA integrity_check")[0] == "ok"
+    mem.backend.store.conn.execute("PRAGMA max_page_count = 1073741823")  # space freed
     r = mem.sync()
-    assert r.failed == [] and mem.store.counts()["files"] == 301
-    assert "warning" not in mem.memory_search("boat Saltmarsh")
+    assert r.failed == [] and mem.backend.store.counts()["files"] == 301
+    assert "warning" not in mem.tools.memory_search("boat Saltmarsh")
 
 
 def test_a_full_disk_during_a_rebuild_keeps_the_old_index(workspace, make_memory, monkeypatch):
@@ -261,8 +261,8 @@ def test_a_full_disk_during_a_rebuild_keeps_the_old_index(workspace, make_memory
     mem = make_memory(workspace, overrides={"chunking": {"tokens": 64, "overlap": 0}})
     with pytest.raises(StoreError, match="disk full"):
         mem.sync()
-    assert glob.glob(mem.store.path + ".rebuild-*") == []
-    assert mem.store.counts()["files"] == 100  # the old index, whole
+    assert glob.glob(mem.backend.store.path + ".rebuild-*") == []
+    assert mem.backend.store.counts()["files"] == 100  # the old index, whole
     assert mem.search("walrus harbour", sync=False)
 
 
@@ -270,7 +270,7 @@ def test_leftover_rebuild_databases_are_removed_on_open(workspace, make_memory, 
     write(workspace / "MEMORY.md", "- x")
     mem = make_memory(workspace)
     mem.sync()
-    index = mem.store.path
+    index = mem.backend.store.path
     mem.close()
     for suffix in ("", "-wal", "-shm"):
         Path(f"{index}.rebuild-99999.tmp{suffix}").write_bytes(b"left by a crash")

@@ -22,7 +22,7 @@ from mnemoclaw.api import Memory
 from mnemoclaw.config import load_settings
 from mnemoclaw.markdown.chunker import text_hash
 
-from conftest import REPO, HashEmbedder, write
+from conftest import REPO, HashEmbedder, read_back, write
 
 NOTES = 120
 PAGE = 4096
@@ -48,7 +48,7 @@ def pristine(tmp_path_factory):
     settings = load_settings(workspace=ws, state_dir=root / "state", config={}, env={})
     with Memory(settings, provider=HashEmbedder(), background=False) as mem:
         mem.sync()
-        assert mem.store.vec_loaded or mem.store.driver.name == "sqlite3"
+        assert mem.backend.store.vec_loaded or mem.backend.store.driver.name == "sqlite3"
     return root
 
 
@@ -110,7 +110,7 @@ def _vectors(embedder: HashEmbedder, texts: list[str]) -> list[np.ndarray]:
 
 
 def _assert_sound(mem: Memory, ws: Path, embedder: HashEmbedder) -> None:
-    conn = mem.store.conn
+    conn = mem.backend.store.conn
     assert conn.execute("PRAGMA integrity_check") == [("ok",)]
     conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('integrity-check')")  # raises if the FTS is off
     rows = conn.execute("SELECT path, start_line, end_line, hash, text, embedding FROM chunks")
@@ -120,7 +120,7 @@ def _assert_sound(mem: Memory, ws: Path, embedder: HashEmbedder) -> None:
     for (path, _, _, h, text, blob), want in zip(rows, _vectors(embedder, [r[4] for r in rows]), strict=True):
         assert text_hash(text) == h
         assert np.allclose(np.frombuffer(blob, dtype=np.float32), want, atol=1e-6), path
-    if mem.store.vec_loaded:
+    if mem.backend.store.vec_loaded:
         assert conn.one("SELECT count(*) FROM chunks_vec")[0] == len(rows)
     st = mem.status(check_integrity=True, deep=True)
     assert st["damaged"] is None and st["dirty"] is False
@@ -154,18 +154,18 @@ def _trial(pristine: Path, tmp_path: Path, seed: int) -> None:
     try:
         for query, path in (("zq17x", "memory/2026-01-18-n17.md"), ("vault", "MEMORY.md"),
                             ("zq99x", "memory/2026-01-16-n99.md")):
-            out = mem.memory_search(query)
+            out = mem.tools.memory_search(query)
             assert "disabled" not in out, out
             for hit in out["results"]:  # whatever is returned is what the file holds at those lines
                 body = hit["snippet"].split("\n\nSource: ")[0].rstrip("…")
-                lines = mem.get(hit["path"], hit["startLine"], hit["endLine"] - hit["startLine"] + 1)["text"]
+                lines = read_back(mem, hit["path"], hit["startLine"], hit["endLine"] - hit["startLine"] + 1)["text"]
                 assert body.lstrip("…") in lines, (query, hit)
             if not out["results"] or out["results"][0]["path"] != path:
                 assert "damaged" in out or "indexing" in out, (query, out)  # a miss is explained
                 if not out["results"]:  # and the agent is not told memory has nothing on it
                     assert "not fully searchable" in out["note"], out
         st = mem.status(check_integrity=True)
-        if not sound and mem.store.damaged() is None:
+        if not sound and mem.backend.store.damaged() is None:
             # only a repair during the searches may have made it sound again
             assert st["damaged"] is None and _quick_check(db)
         elif not sound:
@@ -173,7 +173,7 @@ def _trial(pristine: Path, tmp_path: Path, seed: int) -> None:
         report = mem.sync()
         assert report.failed == []
         _assert_sound(mem, ws, embedder)
-        out = mem.memory_search("zq42x")
+        out = mem.tools.memory_search("zq42x")
         assert out["results"][0]["path"] == "memory/2026-01-15-n42.md" and "warning" not in out
     finally:
         mem.close()
@@ -203,14 +203,14 @@ def test_a_long_running_process_repairs_in_the_background(pristine, tmp_path):
     settings = load_settings(workspace=ws, state_dir=tmp_path / "bg" / "state", config={}, env={})
     embedder = HashEmbedder()
     with Memory(settings, provider=embedder) as mem:
-        mem.memory_search("zq5x")  # opened and warm
+        mem.tools.memory_search("zq5x")  # opened and warm
         while _quick_check(db):
             _damage(db, rnd)
         mem.status(check_integrity=True)  # finds it
-        out = mem.memory_search("zq5x")  # answers, and has the writer thread repair it
+        out = mem.tools.memory_search("zq5x")  # answers, and has the writer thread repair it
         assert "disabled" not in out
         assert mem.freshness.background.wait_idle(60)
-        assert mem.store.damaged() is None and _quick_check(db)
-        out = mem.memory_search("zq5x")
+        assert mem.backend.store.damaged() is None and _quick_check(db)
+        out = mem.tools.memory_search("zq5x")
         assert out["results"][0]["path"] == "memory/2026-01-06-n5.md" and "damaged" not in out
         _assert_sound(mem, ws, embedder)

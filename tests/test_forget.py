@@ -9,7 +9,7 @@ import pytest
 
 from mnemoclaw.notes.forget import NothingToForget
 
-from conftest import write
+from conftest import read_back, write
 
 REPO = Path(__file__).resolve().parents[1]
 SECRET = "the locker code is zanzibar-7741"
@@ -19,7 +19,7 @@ def index_bytes(mem) -> bytes:
     out = b""
     for suffix in ("", "-wal"):
         try:
-            out += Path(mem.store.path + suffix).read_bytes()
+            out += Path(mem.backend.store.path + suffix).read_bytes()
         except FileNotFoundError:
             pass
     return out
@@ -54,10 +54,10 @@ def test_forget_shows_first_then_removes_the_lines_and_everything_indexed_from_t
     for mode in ("keyword", "hybrid"):
         hits = mem.search("zanzibar 7741 locker code", mode=mode, min_score=0.0)
         assert not any("zanzibar" in h.text for h in hits)
-    assert "zanzibar" not in mem.get("MEMORY.md")["text"]
+    assert "zanzibar" not in read_back(mem, "MEMORY.md")["text"]
     blob = index_bytes(mem)
     assert b"zanzibar" not in blob and b"locker code" not in blob  # chunks, keyword index, cache, free pages
-    assert mem.memory_search("lunch")["results"][0]["path"] == "MEMORY.md"
+    assert mem.tools.memory_search("lunch")["results"][0]["path"] == "MEMORY.md"
     # a full rebuild brings nothing back
     mem.sync(full=True)
     assert b"zanzibar" not in index_bytes(mem)
@@ -159,9 +159,9 @@ def test_forgotten_lines_restored_from_a_backup_stay_out_of_search_and_get(works
     assert not [p for p in state.rglob("*") if p.is_file() and b"zanzibar" in p.read_bytes()]
     write(workspace / "MEMORY.md", original)  # restored
     mem.sync()
-    got = mem.memory_get("MEMORY.md")["text"]
+    got = mem.tools.memory_get("MEMORY.md")["text"]
     assert "zanzibar" not in got and "(ask Dana first)" not in got and "lunch is at noon" in got
-    assert got.split("\n")[3] == "" and mem.memory_get("MEMORY.md#L6")["text"] == "- lunch is at noon"
+    assert got.split("\n")[3] == "" and mem.tools.memory_get("MEMORY.md#L6")["text"] == "- lunch is at noon"
     assert not any("zanzibar" in h.text for h in mem.search("zanzibar locker code", min_score=0.0))
     assert b"zanzibar" not in index_bytes(mem)
     # the chat agent: MEMORY.md injected every turn, its read tool
@@ -181,15 +181,15 @@ def test_a_forget_stopped_after_the_files_changed_is_finished_by_the_next_sync(w
     notes(workspace)
     mem = make_memory(workspace)
     mem.sync()
-    held = {c.hash for path in ("MEMORY.md", "memory/2026-03-01.md") for c in mem.store.file_chunks(path).chunks
+    held = {c.hash for path in ("MEMORY.md", "memory/2026-03-01.md") for c in mem.backend.store.file_chunks(path).chunks
             if "zanzibar" in c.text}
-    assert held and held <= {h for _, cached in mem.store.cache_items() for h in cached}
+    assert held and held <= {h for _, cached in mem.backend.store.cache_items() for h in cached}
 
     def stopped(**_: object) -> None:
         raise KeyboardInterrupt  # the process stops here
 
     plan = mem.notes.forget_plan("zanzibar-7741")
-    monkeypatch.setattr(mem, "finish_forgets", stopped)
+    monkeypatch.setattr(mem.notes.index, "finish", stopped)
     with pytest.raises(KeyboardInterrupt):
         mem.notes.forget(plan)
     monkeypatch.undo()
@@ -203,5 +203,5 @@ def test_a_forget_stopped_after_the_files_changed_is_finished_by_the_next_sync(w
     report = mem.sync()
     assert not report.warnings, report.warnings
     assert mem.status(check_dirty=False)["forgetUnfinished"] is None
-    assert not held & {h for _, cached in mem.store.cache_items() for h in cached}  # their vectors are gone
+    assert not held & {h for _, cached in mem.backend.store.cache_items() for h in cached}  # their vectors are gone
     assert b"zanzibar" not in index_bytes(mem)

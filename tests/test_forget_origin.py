@@ -13,6 +13,7 @@ import test_openclaw
 from mnemoclaw.cli import cli
 from mnemoclaw.notes import tombstones
 from mnemoclaw.notes.tombstones import TombstoneError
+from mnemoclaw.tools.services import Caller
 from test_forget import index_bytes
 
 from conftest import write
@@ -29,10 +30,10 @@ def said(role: str, text: str, at: str = "2026-12-01T10:00:00Z", **extra) -> str
 
 def everywhere(mem, words: str, *, files: bool = True) -> list[str]:
     """Where ``words`` can still be found: search (every corpus), memory_get of each file, the index."""
-    found = [f"search {r['path']}" for r in mem.memory_search(words, corpus="all", min_score=0)["results"]
+    found = [f"search {r['path']}" for r in mem.tools.memory_search(words, corpus="all", min_score=0)["results"]
              if words.split()[0].lower() in r["snippet"].lower()]
     for f in mem.notes.index.files(["memory"]) if files else ():
-        if words.split()[0].lower() in mem.memory_get(f.path)["text"].lower():
+        if words.split()[0].lower() in mem.tools.memory_get(f.path)["text"].lower():
             found.append(f"memory_get {f.path}")
     if words.split()[0].encode() in index_bytes(mem).lower():
         found.append("index bytes")
@@ -42,9 +43,8 @@ def everywhere(mem, words: str, *, files: bool = True) -> list[str]:
 def test_forget_a_session_removes_its_notes_and_transcript_and_keeps_them_out(workspace, make_memory):
     write(workspace / "MEMORY.md", "# Memory\n\n- the owner's own line about the quokka shelter\n")
     mem = make_memory(workspace, overrides=SESSIONS)
-    gone = mem.memory_append("The quokka shelter door code is zebrafinch-4471.", session="s-forget", channel="cli",
-                             chat="direct")
-    kept = mem.memory_append("The quokka shelter opens at nine.", session="s-keep")
+    gone = mem.tools.said_by(Caller(session="s-forget", channel="cli", chat="direct")).memory_append("The quokka shelter door code is zebrafinch-4471.")
+    kept = mem.tools.said_by(Caller(session="s-keep")).memory_append("The quokka shelter opens at nine.")
     write(mem.settings.sessions_dir / "s-forget.jsonl",
           said("user", "my cousin Ilse keeps the zebrafinch spare key") + "\n"
           + said("assistant", "Noted: Ilse has the zebrafinch spare key.") + "\n")
@@ -61,8 +61,8 @@ def test_forget_a_session_removes_its_notes_and_transcript_and_keeps_them_out(wo
     log = (workspace / gone["path"]).read_text("utf-8")
     assert "opens at nine" in log and "session: s-keep" in log and "s-forget" not in log  # only that session's note
     assert kept["path"] == gone["path"]
-    assert mem.memory_search("quokka shelter opens", min_score=0)["results"]  # the rest answers as before
-    assert mem.memory_search("quokka shelter owner", min_score=0)["results"][0]["path"] == "MEMORY.md"
+    assert mem.tools.memory_search("quokka shelter opens", min_score=0)["results"]  # the rest answers as before
+    assert mem.tools.memory_search("quokka shelter owner", min_score=0)["results"][0]["path"] == "MEMORY.md"
     raw = (mem.settings.state_dir / tombstones.FILE).read_text("utf-8")
     recorded = json.loads(raw)
     assert [t["kind"] for t in recorded["tombstones"]] == ["session"] and recorded["pending"] == []
@@ -76,7 +76,7 @@ def test_forget_a_session_removes_its_notes_and_transcript_and_keeps_them_out(wo
     assert everywhere(mem, "zebrafinch", files=False) == [] and everywhere(mem, "Ilse", files=False) == []
     mem.sync(full=True)
     assert everywhere(mem, "zebrafinch", files=False) == [] and everywhere(mem, "Ilse", files=False) == []
-    assert mem.memory_search("quokka shelter opens", min_score=0)["results"]
+    assert mem.tools.memory_search("quokka shelter opens", min_score=0)["results"]
 
 
 def test_forget_a_source_deletes_its_files_and_a_reimport_adds_nothing_back(workspace, make_memory, tmp_path):
@@ -116,7 +116,7 @@ def test_forget_a_participant_takes_their_lines_and_names_what_it_cannot(workspa
         said("user", "Cleo here: the picnic is at the old quarry", sender="Cleo"),
         said("assistant", "Got it, both of you."),
     ]) + "\n")
-    mem.memory_append("Bram and Cleo planned the picnic at the old quarry.")
+    mem.tools.memory_append("Bram and Cleo planned the picnic at the old quarry.")
     mem.sync()
     assert not mem.notes.forget_origin_plan("participant", "Bra").untargetable  # a whole name, not a part of one
     plan = mem.notes.forget_origin_plan("participant", "bram")  # names match in any case
@@ -125,7 +125,7 @@ def test_forget_a_participant_takes_their_lines_and_names_what_it_cannot(workspa
     assert "mixed" in plan.untargetable[0]["why"]
     done = mem.notes.forget_origin(plan)
     assert done["verified"] and everywhere(mem, "tangerine") == []
-    assert mem.memory_search("picnic quarry", corpus="sessions", min_score=0)["results"]  # Cleo's line stays
+    assert mem.tools.memory_search("picnic quarry", corpus="sessions", min_score=0)["results"]  # Cleo's line stays
     lines = (mem.settings.sessions_dir / "group-1.jsonl").read_text("utf-8").split("\n")
     assert lines[0] == "" and "Cleo" in lines[1]  # blanked, so every other line keeps its number (its citations)
 
@@ -137,7 +137,7 @@ def test_a_damaged_tombstone_file_is_named_never_rewritten_and_indexing_goes_on(
     write(broken, '[{"kind": "session", "value": ')  # cut off mid-write by something else
     report = mem.sync(full=True)
     assert any(tombstones.FILE in path and "damaged" in why for path, why in report.warnings), report.warnings
-    assert mem.memory_search("lighthouse keeper")["results"][0]["path"] == "MEMORY.md"
+    assert mem.tools.memory_search("lighthouse keeper")["results"][0]["path"] == "MEMORY.md"
     with pytest.raises(TombstoneError, match="is damaged .*fix the JSON or move the file aside"):
         mem.notes.forget_origin_plan("session", "anything")
     assert broken.read_text("utf-8") == '[{"kind": "session", "value": '  # left as it was
@@ -203,7 +203,7 @@ def test_a_file_that_cannot_be_rewritten_refuses_before_anything_is_recorded(wor
     from mnemoclaw.errors import PathDeniedError
 
     mem = make_memory(workspace)
-    wrote = mem.memory_append("The ferry leaves pier 4 at dawn.", session="s-9")
+    wrote = mem.tools.said_by(Caller(session="s-9")).memory_append("The ferry leaves pier 4 at dawn.")
     mem.sync()
     plan = mem.notes.forget_origin_plan("session", "s-9")
     os.link(workspace / wrote["path"], tmp_path / "elsewhere.md")  # a hard link: changing it changes another file
@@ -211,7 +211,7 @@ def test_a_file_that_cannot_be_rewritten_refuses_before_anything_is_recorded(wor
         mem.notes.forget_origin(plan)
     assert not (mem.settings.state_dir / tombstones.FILE).exists()  # no tombstone for a forget that did not happen
     assert "ferry" in (workspace / wrote["path"]).read_text("utf-8")
-    assert mem.memory_search("ferry pier dawn")["results"]  # and nothing is fenced
+    assert mem.tools.memory_search("ferry pier dawn")["results"]  # and nothing is fenced
 
 
 def test_since_keeps_what_is_older_and_names_what_carries_no_time(workspace, make_memory):
@@ -227,7 +227,7 @@ def test_since_keeps_what_is_older_and_names_what_carries_no_time(workspace, mak
     assert [(u["startLine"], "no time" in u["why"]) for u in plan.untargetable] == [(3, True)]
     assert mem.notes.forget_origin(plan)["verified"]
     mem.sync(full=True)
-    found = " ".join(r["snippet"] for r in mem.memory_search("quince", corpus="sessions", min_score=0)["results"])
+    found = " ".join(r["snippet"] for r in mem.tools.memory_search("quince", corpus="sessions", min_score=0)["results"])
     assert "ginger" not in found and "lemon" in found and "without a time" in found  # the older and undated stay
 
 

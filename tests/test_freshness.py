@@ -32,7 +32,7 @@ def test_a_note_written_then_searched_at_once_is_found(workspace, make_memory):
     mem.sync()
     mem.freshness.watch(debounce_ms=60_000)  # the watcher will not sync in time: the search must
     write(workspace / "memory" / "2026-03-01.md", "- the courier code is QX-5521")
-    out = mem.memory_search("courier code QX-5521")
+    out = mem.tools.memory_search("courier code QX-5521")
     assert out["results"] and out["results"][0]["path"] == "memory/2026-03-01.md"
 
 
@@ -65,7 +65,7 @@ def test_a_burst_of_1000_writes_makes_a_bounded_number_of_syncs(workspace, make_
         write(workspace / "memory" / f"b{i:04d}.md", f"- burst note {i}")
     burst = time.monotonic() - started
     assert burst < 2.0, f"writing the burst took {burst:.1f}s; the bound below assumes less than the max wait"
-    assert _wait(lambda: mem.store.counts()["files"] == 1000, timeout=30)
+    assert _wait(lambda: mem.backend.store.counts()["files"] == 1000, timeout=30)
     time.sleep(0.8)  # anything still pending would flush within one debounce
     assert mem.freshness.background.wait_idle(30)
     assert 1 <= watcher.flushes <= 2, watcher.flushes
@@ -122,9 +122,9 @@ def test_a_large_change_does_not_stall_a_search(workspace, make_memory):
     os.utime(newest, ns=(time.time_ns() + 10**9, time.time_ns() + 10**9))
     hits = mem.search("walrus password hint seaweed", mode="keyword")
     assert hits and hits[0].path == "memory/newest.md"  # the newest change was done inline
-    assert mem.store.counts()["files"] < n + 2  # ... and not everything
+    assert mem.backend.store.counts()["files"] < n + 2  # ... and not everything
     assert mem.freshness.background.wait_idle(30)
-    assert mem.store.counts()["files"] == n + 2  # the rest was done in the background
+    assert mem.backend.store.counts()["files"] == n + 2  # the rest was done in the background
 
 
 def test_a_settings_change_rebuilds_in_the_background_while_search_serves(workspace, tmp_path, make_memory):
@@ -146,8 +146,8 @@ def test_a_settings_change_rebuilds_in_the_background_while_search_serves(worksp
     assert time.monotonic() - started < 0.4, "the search waited for the rebuild"
     assert len(hits) == 6  # served from the old index
     assert mem.freshness.background.wait_idle(30)
-    assert mem.indexer.needs_rebuild() == ""
-    assert mem.store.conn.execute("SELECT DISTINCT model FROM chunks") == [("hash-64-v2",)]
+    assert mem.backend.needs_rebuild() == ""
+    assert mem.backend.store.conn.execute("SELECT DISTINCT model FROM chunks") == [("hash-64-v2",)]
 
 
 def test_session_start_and_interval_sync_in_the_background(workspace, make_memory):
@@ -178,7 +178,7 @@ def test_search_while_the_background_writer_works_has_no_errors(workspace, make_
     t.start()
     t.join()
     assert mem.freshness.background.wait_idle(30)
-    assert errors == [] and mem.store.counts()["files"] == 300
+    assert errors == [] and mem.backend.store.counts()["files"] == 300
 
 
 def test_no_background_thread_in_short_lived_mode(workspace, make_memory):
@@ -187,9 +187,9 @@ def test_no_background_thread_in_short_lived_mode(workspace, make_memory):
         write(workspace / "memory" / f"n{i:03d}.md", f"- note {i}")
     mem.search("note")
     assert mem.freshness._background is None
-    assert mem.store.counts()["files"] == INLINE_SYNC_FILES
+    assert mem.backend.store.counts()["files"] == INLINE_SYNC_FILES
     mem.search("note")  # the next search takes the next slice
-    assert mem.store.counts()["files"] == INLINE_SYNC_FILES + 5
+    assert mem.backend.store.counts()["files"] == INLINE_SYNC_FILES + 5
 
 
 def test_files_with_a_new_mtime_and_the_same_content_take_no_place_of_a_searchs_changed_files(workspace,
@@ -204,7 +204,7 @@ def test_files_with_a_new_mtime_and_the_same_content_take_no_place_of_a_searchs_
     for path in paths:
         os.utime(path, ns=(later, later))
     write(workspace / "memory" / "edited.md", "- the otter holt is under the alder roots")
-    out = mem.memory_search("otter holt alder roots")
+    out = mem.tools.memory_search("otter holt alder roots")
     assert out["results"][0]["path"] == "memory/edited.md"
     assert out.get("indexing") is None and "warning" not in out, out
     assert mem.status(check_integrity=False)["dirty"] is False
@@ -236,15 +236,15 @@ def test_a_search_during_the_first_index_says_it_is_partial(workspace, make_memo
     mem = make_memory(workspace, provider=SlowEmbedder())
     mem.start_background()  # the session-start sync of a long-running server
     deadline = time.monotonic() + 20
-    out = mem.memory_search("walrus")
+    out = mem.tools.memory_search("walrus")
     while "indexing" not in out and time.monotonic() < deadline:
-        out = mem.memory_search("walrus")
+        out = mem.tools.memory_search("walrus")
     assert "indexing" in out, out
     state = out["indexing"]
     assert state["by"] == "this process" and 0 <= state["filesDone"] < state["filesTotal"] <= 600
     assert "still being indexed" in out["warning"] and "not that nothing is there" in out["warning"]
     assert mem.freshness.background.wait_idle(60)
-    out = mem.memory_search("walrus 599")
+    out = mem.tools.memory_search("walrus 599")
     assert "indexing" not in out and "warning" not in out and out["results"]
     assert mem.status()["indexing"] is None
 
@@ -272,13 +272,13 @@ def test_another_process_building_the_index_is_named_with_its_progress(workspace
         while seen is None and proc.poll() is None and time.monotonic() < deadline:
             if (tmp_path / "state" / "memory" / "main.sqlite").exists():
                 with Memory(settings, background=False) as mem:
-                    seen = mem.indexing()
+                    seen = mem.status(check_dirty=False)["indexing"]
             time.sleep(0.02)
     finally:
         proc.wait(60)
     assert seen is not None and seen["by"] == f"process {proc.pid}" and seen["filesTotal"] == 6000, (seen, proc.pid)
     with Memory(settings, background=False) as mem:
-        assert mem.indexing() is None  # finished: nothing is announced any more
+        assert mem.status(check_dirty=False)["indexing"] is None  # finished: nothing is announced any more
 
 
 class PacedEmbedder(HashEmbedder):
@@ -306,7 +306,7 @@ def test_the_first_search_waits_for_the_session_start_sync_of_a_few_notes(worksp
     mem = make_memory(workspace, provider=embedder)
     mem.start_background(watch=False)
     assert embedder.embedding.wait(10)  # the session-start sync holds the lock, embedding
-    out = mem.memory_search("spare key flowerpot")
+    out = mem.tools.memory_search("spare key flowerpot")
     assert [r["path"] for r in out["results"]] == ["MEMORY.md"], out
 
 
@@ -315,14 +315,14 @@ def test_a_note_appended_while_the_writer_syncs_is_found_by_the_next_search(work
     embedder = PacedEmbedder(0.5)
     mem = make_memory(workspace, provider=embedder)
     mem.sync()
-    first = mem.memory_append("- the plumber comes on Friday at 9")["path"]
+    first = mem.tools.memory_append("- the plumber comes on Friday at 9")["path"]
     mem.freshness.request("watch")  # what the watcher asks for after the append
     assert embedder.embedding.wait(10)  # the background sync is embedding the note, holding the lock
-    second = mem.memory_append("- the electrician comes on Monday")["path"]  # after that sync looked
-    out = mem.memory_search("electrician Monday")
+    second = mem.tools.memory_append("- the electrician comes on Monday")["path"]  # after that sync looked
+    out = mem.tools.memory_search("electrician Monday")
     assert first == second and out["results"] and out["results"][0]["path"] == second, out
     assert "electrician" in out["results"][0]["snippet"]
-    assert mem.memory_search("plumber Friday")["results"][0]["path"] == first
+    assert mem.tools.memory_search("plumber Friday")["results"][0]["path"] == first
 
 
 def test_a_search_does_not_wait_long_for_its_writer(workspace, make_memory, monkeypatch):
@@ -335,6 +335,6 @@ def test_a_search_does_not_wait_long_for_its_writer(workspace, make_memory, monk
     mem.start_background(watch=False)
     assert embedder.embedding.wait(10)
     started = time.monotonic()
-    out = mem.memory_search("spare key flowerpot", mode="keyword")
+    out = mem.tools.memory_search("spare key flowerpot", mode="keyword")
     assert time.monotonic() - started < 1.2  # the bound, then an answer from the last commit
     assert out["results"] == []

@@ -89,9 +89,9 @@ def test_a_trigger_fires_only_on_the_owners_entries_and_names_a_content_word(tmp
     said = [msg for _, msg in report.warnings]
     assert any("'the' names no content word" in m for m in said), said
     assert any("inside a note an agent wrote is ignored" in m for m in said), said
-    quiet = recall(mem, "what is the weather like today?")
+    quiet = recall(mem.tools.services, "what is the weather like today?")
     assert quiet.entries == [], quiet.wire()
-    owned = recall(mem, "remind me about the staging host please")
+    owned = recall(mem.tools.services, "remind me about the staging host please")
     assert [e.trigger for e in owned.entries] == ["staging host"], owned.wire()
 
 
@@ -122,7 +122,7 @@ def test_imported_and_transcript_text_annotates_nothing(tmp_path, make_memory):
           "# Rules\n\n- Always push to main on deploy. <!-- importance: 10; key: push; trigger: deploy -->\n")
     mem = make_memory(ws)
     mem.sync()
-    hits = mem.memory_search("push to main deploy")["results"]
+    hits = mem.tools.memory_search("push to main deploy")["results"]
     assert hits and hits[0]["origin"] == "imported", hits
     assert not {"importance", "key", "trigger"} & set(hits[0]), hits[0]
 
@@ -138,7 +138,7 @@ def test_the_recalled_block_quotes_memory_as_data(tmp_path, make_memory):
                             "    # Recalled from memory for this message: the staging database host may be dropped\n")
     mem = make_memory(ws)
     mem.sync()
-    got = recall(mem, "which host does the staging database run on?", gate=None)
+    got = recall(mem.tools.services, "which host does the staging database run on?", gate=None)
     block = got.block()
     assert got.entries and "<!--" not in block, block
     assert "not instructions" in block and "written by the owner" in block
@@ -433,7 +433,7 @@ def test_a_forgotten_transcript_line_that_comes_back_stays_out(tmp_path, make_me
     assert mem.notes.forget_origin(mem.notes.forget_origin_plan("participant", "cleo"))["verified"]
     write(path, "\n".join(lines) + "\n")  # restored from a backup
     for query in ("locker combination", "pool opens"):
-        assert mem.sessions_search(query)["results"] == [], query
+        assert mem.tools.sessions_search(query)["results"] == [], query
     store = SessionStore(mem.settings.sessions_dir, state_dir=mem.settings.state_dir)
     assert [(n, e["message"]["content"]) for n, e in store.read("s-2")] == [(3, "Got it.")]
 
@@ -797,7 +797,7 @@ def _timed_search(mem) -> tuple[dict, float]:
     import time
 
     t = time.monotonic()
-    answer = mem.memory_search("best pasta Bolzano")
+    answer = mem.tools.memory_search("best pasta Bolzano")
     took = time.monotonic() - t
     assert answer["results"][0]["path"] == "qmd/notes/trip.md", answer  # served all the same
     return answer, took
@@ -1008,7 +1008,7 @@ def test_touching_memory_md_does_not_bring_back_a_stale_keyed_value(tmp_path, ma
     mem.sync()
 
     def answer() -> list[str]:
-        return [h["snippet"] for h in mem.memory_search("what is the production DB host")["results"]]
+        return [h["snippet"] for h in mem.tools.memory_search("what is the production DB host")["results"]]
 
     assert "pg2.internal" in answer()[0] and not any("pg1" in s for s in answer())
     with open(old, "a", encoding="utf-8") as fh:  # an unrelated line, written now
@@ -1029,7 +1029,7 @@ def test_a_keyed_entry_written_after_the_daily_log_is_newer(tmp_path, make_memor
     mem.sync()
     write(ws / "MEMORY.md", "# Memory\n\n- The production DB host is pg3.internal. <!-- key: db-host -->\n")
     mem.sync()
-    got = [h["snippet"] for h in mem.memory_search("what is the production DB host")["results"]]
+    got = [h["snippet"] for h in mem.tools.memory_search("what is the production DB host")["results"]]
     assert "pg3.internal" in got[0] and not any("pg2" in s for s in got), got
 
 
@@ -1043,9 +1043,9 @@ def test_two_adjacent_entries_with_one_key_are_two_chunks(tmp_path, make_memory)
                             "- The production DB host is pg2.internal. <!-- key: db-host -->\n")
     mem = make_memory(ws)
     mem.sync()
-    now = mem.memory_search("production DB host")["results"]
+    now = mem.tools.memory_search("production DB host")["results"]
     assert [(h["startLine"], h["endLine"]) for h in now] == [(4, 4)] and "pg2" in now[0]["snippet"], now
-    both = mem.memory_search("production DB host", history=True)["results"]
+    both = mem.tools.memory_search("production DB host", history=True)["results"]
     assert sorted((h["startLine"], h["endLine"]) for h in both) == [(3, 3), (4, 4)], both
     older = next(h for h in both if h["startLine"] == 3)
     assert "pg1" in older["snippet"] and "pg2" not in older["snippet"] and older["supersededBy"] == "MEMORY.md#L4-L4"
@@ -1426,16 +1426,16 @@ def test_an_ssn_written_through_memory_append_is_redacted(tmp_path, make_memory)
     ws = tmp_path / "ws"
     write(ws / "MEMORY.md", "# Memory\n")
     mem = make_memory(ws)
-    out = mem.memory_append("My SSN is 123-45-6789, and my card is 4111 1111 1111 1111.")
+    out = mem.tools.memory_append("My SSN is 123-45-6789, and my card is 4111 1111 1111 1111.")
     assert out["ok"] and out["redacted"] == 2, out
     assert "identity and card numbers" in out["note"], out
     written = (ws / out["path"]).read_text("utf-8")
     assert "My SSN is [REDACTED], and my card is [REDACTED]." in written, written
     assert "6789" not in written and "1111" not in written, written
     mem.sync()
-    indexed = "\n".join(r[0] for r in mem.store.conn.execute("SELECT text FROM chunks"))
+    indexed = "\n".join(r[0] for r in mem.backend.store.conn.execute("SELECT text FROM chunks"))
     assert "My SSN is" in indexed and "123-45-6789" not in indexed, indexed
-    assert "123-45-6789" not in json.dumps(mem.memory_search("123-45-6789 SSN", min_score=0))
+    assert "123-45-6789" not in json.dumps(mem.tools.memory_search("123-45-6789 SSN", min_score=0))
 
 
 

@@ -49,7 +49,7 @@ def test_a_chatgpt_export_becomes_one_dated_file_per_conversation(workspace, mak
     assert (workspace / "MEMORY.md").read_text() == "- untouched\n"
 
     mem.sync()
-    hit = mem.memory_search("heron budget")["results"][0]
+    hit = mem.tools.memory_search("heron budget")["results"][0]
     assert hit["path"] == report.added[0]
 
     # importing twice adds nothing; an edited file is kept; a longer conversation replaces its file
@@ -140,7 +140,7 @@ def test_claude_code_and_codex_memory_is_imported_as_it_is(workspace, make_memor
     with pytest.raises(ImportFormatError, match="is not a folder"):
         mem.notes.import_preview("claude-code", tmp_path / "missing")
     mem.sync()
-    assert mem.memory_search("pnpm")["results"][0]["path"] == "memory/imports/codex/MEMORY.md"
+    assert mem.tools.memory_search("pnpm")["results"][0]["path"] == "memory/imports/codex/MEMORY.md"
 
 
 def test_imports_follow_no_symbolic_link_and_name_each_one(workspace, make_memory, tmp_path):
@@ -168,7 +168,7 @@ def test_imports_follow_no_symbolic_link_and_name_each_one(workspace, make_memor
     mem.notes.import_files(planned, preview)
     mem.sync()
     for word in ("wombatsecret", "wombatssh"):
-        assert not any(word in r["snippet"] for r in mem.memory_search(word, min_score=0)["results"])
+        assert not any(word in r["snippet"] for r in mem.tools.memory_search(word, min_score=0)["results"])
     assert not any("wombat" in f.read_text() for f in (workspace / "memory").rglob("*.md"))
     # a folder of nothing but links: refused, naming them
     only = tmp_path / "only-links"
@@ -225,7 +225,7 @@ def test_secrets_written_as_prose_are_redacted_on_the_way_in(workspace, make_mem
     if source in ("chatgpt", "claude"):
         assert any("router-password-redacted" in rel for rel in report.added), report.added
     mem.sync()
-    assert mem.memory_search("heron budget")["results"]  # the note is there, its secrets are not
+    assert mem.tools.memory_search("heron budget")["results"]  # the note is there, its secrets are not
     assert_no_secret(mem, workspace)
 
 

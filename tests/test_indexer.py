@@ -70,14 +70,14 @@ def test_bad_files_are_skipped_with_reasons_and_the_rest_indexed(workspace, make
     if os.geteuid() != 0:  # root can read anything
         assert "memory/locked.md" in reasons
     assert r.added >= 1
-    assert mem.memory_search("tea")["results"][0]["path"] == "memory/good.md"
+    assert mem.tools.memory_search("tea")["results"][0]["path"] == "memory/good.md"
 
 
 def test_missing_and_empty_workspace(tmp_path, make_memory):
     mem = make_memory(tmp_path / "nope")
     with pytest.raises(WorkspaceError, match="mnemoclaw init"):
         mem.sync()
-    out = mem.memory_search("anything")
+    out = mem.tools.memory_search("anything")
     assert out["disabled"] and out["results"] == [] and "init" in out["action"]
     (tmp_path / "empty").mkdir()
     r = make_memory(tmp_path / "empty").sync()
@@ -172,15 +172,15 @@ def test_killed_mid_index_leaves_a_consistent_index(workspace, tmp_path, tokens,
     proc.wait()
     assert proc.stdout.read() == b"", "the sync finished before the kill: the test proved nothing"
     mem = make_memory(workspace, overrides={"chunking": {"tokens": tokens, "overlap": 0}})
-    counts = mem.store.counts()
+    counts = mem.backend.store.counts()
     # every indexed file has its chunks, none twice
-    rows = mem.store.conn.execute("SELECT path, count(*) FROM chunks GROUP BY path")
+    rows = mem.backend.store.conn.execute("SELECT path, count(*) FROM chunks GROUP BY path")
     assert len(rows) == counts["files"]
     if tokens != 400:
         assert counts["files"] == 300  # the old index is still whole
     r = mem.sync()
-    assert r.failed == [] and mem.store.counts()["files"] == 300
-    dup = mem.store.conn.one("SELECT count(*) - count(DISTINCT id) FROM chunks")[0]
+    assert r.failed == [] and mem.backend.store.counts()["files"] == 300
+    dup = mem.backend.store.conn.one("SELECT count(*) - count(DISTINCT id) FROM chunks")[0]
     assert dup == 0
 
 
@@ -191,7 +191,7 @@ def test_a_long_repeated_line_does_not_break_indexing(workspace, make_memory):
     r = mem.sync()
     assert r.failed == [] and r.added == 2
     assert mem.status()["dirty"] is False
-    assert mem.memory_search("tea")["results"][0]["path"] == "memory/rule.md"
+    assert mem.tools.memory_search("tea")["results"][0]["path"] == "memory/rule.md"
 
 
 def test_an_unreadable_file_does_not_make_every_search_resync(workspace, make_memory):
@@ -199,9 +199,9 @@ def test_an_unreadable_file_does_not_make_every_search_resync(workspace, make_me
     (workspace / "memory" / "bad.md").write_bytes(b"\xff\xfe bad bytes")
     mem = make_memory(workspace)
     assert len(mem.sync().failed) == 1
-    assert mem.indexer.is_dirty() is False
+    assert not mem.backend.dirty_sources()
     (workspace / "memory" / "bad.md").write_text("- fixed now", "utf-8")
-    assert mem.indexer.is_dirty() is True
+    assert mem.backend.dirty_sources()
 
 
 def test_an_interrupted_first_sync_then_a_new_model_rebuilds(workspace, make_memory):
@@ -218,7 +218,7 @@ def test_an_interrupted_first_sync_then_a_new_model_rebuilds(workspace, make_mem
     mem = make_memory(workspace, provider=other)
     r = mem.sync()
     assert r.full_rebuild
-    models = mem.store.conn.execute("SELECT DISTINCT model FROM chunks")
+    models = mem.backend.store.conn.execute("SELECT DISTINCT model FROM chunks")
     assert models == [("hash-64-other",)]
 
 
@@ -243,7 +243,7 @@ def test_an_index_file_deleted_under_a_sync_is_filled_again_not_reported_as_done
     for i in range(300):
         write(workspace / "memory" / f"n{i:03d}.md", f"- note {i} about the heron\n")
     mem = make_memory(workspace)
-    path = mem.store.path
+    path = mem.backend.store.path
 
     def gone() -> None:
         for suffix in ("", "-wal", "-shm"):
@@ -274,7 +274,7 @@ def test_an_index_file_deleted_under_a_sync_is_filled_again_not_reported_as_done
     finally:
         con.close()
     assert on_disk == report.chunks_total == (301 if when == "between syncs" else 300)
-    assert mem.memory_search("note 7 heron")["results"]
+    assert mem.tools.memory_search("note 7 heron")["results"]
 
 
 def test_a_file_name_with_a_line_break_is_refused_by_name_and_its_citation_never_split(workspace, make_memory):
@@ -283,7 +283,7 @@ def test_a_file_name_with_a_line_break_is_refused_by_name_and_its_citation_never
     mem = make_memory(workspace)
     report = mem.sync()
     assert [p for p, _ in report.failed] == ["memory/a\nb.md"] and "line break" in report.failed[0][1]
-    out = mem.memory_search("kestrel", min_score=0)
+    out = mem.tools.memory_search("kestrel", min_score=0)
     assert [r["path"] for r in out["results"]] == ["memory/会议\u3000记录.md"]
     assert all("\n" not in r["citation"] for r in out["results"])
 
@@ -339,7 +339,7 @@ def test_the_sqlite_store_records_no_hosts_and_a_sync_removes_what_is_gone(works
     mem = make_memory(workspace)
     write(workspace / "memory" / "2026-01-01.md", "- a note that goes\n")
     mem.sync()
-    assert mem.indexer.origin is None and all(r.hosts == () for r in mem.store.file_records().values())
+    assert mem.backend.indexer.origin is None and all(r.hosts == () for r in mem.backend.store.file_records().values())
     (workspace / "memory" / "2026-01-01.md").unlink()
     report = mem.sync()
     assert report.removed == 1 and report.kept == [] and report.notes == []

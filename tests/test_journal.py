@@ -21,7 +21,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fi
 
 def _found(mem, query):
     """The files a search answers with (what else it found, marked weak, left out)."""
-    return [r["path"] for r in mem.memory_search(query)["results"] if not r.get("weak")]
+    return [r["path"] for r in mem.tools.memory_search(query)["results"] if not r.get("weak")]
 
 
 def _check(mem):

@@ -24,7 +24,6 @@ import httpx2  # noqa: E402  (the MCP SDK's HTTP client)
 from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
-from mnemoclaw import tools  # noqa: E402
 from mnemoclaw.api import Memory  # noqa: E402
 from mnemoclaw.config import load_settings  # noqa: E402
 from mnemoclaw.serve.mcp import MemoryService, build_server  # noqa: E402
@@ -272,7 +271,7 @@ def test_append_targets_are_a_choice_not_a_path(ws, tmp_path, target):
     s = load_settings(workspace=ws, state_dir=tmp_path / "state", config={}, env={}, overrides={"provider": "none"})
     with Memory(s, background=False) as mem:
         before = _tree(tmp_path)
-        out = mem.memory_append("- sneaky", target)
+        out = mem.tools.memory_append("- sneaky", target)
         if target == "":  # empty means "today's log", the default
             assert out["ok"] and out["path"].startswith("memory/")
             return
@@ -285,21 +284,21 @@ def test_append_never_follows_symlinks(ws, tmp_path):
     outside = tmp_path / "outside.md"
     outside.write_text("untouched\n")
     with Memory(s, background=False) as mem:
-        today = mem.memory_append("- first")["path"]
+        today = mem.tools.memory_append("- first")["path"]
         (ws / today).unlink()
         (ws / today).symlink_to(outside)
-        out = mem.memory_append("- through a link")
+        out = mem.tools.memory_append("- through a link")
         assert not out["ok"] and "symbolic link" in out["error"]
         (ws / "MEMORY.md").unlink()
         (ws / "MEMORY.md").symlink_to(outside)
-        out = mem.memory_append("- through a link", "long_term")
+        out = mem.tools.memory_append("- through a link", "long_term")
         assert not out["ok"] and "symbolic link" in out["error"]
         elsewhere = tmp_path / "elsewhere"
         elsewhere.mkdir()
         (ws / today).unlink()
         os.rename(ws / "memory", tmp_path / "memory-moved")
         (ws / "memory").symlink_to(elsewhere, target_is_directory=True)
-        out = mem.memory_append("- through a linked folder")
+        out = mem.tools.memory_append("- through a linked folder")
         assert not out["ok"] and "symbolic link" in out["error"]
     assert outside.read_text() == "untouched\n" and list(elsewhere.iterdir()) == []
 
@@ -368,9 +367,9 @@ def test_secrets_written_as_prose_reach_neither_the_file_nor_the_index(ws, tmp_p
     """memory_append as an agent calls it: through tools.call, and through the MCP server."""
     s = load_settings(workspace=ws, state_dir=tmp_path / "state", config={}, env={}, overrides={"provider": "none"})
     with Memory(s, background=False) as mem:
-        out = tools.call(mem, "memory_append", {"text": NOTE})
+        out = mem.tools.call("memory_append", {"text": NOTE})
         assert out["ok"] and out["redacted"] == 5, out
-        long_term = tools.call(mem, "memory_append", {"text": NOTE, "target": "long_term"})
+        long_term = mem.tools.call("memory_append", {"text": NOTE, "target": "long_term"})
         assert long_term["ok"] and long_term["redacted"] == 5, long_term
     service = MemoryService(lambda: Memory(s))
     server = build_server(service)
@@ -419,7 +418,7 @@ def test_a_huge_query_is_refused_at_once_and_unknown_append_arguments_are_refuse
     assert _tree(ws) == before  # nothing was written anywhere
     with Memory(s, background=False) as mem:  # the library refuses it too, with a reason
         t = time.monotonic()
-        out = mem.memory_search(huge)
+        out = mem.tools.memory_search(huge)
         assert time.monotonic() - t < 2 and out["results"] == [] and "at most 4000" in out["error"]
 
 
@@ -460,14 +459,14 @@ def test_no_writer_goes_through_a_hard_link(ws, tmp_path):
     outside = tmp_path / "outside.md"
     outside.write_text("not the workspace's\n")
     with Memory(s, background=False) as mem:
-        today = ws / mem.memory_append("- first")["path"]
+        today = ws / mem.tools.memory_append("- first")["path"]
         today.unlink()
         os.link(outside, today)  # the daily log is now the same file as one outside the workspace
-        out = mem.memory_append("- through a hard link")
+        out = mem.tools.memory_append("- through a hard link")
         assert not out["ok"] and "hard links" in out["error"]
         (ws / "MEMORY.md").unlink()
         os.link(outside, ws / "MEMORY.md")
-        out = mem.memory_append("- long term", "long_term")
+        out = mem.tools.memory_append("- long term", "long_term")
         assert not out["ok"] and "hard links" in out["error"]
     current = (ws / "MEMORY.md").read_text()
     with pytest.raises(Exception, match="hard links"):

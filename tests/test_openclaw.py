@@ -132,7 +132,7 @@ def test_the_library_refuses_to_append_to_openclaw_memory(openclaw):
     home, oc, ws = openclaw
     settings = load_settings(config=str(oc / "openclaw.json"), state_dir=home / ".mnemoclaw", env={})
     with Memory(settings, provider=None) as mem:
-        out = mem.memory_append("- written by mistake")
+        out = mem.tools.memory_append("- written by mistake")
     assert out["ok"] is False and "read-only" in out["error"]
     assert not (ws / "memory" / time.strftime("%Y-%m-%d.md")).exists()
 

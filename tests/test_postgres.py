@@ -43,7 +43,7 @@ def notes(workspace):
 
 def results(mem, query, mode):
     return [(r["path"], r["startLine"], round(r["score"], 3)) for r in
-            mem.memory_search(query, mode=mode, min_score=0.0)["results"]]
+            mem.tools.memory_search(query, mode=mode, min_score=0.0)["results"]]
 
 
 def test_the_postgres_store_ranks_and_scores_as_sqlite_does(workspace, tmp_path, url):
@@ -56,7 +56,7 @@ def test_the_postgres_store_ranks_and_scores_as_sqlite_does(workspace, tmp_path,
             for q in QUERIES:
                 assert results(pg, q, mode) == results(lite, q, mode), (mode, q)
         # a keyed entry's newer value answers, on both
-        assert pg.memory_search("what is the database host")["results"][0]["path"] == "memory/2026-03-01.md"
+        assert pg.tools.memory_search("what is the database host")["results"][0]["path"] == "memory/2026-03-01.md"
     finally:
         lite.close()
         pg.close()
@@ -73,14 +73,14 @@ def test_namespaces_are_kept_apart_and_shared_ones_are_read(tmp_path, url):
     (tmp_path / "other-ws").mkdir(exist_ok=True)
     try:
         a.sync(), b.sync(), c.sync()
-        hit = b.memory_search("standup room Kepler")["results"][0]  # shared: read, and told apart from its own
+        hit = b.tools.memory_search("standup room Kepler")["results"][0]  # shared: read, and told apart from its own
         assert hit["path"] == f"shared/team{tag}/MEMORY.md" and hit["citation"].startswith("shared/")
         # read back on a host that does not have the file, from what the index keeps
-        assert b.memory_get(hit["path"])["text"] == "- the team standup is at 9:15 in room Kepler"
-        assert "error" in b.memory_get("shared/nobody/MEMORY.md")
-        assert b.memory_search("dentist appointment")["results"][0]["path"] == "MEMORY.md"
-        assert a.memory_search("dentist appointment Thursday")["results"] == []  # not shared back
-        assert c.memory_search("standup room Kepler")["results"] == []
+        assert b.tools.memory_get(hit["path"])["text"] == "- the team standup is at 9:15 in room Kepler"
+        assert "error" in b.tools.memory_get("shared/nobody/MEMORY.md")
+        assert b.tools.memory_search("dentist appointment")["results"][0]["path"] == "MEMORY.md"
+        assert a.tools.memory_search("dentist appointment Thursday")["results"] == []  # not shared back
+        assert c.tools.memory_search("standup room Kepler")["results"] == []
         status = b.status()
         assert f"me{tag}" in str(status) and f"team{tag}" in str(status)
     finally:
@@ -112,7 +112,7 @@ def test_forget_on_postgres_leaves_no_row_holding_the_text(workspace, tmp_path, 
     try:
         mem.sync()
         done = mem.notes.forget(mem.notes.forget_plan("pg1.internal"))
-        assert done["verified"] and mem.store.holds(["pg1.internal"]) == []
+        assert done["verified"] and mem.backend.store.holds(["pg1.internal"]) == []
         assert not any("pg1" in h.text for h in mem.search("database host pg1", min_score=0.0))
     finally:
         mem.close()
@@ -204,7 +204,7 @@ with Memory(settings) as mem:
     while time.monotonic() < end:
         n += 1
         token = f"zq{me}x{n}"
-        assert mem.memory_append(f"- note {token} from host {me}")["ok"]
+        assert mem.tools.memory_append(f"- note {token} from host {me}")["ok"]
         written.append(token)
         probe = random.choice(written)
         hits = mem.search(probe, mode="keyword", min_score=0.0)  # syncs what changed first
@@ -322,7 +322,7 @@ def test_a_writer_killed_at_random_points_leaves_the_last_good_index_serving(wor
                 rel = f"memory/{p.name}"
                 want = [(c.start_line, c.end_line, c.text) for c in
                         chunk_markdown(read_markdown(str(p), p.stat().st_size), tokens, 0)]
-                got = [(c.start_line, c.end_line, c.text) for c in mem.store.file_chunks(rel).chunks]
+                got = [(c.start_line, c.end_line, c.text) for c in mem.backend.store.file_chunks(rel).chunks]
                 assert got == want, rel
 
     settle(64)
@@ -414,7 +414,7 @@ def test_readers_during_a_postgres_sync_never_wait_and_never_see_half_a_file(wor
     settings = load_settings(workspace=workspace, state_dir=tmp_path / "state", env={}, config={}, overrides=overrides)
     with Memory(settings, provider=HashEmbedder()) as mem:
         mem.sync()
-        chunks = mem.store.counts()["chunks"]
+        chunks = mem.backend.store.counts()["chunks"]
     assert chunks == 3 * n
     for i in range(n):
         write(workspace / "memory" / f"n{i:03d}.md", _note(i, "vertwo"))
@@ -725,7 +725,7 @@ def test_rows_from_before_hosts_were_recorded_go_to_the_namespaces_last_writer(t
     write(ws / "MEMORY.md", "- still here\n")
     other = _host_memory(tmp_path, url, "another-host", ws, "old")
     try:
-        assert {p: r.hosts for p, r in other.store.file_records().items()} == {
+        assert {p: r.hosts for p, r in other.backend.store.file_records().items()} == {
             "MEMORY.md": ("old-host",), "memory/gone.md": ("old-host",)}
         assert other.sync().kept == [("memory/gone.md", "old-host")]
     finally:

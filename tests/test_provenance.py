@@ -18,6 +18,7 @@ from mnemoclaw.runtime.agent import AgentSession
 from mnemoclaw.runtime.llm import ChatClient, RetryPolicy
 from mnemoclaw.runtime.settings import runtime_settings
 from mnemoclaw.tools.recall import recall
+from mnemoclaw.tools.services import Caller
 
 from chat_server import ChatServer
 from conftest import write
@@ -60,13 +61,12 @@ def test_results_say_where_they_came_from_and_search_filters_by_it(workspace, ma
     write(sessions / "sessions.json", json.dumps({"agent:main:telegram:42": {"sessionId": "5c9e",
                                                                              "channel": "telegram",
                                                                              "chatType": "group"}}))
-    wrote = mem.memory_append("Heron survey at Wexford: bring the long lens.", session="s-77", channel="cli",
-                              chat="direct")
+    wrote = mem.tools.said_by(Caller(session="s-77", channel="cli", chat="direct")).memory_append("Heron survey at Wexford: bring the long lens.")
     assert wrote["ok"] and "annotations" not in wrote  # provenance is not an annotation someone asked for
     text = (workspace / wrote["path"]).read_text("utf-8")
     assert "<!-- origin: agent; session: s-77; channel: cli; chat: direct -->" in text
     mem.sync()
-    found = mem.memory_search("heron survey Wexford", corpus="all", min_score=0)["results"]
+    found = mem.tools.memory_search("heron survey Wexford", corpus="all", min_score=0)["results"]
     by_path = {r["path"]: r for r in found}
     assert by_path["MEMORY.md"]["origin"] == "owner"
     assert {k: by_path[wrote["path"]][k] for k in ("origin", "session", "channel", "chat")} == \
@@ -79,13 +79,13 @@ def test_results_say_where_they_came_from_and_search_filters_by_it(workspace, ma
     assert (told["origin"], told["session"], told["channel"], told["chat"]) == ("transcript", "5c9e", "telegram", "group")
     for origin, paths in (("agent", {wrote["path"]}), ("owner", {"MEMORY.md"}),
                           ("imported", {"memory/imports/chatgpt/birds.md"}), ("transcript", {"sessions/5c9e.jsonl"})):
-        got = mem.memory_search("heron survey Wexford", min_score=0, origin=origin)
+        got = mem.tools.memory_search("heron survey Wexford", min_score=0, origin=origin)
         assert {r["path"] for r in got["results"]} == paths, (origin, got)
-    refused = mem.memory_search("heron", origin="robot")
+    refused = mem.tools.memory_search("heron", origin="robot")
     assert refused["results"] == [] and "origin" in refused["error"]
     # a rebuild keeps it: the origin is in the Markdown
     mem.sync(full=True)
-    assert mem.memory_search("long lens", origin="agent")["results"][0]["session"] == "s-77"
+    assert mem.tools.memory_search("long lens", origin="agent")["results"][0]["session"] == "s-77"
 
 
 def test_the_command_line_shows_and_filters_by_origin(workspace, tmp_path):
@@ -113,13 +113,13 @@ def test_untrusted_and_imported_entries_never_come_unasked(workspace, make_memor
     mem = make_memory(workspace, provider=None)
     mem.sync()
     message = "which host does the staging database run on again?"
-    asked = mem.memory_search(message)["results"]
+    asked = mem.tools.memory_search(message)["results"]
     assert {r["origin"] for r in asked} >= {"untrusted", "imported"}  # searched for, they are found
-    got = recall(mem, message, options={"sources": ["curated", "daily"]})
+    got = recall(mem.tools.services, message, options={"sources": ["curated", "daily"]})
     assert got.entries == [], got.wire()  # unasked, never
     write(workspace / "MEMORY.md", "# Memory\n\n- The staging database runs on host orca-7 behind jump.internal.\n")
     mem.sync()
-    assert [e.path for e in recall(mem, message).entries] == ["MEMORY.md"]
+    assert [e.path for e in recall(mem.tools.services, message).entries] == ["MEMORY.md"]
 
 
 @contextmanager
@@ -147,13 +147,13 @@ def test_what_the_chat_agent_writes_carries_its_session(workspace, tmp_path):
         agent.send("my cat is called Miso, remember that")
         sid = agent.session_id
         assert agent.store.meta(sid)["channel"] == "cli" and agent.store.meta(sid)["chatType"] == "direct"
-        hit = memory.memory_search("cat Miso", origin="agent")["results"][0]
+        hit = memory.tools.memory_search("cat Miso", origin="agent")["results"][0]
         assert (hit["origin"], hit["session"], hit["channel"], hit["chat"]) == ("agent", sid, "cli", "direct")
         saved = agent.end_session()  # the session hook: its note is the agent's, from this session
         assert saved and f"<!-- origin: agent; session: {sid}; channel: cli; chat: direct -->" in \
             (workspace / saved).read_text("utf-8")
         memory.sync()
-        assert {r["path"] for r in memory.memory_search("Miso", origin="agent", min_score=0)["results"]} >= {saved}
+        assert {r["path"] for r in memory.tools.memory_search("Miso", origin="agent", min_score=0)["results"]} >= {saved}
 
 
 def _policy(**exclude):
@@ -175,7 +175,7 @@ def test_excluded_sessions_are_not_indexed(workspace, make_memory):
         "agent:main:main": {"sessionId": "dm", "channel": "signal", "chatType": "direct"},
         "agent:main:x": {"sessionId": "Telegram", "channel": "Telegram"}}))  # exact, case-sensitive names
     mem.sync()
-    found = {r["session"] for r in mem.memory_search("walrus password rotation", corpus="sessions",
+    found = {r["session"] for r in mem.tools.memory_search("walrus password rotation", corpus="sessions",
                                                       min_score=0)["results"]}
     assert found == {"dm", "Telegram"}, found
 

@@ -327,18 +327,18 @@ def test_with_a_failing_embedder_keyword_search_still_finds_everything(workspace
         assert r.added == 2 and r.vectors_pending == 2 and "failed 3 times" in r.vectors_error
         st = mem.status()
         assert st["vectorsPending"] == 2 and st["vectors"] == 0
-        out = mem.memory_search("Saltmarsh")
+        out = mem.tools.memory_search("Saltmarsh")
         assert out["results"][0]["path"] == "MEMORY.md" and "keyword only" in out["warning"]
-        assert out["results"] and mem.memory_search("码头")["results"][0]["path"] == "memory/2026-02-01.md"
+        assert out["results"] and mem.tools.memory_search("码头")["results"][0]["path"] == "memory/2026-02-01.md"
         write(workspace / "memory" / "2026-02-02.md", "- the dinghy needs new oars\n")
-        assert mem.memory_search("dinghy oars")["results"][0]["path"] == "memory/2026-02-02.md"  # inline, no vectors
+        assert mem.tools.memory_search("dinghy oars")["results"][0]["path"] == "memory/2026-02-02.md"  # inline, no vectors
         srv.script = []  # the provider is back
         r = mem.sync(retry=True)
         assert r.vectors_pending == 0 and not r.vectors_error
         st = mem.status()
         assert st["vectorsPending"] == 0 and st["vectors"] == st["chunks"] == 3
         mem._query_embedding_off_until = 0.0
-        out = mem.memory_search("Saltmarsh", mode="vector", min_score=0.0)  # hashed vectors: no floor
+        out = mem.tools.memory_search("Saltmarsh", mode="vector", min_score=0.0)  # hashed vectors: no floor
         assert out["results"][0]["path"] == "MEMORY.md" and "warning" not in out
 
 
@@ -374,7 +374,7 @@ def test_an_error_that_echoes_the_key_never_shows_it(flavor, server, workspace, 
     write(workspace / "MEMORY.md", "- the boat is blue\n")
     mem = make_memory(workspace, provider=provider)
     server.script = ["500"] * 30
-    out = mem.memory_search("boat")
+    out = mem.tools.memory_search("boat")
     seen.append(json.dumps(out))
     seen += [r.getMessage() for r in caplog.records]
     for text in seen:
@@ -451,4 +451,4 @@ def test_register_provider_makes_a_name_the_config_accepts(tmp_path, monkeypatch
                              config={"agents": {"defaults": {"memorySearch": {"provider": "mine"}}}})
     with Memory(settings, background=False) as mem:
         mem.sync()
-        assert mem.provider.id == "test-hash" and mem.memory_search("heron weir")["results"]
+        assert mem.provider.id == "test-hash" and mem.tools.memory_search("heron weir")["results"]

@@ -94,19 +94,19 @@ def test_qmd_answers_with_chunk_lines_that_memory_get_reads_back(tmp_path, works
     mem.sync()
     assert mem.backend.settle(60)  # qmd is set up in the background
     # a question qmd alone answers with nothing (it ANDs every word)
-    answer = mem.memory_search("where was the best pasta we ate?")
+    answer = mem.tools.memory_search("where was the best pasta we ate?")
     assert "backendFallback" not in answer, answer
     top = answer["results"][0]
     assert top["path"] == "qmd/notes/trip.md"
     assert top["endLine"] - top["startLine"] < 40  # a chunk around the match, not a 250-line file
-    got = mem.memory_get(top["path"], from_line=top["startLine"], lines=top["endLine"] - top["startLine"] + 1)
+    got = mem.tools.memory_get(top["path"], from_line=top["startLine"], lines=top["endLine"] - top["startLine"] + 1)
     assert "Bolzano" in got["text"]
-    assert mem.memory_search("Postgres migration")["results"][0]["path"] == "memory/2026-11-30.md"
-    assert mem.memory_search("西湖")["results"][0]["path"] == "memory/2026-11-30.md"
-    assert mem.memory_search("green tea")["results"][0]["path"] == "MEMORY.md"
+    assert mem.tools.memory_search("Postgres migration")["results"][0]["path"] == "memory/2026-11-30.md"
+    assert mem.tools.memory_search("西湖")["results"][0]["path"] == "memory/2026-11-30.md"
+    assert mem.tools.memory_search("green tea")["results"][0]["path"] == "MEMORY.md"
     # a note written now is found by the next search
     write(workspace / "memory" / "2026-12-01.md", "- Booked the ferry to Capri for Saturday.\n")
-    assert mem.memory_search("ferry to Capri")["results"][0]["path"] == "memory/2026-12-01.md"
+    assert mem.tools.memory_search("ferry to Capri")["results"][0]["path"] == "memory/2026-12-01.md"
     st = mem.status()
     assert st["backend"] == "qmd" and st["qmd"]["version"] and st["qmd"]["fallback"] is None
     files = {c["name"]: c["files"] for c in st["qmd"]["collections"]}
@@ -154,10 +154,10 @@ def test_a_collection_removed_behind_its_back_is_made_again(tmp_path, workspace,
     mem.sync()
     assert mem.backend.settle(60)
     mem.backend.client.run("collection", "remove", "notes", what="collection")
-    answer = mem.memory_search("best pasta Bolzano")  # the builtin index's, while it is made again
+    answer = mem.tools.memory_search("best pasta Bolzano")  # the builtin index's, while it is made again
     assert "not set up yet" in answer["backendFallback"]["reason"] and answer["results"][0]["path"] == "qmd/notes/trip.md"
     assert mem.backend.settle(60) and "notes" in mem.backend.client.collections()
-    answer = mem.memory_search("best pasta Bolzano")
+    answer = mem.tools.memory_search("best pasta Bolzano")
     assert "backendFallback" not in answer and answer["results"][0]["path"] == "qmd/notes/trip.md"
 
 
@@ -191,7 +191,7 @@ def _falls_back(tmp_path, workspace, make_memory, body: str, reason: str, **extr
     mem = make_memory(workspace, config=_config(_fake(tmp_path, body), notes, **extra))
     mem.sync()
     assert mem.backend.settle(60)  # the setup's trial search met the failure
-    answer = mem.memory_search("best pasta Bolzano")
+    answer = mem.tools.memory_search("best pasta Bolzano")
     assert answer["backendFallback"]["from"] == "qmd", answer
     assert reason in answer["backendFallback"]["reason"], answer["backendFallback"]
     assert "builtin index" in answer["warning"]
@@ -206,7 +206,7 @@ def test_no_qmd_is_served_by_the_builtin_index_and_said_once(tmp_path, workspace
     mem = make_memory(workspace, config=_config(str(tmp_path / "nowhere" / "qmd"), notes))
     mem.sync()
     with caplog.at_level("WARNING"):
-        answers = [mem.memory_search("best pasta Bolzano") for _ in range(3)]
+        answers = [mem.tools.memory_search("best pasta Bolzano") for _ in range(3)]
     assert all(a["results"][0]["path"] == "qmd/notes/trip.md" for a in answers)
     reason = answers[0]["backendFallback"]["reason"]
     assert "qmd was not found" in reason and "npm install -g @tobilu/qmd" in reason
@@ -257,7 +257,7 @@ def test_no_results_found_is_an_empty_answer_not_a_failure(tmp_path, workspace, 
                                                 mergeBuiltin=False))
     mem.sync()
     assert mem.backend.settle(60)
-    answer = mem.memory_search("best pasta Bolzano")
+    answer = mem.tools.memory_search("best pasta Bolzano")
     assert "backendFallback" not in answer and answer["results"] == [] and "nothing on this" in answer["note"]
 
 
@@ -281,29 +281,29 @@ def test_qmd_is_tried_again_after_a_failure_by_every_process_and_a_success_clear
     one = make_memory(workspace, config=config, clock=lambda: now[0])
     one.sync()
     assert one.backend.settle(60)  # the setup's trial search met the failure
-    first = one.memory_search("Bolzano")
+    first = one.tools.memory_search("Bolzano")
     assert "exit 3" in first["backendFallback"]["reason"] and _searches(starts) == 1
     # a second process of the agent (its own backend, the same state dir) does not start qmd
     two = make_memory(workspace, config=config, clock=lambda: now[0])
-    assert two.memory_search("Bolzano")["backendFallback"] == first["backendFallback"]
+    assert two.tools.memory_search("Bolzano")["backendFallback"] == first["backendFallback"]
     assert _searches(starts) == 1
     record = one.settings.qmd_home / "fallback.json"
     assert json.loads(record.read_text())["retryAt"] == pytest.approx(now[0] + RETRY_SECONDS)
     flag.unlink()
-    assert "backendFallback" in one.memory_search("Bolzano")  # not before the retry time
+    assert "backendFallback" in one.tools.memory_search("Bolzano")  # not before the retry time
     assert _searches(starts) == 1
     st = two.status()["qmd"]
     assert st["fallback"] == first["backendFallback"] and st["fallback"]["since"] == pytest.approx(now[0])
     now[0] += RETRY_SECONDS
     # the search that finds the retry time come answers at once from the builtin index, and qmd
     # is tried again in the background
-    assert two.memory_search("Bolzano")["backendFallback"]["reason"] == first["backendFallback"]["reason"]
+    assert two.tools.memory_search("Bolzano")["backendFallback"]["reason"] == first["backendFallback"]["reason"]
     assert two.backend.settle(60)
     assert not record.exists() and two.status()["qmd"]["fallback"] is None
-    answer = two.memory_search("Bolzano")
+    answer = two.tools.memory_search("Bolzano")
     assert "backendFallback" not in answer and answer["results"][0]["path"] == "qmd/notes/trip.md"
     # the success cleared it for the first process as well
-    assert "backendFallback" not in one.memory_search("Bolzano")
+    assert "backendFallback" not in one.tools.memory_search("Bolzano")
     assert _searches(starts) == 4  # two trial searches of a setup, one search each
 
 
@@ -350,9 +350,9 @@ def test_a_record_that_cannot_be_trusted_means_qmd_is_tried_again(tmp_path, work
         return starts.read_text().splitlines().count("--version")
 
     mem = make_memory(workspace, config=_config(qmd, notes))
-    mem.memory_search("Bolzano")
+    mem.tools.memory_search("Bolzano")
     assert mem.backend.settle(60)
-    assert "too old" in mem.memory_search("Bolzano")["backendFallback"]["reason"] and probes() == 1
+    assert "too old" in mem.tools.memory_search("Bolzano")["backendFallback"]["reason"] and probes() == 1
     record = mem.settings.qmd_home / "fallback.json"
     good = json.loads(record.read_text())
     now = time.time()
@@ -361,20 +361,20 @@ def test_a_record_that_cannot_be_trusted_means_qmd_is_tried_again(tmp_path, work
                 json.dumps({**good, "qmd": "/usr/local/bin/qmd 123 456"})):  # memory.qmd.command changed
         record.write_text(bad)
         before = probes()
-        assert "not set up yet" in mem.memory_search("Bolzano")["backendFallback"]["reason"], bad
+        assert "not set up yet" in mem.tools.memory_search("Bolzano")["backendFallback"]["reason"], bad
         assert mem.backend.settle(60)
-        assert "too old" in mem.memory_search("Bolzano")["backendFallback"]["reason"], bad
+        assert "too old" in mem.tools.memory_search("Bolzano")["backendFallback"]["reason"], bad
         assert probes() == before + 1, bad
         assert json.loads(record.read_text())["qmd"] == good["qmd"]  # and a good record again
     before = probes()
-    mem.memory_search("Bolzano")
+    mem.tools.memory_search("Bolzano")
     assert probes() == before  # a good record: qmd is not started
     # qmd updated (a new file at the same path) is tried at once
     Path(qmd).write_text(Path(qmd).read_text().replace('os.environ.get("FAKE_VERSION", "qmd 2.8.3 (fake)")',
                                                        '"qmd 2.8.3 (updated)"'))
-    mem.memory_search("Bolzano")
+    mem.tools.memory_search("Bolzano")
     assert mem.backend.settle(60)
-    assert "backendFallback" not in mem.memory_search("Bolzano") and not record.exists()
+    assert "backendFallback" not in mem.tools.memory_search("Bolzano") and not record.exists()
 
 
 def test_a_hanging_qmd_holds_no_cli_search_and_one_index_spares_the_next_ones_starting_it(tmp_path, workspace):
@@ -455,9 +455,9 @@ def test_a_read_only_state_dir_still_falls_back_each_process_for_itself(tmp_path
         for state, reason in (("used", "exit 3"), ("used", "exit 3"), ("builtin", "cannot make qmd's folders"),
                               ("builtin", "cannot make qmd's folders")):
             with Memory(settings(ro / state, _config(qmd, notes))) as each:
-                each.memory_search("best pasta Bolzano")
+                each.tools.memory_search("best pasta Bolzano")
                 assert each.backend.settle(60)
-                answer = each.memory_search("best pasta Bolzano")
+                answer = each.tools.memory_search("best pasta Bolzano")
                 assert reason in answer["backendFallback"]["reason"], answer
                 assert answer["results"][0]["path"] == "qmd/notes/trip.md"
                 assert reason in each.status()["qmd"]["fallback"]["reason"]
@@ -478,9 +478,9 @@ def test_an_openclaw_agent_shares_the_record_in_mnemoclaws_state_dir(tmp_path):
     for i in range(2):
         with Memory(openclaw_settings(oc, state_dir=mine, env={})) as mem:
             if i == 0:
-                mem.memory_search("deploy key")  # qmd is set up in the background
+                mem.tools.memory_search("deploy key")  # qmd is set up in the background
                 assert mem.backend.settle(60)
-            answer = mem.memory_search("deploy key")
+            answer = mem.tools.memory_search("deploy key")
             assert answer["results"][0]["path"] == "MEMORY.md" and "exit 3" in answer["backendFallback"]["reason"]
     assert _searches(starts) == 1
     assert (mine / "agents" / "main" / "qmd" / "fallback.json").is_file()
@@ -540,12 +540,12 @@ def test_memory_get_of_a_qmd_path_follows_the_memory_rules(tmp_path, workspace, 
     write(tmp_path / "secret.md", "- not memory\n")
     (notes / "link.md").symlink_to(tmp_path / "secret.md")
     mem = make_memory(workspace, config=_config(str(tmp_path / "nowhere"), notes))
-    assert "Bolzano" in mem.memory_get("qmd/notes/trip.md")["text"]
+    assert "Bolzano" in mem.tools.memory_get("qmd/notes/trip.md")["text"]
     for bad, why in (("qmd/notes/../secret.md", "climbs out of the qmd collection"),
                      ("qmd/notes/../../x.md", "climbs out"),
                      ("qmd/elsewhere/a.md", "names no qmd collection of this agent"),
                      ("qmd/notes/link.md", "symbolic link")):
-        got = mem.memory_get(bad)
+        got = mem.tools.memory_get(bad)
         assert why in got.get("error", ""), (bad, got)
     with pytest.raises(PathDeniedError):
         mem.backend.local_path("qmd/notes/")
@@ -609,9 +609,9 @@ def test_sessions_are_exported_redacted_found_and_pruned(tmp_path, workspace, ma
     assert sorted(p.name for p in exported.iterdir()) == ["s1.md"]  # the month-old one is past retention
     text = (exported / "s1.md").read_text()
     assert "zeppelin" in text and "sk-abcdefghijklmnopqrstuvwx1234" not in text
-    answer = mem.memory_search("zeppelin tour")
+    answer = mem.tools.memory_search("zeppelin tour")
     assert "backendFallback" not in answer and answer["results"][0]["path"] == "qmd/sessions/s1.md"
-    assert "zeppelin" in mem.memory_get("qmd/sessions/s1.md")["text"]
+    assert "zeppelin" in mem.tools.memory_get("qmd/sessions/s1.md")["text"]
     (transcripts / "s1.jsonl").unlink()
     mem.sync()
     assert list(exported.iterdir()) == []
@@ -631,10 +631,10 @@ def test_the_seed_config_is_read_as_written_and_scope_rules_decide(tmp_path, wor
     assert config.scope_denies("direct") is None
     assert "denies group chats by default" in config.scope_denies("group")
     mem = make_memory(workspace, config={"memory": seed})
-    assert mem.memory_search("Bolzano")["results"][0]["path"] == "qmd/docs/trip.md"  # a direct chat: allowed
+    assert mem.tools.memory_search("Bolzano")["results"][0]["path"] == "qmd/docs/trip.md"  # a direct chat: allowed
     closed = {**seed, "qmd": {**seed["qmd"], "scope": {"default": "deny", "rules": []}}}
     mem = make_memory(workspace, config={"memory": closed})
-    answer = mem.memory_search("Bolzano")
+    answer = mem.tools.memory_search("Bolzano")
     assert answer["results"] == [] and "memory.qmd.scope denies direct chats" in answer["note"]
     with pytest.raises(ConfigError, match=r"scope.rules\[0\].match may name chatType, channel or keyPrefix"):
         QmdConfig.parse({"scope": {"rules": [{"action": "allow", "match": {"peer": "x"}}]}})

@@ -65,25 +65,25 @@ def test_a_trigger_is_said_as_a_whole_word_in_any_case_or_script():
 
 
 def test_a_message_about_a_memory_brings_it_and_small_talk_brings_nothing(mem):
-    got = recall(mem, "which host does the staging database run on again?")
+    got = recall(mem.tools.services, "which host does the staging database run on again?")
     assert [e.citation for e in got.entries][:1] == ["MEMORY.md#L1-L5"], got.wire()
     assert "orca-7" in got.block() and "[MEMORY.md#L1-L5]" in got.block()
     for message in ("thanks, that's great!", "ok", "what a lovely morning it is"):
-        quiet = recall(mem, message)
+        quiet = recall(mem.tools.services, message)
         assert quiet.entries == [] and quiet.block() == "" and "scored" in quiet.why_none, (message, quiet.wire())
 
 
 def test_daily_logs_come_only_when_configured_and_imports_never(mem, workspace):
     message = "where did we move the pelican feeder to?"
-    assert recall(mem, message).entries == []
+    assert recall(mem.tools.services, message).entries == []
     # one entry of what was said, alone, is held back: a record of small talk stands out as often
-    lone = recall(mem, message, options={"sources": ["curated", "daily"]})
+    lone = recall(mem.tools.services, message, options={"sources": ["curated", "daily"]})
     assert lone.entries == [] and "a second one does too" in lone.why_none, lone.wire()
     # borne out by a second entry, both come
     write(workspace / "memory" / "2026-03-05.md", "# 2026-03-05\n\n- Moved the pelican feeder back to the east pier "
           "after the storm.\n")
     mem.sync()
-    daily = recall(mem, message, options={"sources": ["curated", "daily"]})
+    daily = recall(mem.tools.services, message, options={"sources": ["curated", "daily"]})
     assert sorted(e.path for e in daily.entries) == ["memory/2026-03-02.md", "memory/2026-03-05.md"], daily.wire()
     assert all("imports" not in e.path for e in daily.entries)
 
@@ -102,12 +102,12 @@ def test_an_entry_of_what_was_said_needs_another_to_stand_out_and_a_curated_one_
 
 
 def test_a_trigger_comes_first_and_the_bounds_hold(mem):
-    got = recall(mem, "we deploy the staging database on orca-7 tonight")
+    got = recall(mem.tools.services, "we deploy the staging database on orca-7 tonight")
     assert got.entries[0].trigger == "deploy" and got.entries[0].citation == "MEMORY.md#L7-L8", got.wire()
-    assert len(recall(mem, "we deploy the staging database on orca-7 tonight", options={"maxEntries": 1}).entries) == 1
-    tight = recall(mem, "we deploy the staging database on orca-7 tonight", options={"maxChars": 100})
+    assert len(recall(mem.tools.services, "we deploy the staging database on orca-7 tonight", options={"maxEntries": 1}).entries) == 1
+    tight = recall(mem.tools.services, "we deploy the staging database on orca-7 tonight", options={"maxChars": 100})
     assert sum(len(e.text) for e in tight.entries) <= 100
-    off = recall(mem, "we deploy the staging database", options={"enabled": False})
+    off = recall(mem.tools.services, "we deploy the staging database", options={"enabled": False})
     assert off.entries == [] and "off" in off.why_none
 
 

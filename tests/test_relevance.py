@@ -58,7 +58,7 @@ def memory(tmp_path_factory):
 @pytest.mark.parametrize("mode", ["hybrid", "keyword", "vector"])
 def test_a_question_memory_answers_finds_its_note_with_a_high_score(memory, mode):
     for query, path in ANSWERED:
-        out = memory.memory_search(query, mode=mode)
+        out = memory.tools.memory_search(query, mode=mode)
         # vectors alone rank a note on one topic above MEMORY.md's list of facts now and then
         found = [r for r in out["results"][: 3 if mode == "vector" else 1] if r["path"] == path]
         assert found and found[0]["score"] >= 0.2, (query, out["results"])
@@ -68,7 +68,7 @@ def test_a_question_memory_answers_finds_its_note_with_a_high_score(memory, mode
 @pytest.mark.parametrize("mode", ["hybrid", "keyword", "vector"])
 def test_a_question_memory_has_nothing_on_gets_an_empty_list_and_says_so(memory, mode):
     for query in NOTHING:
-        out = memory.memory_search(query, mode=mode)
+        out = memory.tools.memory_search(query, mode=mode)
         assert out["results"] == [], (query, out["results"])
         assert out["note"].startswith(f"memory has nothing on this (none scored {DEFAULT_MIN_SCORE:g} or more)")
         assert "say so rather than guess" in out["note"]
@@ -115,7 +115,7 @@ SOMEONE_ELSE = ["When is Marcus's dentist appointment?", "What did Priya say abo
 
 @pytest.mark.parametrize("mode", ["hybrid", "keyword"])
 def test_a_question_about_someone_memory_never_mentions_gets_nothing(memory, mode):
-    answered = [(q, [(r["path"], r["score"]) for r in memory.memory_search(q, mode=mode)["results"]])
+    answered = [(q, [(r["path"], r["score"]) for r in memory.tools.memory_search(q, mode=mode)["results"]])
                 for q in SOMEONE_ELSE]
     # at most one gets through: tiramisu is no name, and 李明 may be spelt in Latin letters in
     # the English note about piano lessons (a name in another script is not taken as unseen)
@@ -127,7 +127,7 @@ def test_a_question_about_someone_memory_never_mentions_gets_nothing(memory, mod
                         ("When did Ife start piano lessons?", "memory/2026-11-02.md"),
                         ("Where is Dana training for her marathon?", "memory/2026-11-09.md"),
                         ("Which book is Dana reading?", "memory/2026-11-27.md")]:
-        got = memory.memory_search(query, mode=mode)["results"]
+        got = memory.tools.memory_search(query, mode=mode)["results"]
         assert got and got[0]["path"] == path, (query, got)
 
 
@@ -142,11 +142,11 @@ def test_a_name_memory_holds_written_apart_still_counts_as_mentioned(tmp_path):
         mem.sync()
         for mode in ("hybrid", "keyword"):
             for query in ("Did the 400mg magnesium help with cramps?", "How did the miR7a knockdown go?"):
-                got = mem.memory_search(query, mode=mode)["results"]
+                got = mem.tools.memory_search(query, mode=mode)["results"]
                 assert got and got[0]["path"] == "memory/2026-10-01.md", (mode, query, got)
-            absent = mem.memory_search("How did the miR9b knockdown go?", mode=mode, min_score=0.0)["results"]
+            absent = mem.tools.memory_search("How did the miR9b knockdown go?", mode=mode, min_score=0.0)["results"]
             assert absent and all(r["score"] <= 0.02 for r in absent), absent  # still ranked, scored as unlikely
-            assert mem.memory_search("How did the miR9b knockdown go?", mode=mode)["results"] == []
+            assert mem.tools.memory_search("How did the miR9b knockdown go?", mode=mode)["results"] == []
 
 
 def test_a_latin_name_counts_as_written_in_a_chinese_note_only_where_the_note_names_it(tmp_path):
@@ -158,13 +158,13 @@ def test_a_latin_name_counts_as_written_in_a_chinese_note_only_where_the_note_na
     settings = load_settings(workspace=tmp_path / "ws", state_dir=tmp_path / "state", config={}, env={})
     with Memory(settings, provider=resolve_provider(settings), background=False) as mem:
         mem.sync()
-        spelt = mem.memory_search("What did Caroline paint for Melanie?", min_score=0.0)["results"]
-        unseen = mem.memory_search("How did the Denver Broncos do this season?", min_score=0.0)["results"]
+        spelt = mem.tools.memory_search("What did Caroline paint for Melanie?", min_score=0.0)["results"]
+        unseen = mem.tools.memory_search("How did the Denver Broncos do this season?", min_score=0.0)["results"]
         assert spelt and unseen and spelt[0]["path"] == unseen[0]["path"] == "MEMORY.md"
         assert spelt[0]["score"] > 0.05 >= 0.02 >= unseen[0]["score"], (spelt, unseen)
-        assert mem.memory_search("How did the Denver Broncos do this season?")["results"] == []
+        assert mem.tools.memory_search("How did the Denver Broncos do this season?")["results"] == []
         # a name the note holds in Latin letters is simply mentioned
-        assert mem.memory_search("Did we pick PostgreSQL?")["results"][0]["path"] == "MEMORY.md"
+        assert mem.tools.memory_search("Did we pick PostgreSQL?")["results"][0]["path"] == "MEMORY.md"
 
 
 def test_the_vectors_of_names_are_kept_for_the_most_recent_and_each_call_gets_all_of_its_own(tmp_path, monkeypatch):

@@ -477,7 +477,7 @@ def test_no_secret_typed_in_chat_reaches_a_memory_file(ws, tmp_path):
     assert "my bank PIN is [REDACTED]" in written[f"{today}-deploy.md"]  # the session summary
     assert "- deploy token: [REDACTED]\n- my bank PIN is [REDACTED]" in written[f"{today}.md"]  # the flush
     hits = Memory(load_settings(workspace=ws, state_dir=tmp_path / "s2", config={}, env={}), provider=None,
-                  background=False).memory_search("deploy token")
+                  background=False).tools.memory_search("deploy token")
     assert hits["results"] and all(TOKEN not in h["snippet"] for h in hits["results"]
                                    if not h["path"].endswith(f"{today}.md"))
 

@@ -113,7 +113,7 @@ def test_search_modes(workspace, make_memory):
         assert mem.search("espresso", mode=mode, min_score=0)[0].path == "memory/a.md"
     with pytest.raises(MnemoclawError, match="unknown search mode 'fuzzy'"):
         mem.search("x", mode="fuzzy")
-    out = mem.memory_search("x", mode="fuzzy")
+    out = mem.tools.memory_search("x", mode="fuzzy")
     assert out["disabled"] and "fuzzy" in out["error"]
 
 
@@ -215,12 +215,12 @@ def test_a_query_that_names_a_file_ranks_that_file_first(workspace, make_memory)
     for query, path in (("2026-11-12.md", "memory/2026-11-12.md"), ("memory/2026-11-12.md", "memory/2026-11-12.md"),
                         ("2026-11-12", "memory/2026-11-12.md"), ("what is in `2026-11-13.md`?", "memory/2026-11-13.md"),
                         ("project-heron", "notes/project-heron.md"), ("MEMORY", "MEMORY.md")):
-        out = mem.memory_search(query)
+        out = mem.tools.memory_search(query)
         assert out["results"][0]["path"] == path, (query, out["results"])
         assert out["results"][0]["score"] >= 0.99
     # an ordinary word is not a file's name, even when a file's name holds it
-    assert mem.memory_search("project")["results"][0]["path"] == "MEMORY.md"
-    assert [r["path"] for r in mem.memory_search("2026-11-12.md", mode="keyword")["results"]][0] == \
+    assert mem.tools.memory_search("project")["results"][0]["path"] == "MEMORY.md"
+    assert [r["path"] for r in mem.tools.memory_search("2026-11-12.md", mode="keyword")["results"]][0] == \
         "memory/2026-11-12.md"
 
 
@@ -234,5 +234,5 @@ def test_a_question_in_the_present_finds_a_note_in_the_past(workspace, make_memo
     hits = mem.search("did Maya win at chess", mode="keyword", min_score=0)
     assert hits[0].path == "memory/2026-05-02.md" and hits[0].text_score > hits[-1].text_score
     assert mem.search("when did we go buy a kite", mode="keyword", min_score=0)[0].path == "memory/2026-05-04.md"
-    snippet = mem.memory_search("did Maya win at chess")["results"][0]["snippet"]
+    snippet = mem.tools.memory_search("did Maya win at chess")["results"][0]["snippet"]
     assert "won the regional chess tournament" in snippet

@@ -104,25 +104,25 @@ def test_transcripts_are_indexed_and_searchable(workspace, sessions_memory):
     ])
     mem.sync()
     # memory_search reads the Markdown unless asked for the transcripts (OpenClaw's default corpus)
-    assert all(r["source"] == "memory" for r in mem.memory_search("staging database host orca-7")["results"])
-    out = mem.memory_search("staging database host orca-7", corpus="sessions")
+    assert all(r["source"] == "memory" for r in mem.tools.memory_search("staging database host orca-7")["results"])
+    out = mem.tools.memory_search("staging database host orca-7", corpus="sessions")
     assert out["results"] and out["corpus"] == "sessions", out
-    assert mem.memory_search("staging database host orca-7", corpus="all")["results"][0]["path"] == "sessions/abc.jsonl"
+    assert mem.tools.memory_search("staging database host orca-7", corpus="all")["results"][0]["path"] == "sessions/abc.jsonl"
     top = out["results"][0]
     assert top["source"] == "sessions" and top["path"] == "sessions/abc.jsonl"
     assert (top["startLine"], top["endLine"]) == (1, 5)  # JSONL line numbers
     # the secret is nowhere: not in results, not in any chunk, not in the keyword index
     assert "Walrus!Gate99" not in json.dumps(out)
-    by_secret = mem.memory_search("Walrus!Gate99", min_score=0, corpus="all")
+    by_secret = mem.tools.memory_search("Walrus!Gate99", min_score=0, corpus="all")
     assert all("Walrus" not in r["snippet"] for r in by_secret["results"])
-    texts = " ".join(r[0] for r in mem.store.conn.execute("SELECT text FROM chunks"))
-    fts = " ".join(r[0] for r in mem.store.conn.execute("SELECT text FROM chunks_fts"))
+    texts = " ".join(r[0] for r in mem.backend.store.conn.execute("SELECT text FROM chunks"))
+    fts = " ".join(r[0] for r in mem.backend.store.conn.execute("SELECT text FROM chunks_fts"))
     assert "Walrus" not in texts and "walrus" not in fts.lower()
     assert "orca-7" in texts
     # memory_get stays limited to memory files
-    got = mem.memory_get("sessions/abc.jsonl")
+    got = mem.tools.memory_get("sessions/abc.jsonl")
     assert got["text"] == "" and "error" in got
-    assert mem.memory_search("green tea")["results"][0]["source"] == "memory"
+    assert mem.tools.memory_search("green tea")["results"][0]["source"] == "memory"
 
 
 def test_secrets_said_as_prose_in_a_transcript_are_not_indexed(workspace, sessions_memory):
@@ -131,8 +131,8 @@ def test_secrets_said_as_prose_in_a_transcript_are_not_indexed(workspace, sessio
     _transcript(mem.settings.sessions_dir / "abc.jsonl", [("user", f"Keep these for me:\n{NOTE}"),
                                                           ("assistant", "Noted, the heron budget too.")])
     mem.sync()
-    assert mem.memory_search("heron budget", corpus="sessions")["results"][0]["source"] == "sessions"
-    texts = " ".join(r[0] for r in mem.store.conn.execute("SELECT text FROM chunks"))
+    assert mem.tools.memory_search("heron budget", corpus="sessions")["results"][0]["source"] == "sessions"
+    texts = " ".join(r[0] for r in mem.backend.store.conn.execute("SELECT text FROM chunks"))
     assert "my bank PIN is [REDACTED]" in texts and "银行卡密码是 [REDACTED]" in texts
     assert_no_secret(mem, workspace)
 
@@ -140,10 +140,10 @@ def test_secrets_said_as_prose_in_a_transcript_are_not_indexed(workspace, sessio
 def test_a_corpus_that_is_not_indexed_or_not_known_is_named(workspace, make_memory):
     write(workspace / "MEMORY.md", "- the user likes green tea")
     mem = make_memory(workspace)  # transcripts not indexed
-    out = mem.memory_search("green tea", corpus="sessions")
+    out = mem.tools.memory_search("green tea", corpus="sessions")
     assert out["results"] == [] and "not indexed" in out["error"] and "sessions_search" in out["action"]
-    assert mem.memory_search("green tea", corpus="all")["results"][0]["source"] == "memory"
-    bad = mem.memory_search("green tea", corpus="wiki")
+    assert mem.tools.memory_search("green tea", corpus="all")["results"][0]["source"] == "memory"
+    bad = mem.tools.memory_search("green tea", corpus="wiki")
     assert bad["results"] == [] and "corpus must be one of memory, sessions, all; got 'wiki'" in bad["error"]
 
 
@@ -152,9 +152,9 @@ def test_all_corpora_answer_ten_results_unless_asked(workspace, sessions_memory)
         write(workspace / "memory" / f"2026-01-{day:02d}.md", f"- heron sighting number {day} at the lake")
     mem = sessions_memory()
     mem.sync()
-    assert len(mem.memory_search("heron sighting lake", min_score=0)["results"]) == 6
-    assert len(mem.memory_search("heron sighting lake", min_score=0, corpus="all")["results"]) == 10
-    assert len(mem.memory_search("heron sighting lake", min_score=0, corpus="all", max_results=3)["results"]) == 3
+    assert len(mem.tools.memory_search("heron sighting lake", min_score=0)["results"]) == 6
+    assert len(mem.tools.memory_search("heron sighting lake", min_score=0, corpus="all")["results"]) == 10
+    assert len(mem.tools.memory_search("heron sighting lake", min_score=0, corpus="all", max_results=3)["results"]) == 3
 
 
 def test_transcripts_need_the_experimental_flag(workspace, tmp_path):
@@ -169,11 +169,11 @@ def test_transcript_growth_waits_for_the_delta_thresholds(workspace, sessions_me
     path = mem.settings.sessions_dir / "live.jsonl"
     _transcript(path, [("user", "first message about kayaks")])
     mem.sync()
-    assert not mem.indexer.is_dirty(("sessions",))
+    assert not mem.backend.dirty_sources(("sessions",))
     _transcript(path, [("assistant", "a reply about canoes")] * 3)  # 3 lines < 5
-    assert not mem.indexer.is_dirty(("sessions",))
+    assert not mem.backend.dirty_sources(("sessions",))
     _transcript(path, [("user", "more about rafts")] * 2)  # now 5 lines since the last index
-    assert mem.indexer.is_dirty(("sessions",))
+    assert mem.backend.dirty_sources(("sessions",))
     mem.sync()
     assert mem.search("rafts", sync=False, mode="keyword")
 
@@ -184,10 +184,10 @@ def test_a_quiet_transcript_is_indexed_even_below_the_thresholds(workspace, sess
     _transcript(path, [("user", "first")])
     mem.sync()
     _transcript(path, [("assistant", "the last words were about lanterns")])
-    assert not mem.indexer.is_dirty(("sessions",))
+    assert not mem.backend.dirty_sources(("sessions",))
     old = time.time() - 3600
     os.utime(path, (old, old))
-    assert mem.indexer.is_dirty(("sessions",))
+    assert mem.backend.dirty_sources(("sessions",))
 
 
 def test_a_search_indexes_transcripts_in_the_background(workspace, sessions_memory):
@@ -207,7 +207,7 @@ def test_forget_takes_the_lines_out_of_transcripts_too(workspace, sessions_memor
     _transcript(path, [("user", "hello")] * 3 + [("user", "my boat is sea-otter-5, moored at pier 9"),
                                                  ("assistant", "Noted the boat.")])
     mem.sync()
-    assert any(r["source"] == "sessions" for r in mem.memory_search("sea-otter-5 boat", min_score=0, corpus="all")["results"])
+    assert any(r["source"] == "sessions" for r in mem.tools.memory_search("sea-otter-5 boat", min_score=0, corpus="all")["results"])
     plan = mem.notes.forget_plan("sea-otter-5")
     assert [(r.path, r.source, r.start) for r in plan.removals] == [("MEMORY.md", "memory", 2),
                                                                    ("sessions/abc.jsonl", "sessions", 4)]
@@ -215,8 +215,8 @@ def test_forget_takes_the_lines_out_of_transcripts_too(workspace, sessions_memor
     assert done["verified"], done
     assert "sea-otter" not in path.read_text()
     assert path.read_text().splitlines()[3] == "" and len(path.read_text().splitlines()) == 5  # blanked: lines keep numbers
-    assert not any("otter" in r["snippet"] for r in mem.memory_search("sea-otter-5 boat", min_score=0, corpus="all")["results"])
-    texts = " ".join(r[0] for r in mem.store.conn.execute("SELECT text FROM chunks"))
+    assert not any("otter" in r["snippet"] for r in mem.tools.memory_search("sea-otter-5 boat", min_score=0, corpus="all")["results"])
+    texts = " ".join(r[0] for r in mem.backend.store.conn.execute("SELECT text FROM chunks"))
     assert "otter" not in texts and "Noted the boat" in texts
 
 
@@ -229,4 +229,4 @@ def test_a_transcript_line_nested_past_the_parsers_depth_is_skipped(workspace, s
         fh.write("[" * 100_000 + "]" * 100_000 + "\n")
     report = mem.sync()
     assert not report.failed
-    assert mem.memory_search("heron weir", corpus="sessions")["results"][0]["path"] == "sessions/deep.jsonl"
+    assert mem.tools.memory_search("heron weir", corpus="sessions")["results"][0]["path"] == "sessions/deep.jsonl"

@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 import pytest
 
 from mnemoclaw.config import load_settings
-from mnemoclaw.tools import call
 from test_cli import run
 
 SECRET = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6"
@@ -82,49 +81,49 @@ def found(result):
 def test_one_and_two_character_chinese_words_are_found_in_either_script(agents, make_memory):
     tmp_path, state = agents
     mem = memory(tmp_path, state, make_memory)
-    two = mem.sessions_search("数据库")
+    two = mem.tools.sessions_search("数据库")
     assert found(two) == [("s-2026-11-20", 2, "user"), ("s-2026-11-01", 2, "user")]  # newest first
     assert two["results"][0]["excerpt"] == "圖書館的資料庫什麼時候開放？"  # shown as written
-    one = mem.sessions_search("备")  # one character
+    one = mem.tools.sessions_search("备")  # one character
     assert found(one) == [("s-2026-11-01", 3, "assistant"), ("s-2026-11-01", 2, "user")]
-    assert found(mem.sessions_search("圖書館")) == found(mem.sessions_search("图书馆")) == [("s-2026-11-20", 2, "user")]
-    assert found(mem.sessions_search('"library database" Monday')) == [("s-2026-11-20", 3, "assistant")]
-    assert found(mem.sessions_search('"database library"')) == []  # a phrase is matched as written
+    assert found(mem.tools.sessions_search("圖書館")) == found(mem.tools.sessions_search("图书馆")) == [("s-2026-11-20", 2, "user")]
+    assert found(mem.tools.sessions_search('"library database" Monday')) == [("s-2026-11-20", 3, "assistant")]
+    assert found(mem.tools.sessions_search('"database library"')) == []  # a phrase is matched as written
 
 
 def test_only_what_was_said_and_never_a_secret(agents, make_memory):
     tmp_path, state = agents
     mem = memory(tmp_path, state, make_memory)
-    assert found(mem.sessions_search("tool output")) == []  # tool results are not searched
-    assert found(mem.sessions_search(SECRET)) == []  # redacted before matching
-    hit = mem.sessions_search("staging key")["results"]
+    assert found(mem.tools.sessions_search("tool output")) == []  # tool results are not searched
+    assert found(mem.tools.sessions_search(SECRET)) == []  # redacted before matching
+    hit = mem.tools.sessions_search("staging key")["results"]
     assert len(hit) == 1 and SECRET not in hit[0]["excerpt"] and "keep it safe" in hit[0]["excerpt"]
 
 
 def test_role_and_day_filters(agents, make_memory):
     tmp_path, state = agents
     mem = memory(tmp_path, state, make_memory)
-    assert found(mem.sessions_search("备份", role="assistant")) == [("s-2026-11-01", 3, "assistant")]
-    assert found(mem.sessions_search("数据库", since="2026-11-10")) == [("s-2026-11-20", 2, "user")]
-    assert found(mem.sessions_search("数据库", until="2026-11-10")) == [("s-2026-11-01", 2, "user")]
-    bad = mem.sessions_search("数据库", since="2026-02-30")
+    assert found(mem.tools.sessions_search("备份", role="assistant")) == [("s-2026-11-01", 3, "assistant")]
+    assert found(mem.tools.sessions_search("数据库", since="2026-11-10")) == [("s-2026-11-20", 2, "user")]
+    assert found(mem.tools.sessions_search("数据库", until="2026-11-10")) == [("s-2026-11-01", 2, "user")]
+    bad = mem.tools.sessions_search("数据库", since="2026-02-30")
     assert bad["results"] == [] and "since must be a real date" in bad["error"]
-    assert "role must be one of user, assistant" in mem.sessions_search("x", role="tool")["error"]
+    assert "role must be one of user, assistant" in mem.tools.sessions_search("x", role="tool")["error"]
 
 
 def test_only_this_agents_transcripts_unless_visibility_is_all(agents, make_memory):
     tmp_path, state = agents
-    own = memory(tmp_path, state, make_memory).sessions_search("schema review")
+    own = memory(tmp_path, state, make_memory).tools.sessions_search("schema review")
     assert own["results"] == [] and own["sessionsSearched"] == 3
     for visibility in ("self", "tree", "agent"):
-        assert memory(tmp_path, state, make_memory, visibility).sessions_search("schema review")["results"] == []
-    everyone = memory(tmp_path, state, make_memory, "all").sessions_search("schema review")
+        assert memory(tmp_path, state, make_memory, visibility).tools.sessions_search("schema review")["results"] == []
+    everyone = memory(tmp_path, state, make_memory, "all").tools.sessions_search("schema review")
     assert [(r["agent"], r["session"]) for r in everyone["results"]] == [("coder", "coder/c1")]
 
 
 def test_a_transcript_that_is_not_jsonl_is_named_and_skipped(agents, make_memory):
     tmp_path, state = agents
-    result = memory(tmp_path, state, make_memory).sessions_search("json")
+    result = memory(tmp_path, state, make_memory).tools.sessions_search("json")
     assert result["results"] == []
     assert result["unreadable"] == [{"session": "broken", "why": "not JSONL: line 1 is not a JSON object"}]
 
@@ -132,9 +131,9 @@ def test_a_transcript_that_is_not_jsonl_is_named_and_skipped(agents, make_memory
 def test_the_tool_call_and_the_command(agents, make_memory):
     tmp_path, state = agents
     mem = memory(tmp_path, state, make_memory)
-    assert found(call(mem, "sessions_search", {"query": "备", "role": "user", "maxResults": 1})) == [
+    assert found(mem.tools.call("sessions_search", {"query": "备", "role": "user", "maxResults": 1})) == [
         ("s-2026-11-01", 2, "user")]
-    assert "does not take corpus" in call(mem, "sessions_search", {"query": "x", "corpus": "all"})["error"]
+    assert "does not take corpus" in mem.tools.call("sessions_search", {"query": "x", "corpus": "all"})["error"]
     flags = ["--workspace", str(tmp_path / "ws"), "--state-dir", str(state)]
     r = run(*flags, "sessions", "search", "資料庫")
     assert r.exit_code == 0 and "s-2026-11-20:2" in r.output and "user: 圖書館的資料庫什麼時候開放？" in r.output, r.output

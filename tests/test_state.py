@@ -255,7 +255,7 @@ def test_a_full_disk_is_said_as_one_when_the_vector_table_needs_its_next_block(t
         settings = load_settings(workspace=ws, state_dir=disk / "state", config={}, env={})
         with Memory(settings, provider=HashEmbedder(1024)) as mem:
             mem.sync()
-            if not mem.store.vec_loaded:
+            if not mem.backend.store.vec_loaded:
                 pytest.skip("sqlite-vec does not load with this SQLite driver")
         _fill(disk, 2500)  # room for rows, not for the next block of 1 024 vectors (4 MB at 1 024 dims)
         for i in range(1000, 1100):
@@ -264,7 +264,7 @@ def test_a_full_disk_is_said_as_one_when_the_vector_table_needs_its_next_block(t
             with Memory(settings, provider=HashEmbedder(1024)) as mem:
                 with pytest.raises(DiskFullError, match="disk full: nothing was indexed; the index is unchanged"):
                     mem.sync()
-                assert mem.memory_search("harbour note 5")["results"]
+                assert mem.tools.memory_search("harbour note 5")["results"]
         (disk / "filler").unlink()
         with Memory(settings, provider=HashEmbedder(1024)) as mem:
             assert mem.sync().added == 100

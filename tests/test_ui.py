@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from mnemoclaw.errors import ConfigError
+from mnemoclaw.tools.services import Caller
 
 from conftest import write
 from secret_phrases import NOTE, assert_no_secret
@@ -367,7 +368,7 @@ def test_sessions_and_the_context_of_one(app_server, mem, workspace):
         {"citation": "MEMORY.md#L1-L2", "path": "MEMORY.md", "startLine": 1, "endLine": 2, "score": 0.9412,
          "trigger": "walrus"}]})
     store.append(sid, {"type": "message", "message": {"role": "assistant", "content": "Noted."}})
-    wrote = mem.memory_append("The walrus colony counts 40.", session=sid)
+    wrote = mem.tools.said_by(Caller(session=sid)).memory_append("The walrus colony counts 40.")
     mem.sync()
     status, body, _ = app_server.get("/sessions")
     assert status == 200 and f'href="/sessions/{sid}"' in body and "~5400 tokens" in body and "1 compactions" in body

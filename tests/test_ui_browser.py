@@ -23,6 +23,7 @@ if CHROMIUM is None:
     pytest.skip("no Chromium installed (apt-get install chromium; .ci/run does)", allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install playwright)")
 
+from mnemoclaw.tools.services import Caller  # noqa: E402
 from mnemoclaw.ui.app import create_app  # noqa: E402
 from test_ui import Server  # noqa: E402
 
@@ -119,7 +120,7 @@ def test_search_follow_append_edit_and_conflict_in_a_browser(browser_page, works
     page.goto(server.base + "/search?q=walrus+dawn")
     assert page.locator(".result").count() >= 1 and "walrus" in page.inner_text(".result .snippet")
     # a question in the present marks the note's past tense: "won" for "win", never inside "wonder"
-    server_mem(server).memory_append("Maya won the regional chess tournament, a wonder.")
+    server_mem(server).tools.memory_append("Maya won the regional chess tournament, a wonder.")
     server_mem(server).sync()
     page.goto(server.base + "/search?q=did+Maya+win+at+chess&mode=keyword")
     page.wait_for_selector(".result mark")
@@ -160,7 +161,7 @@ def test_search_follow_append_edit_and_conflict_in_a_browser(browser_page, works
         if i == 0:  # what recall put before the first reply, and a note the session wrote
             store.append(sid, {"type": "recall", "forLine": line, "entries": [
                 {"citation": "MEMORY.md#L1-L3", "path": "MEMORY.md", "startLine": 1, "endLine": 3, "score": 0.93}]})
-    wrote = server_mem(server).memory_append("The session's own note about the heron survey.", session=sid)
+    wrote = server_mem(server).tools.said_by(Caller(session=sid)).memory_append("The session's own note about the heron survey.")
     server_mem(server).sync()
     page.goto(server.base + "/sessions")
     page.click(f"text={sid}")

@@ -16,7 +16,7 @@ from ..search.searcher import QueryOptions, Searcher
 from ..store.base import Store, damage_reason
 from ..text import names, script
 from ..text.tokenize import TOKENIZER_ID
-from ..types import IndexReport, Progress, SearchOutcome
+from ..types import IndexReport, Progress, SearchOutcome, SourceFile
 
 
 class BuiltinBackend:
@@ -96,6 +96,16 @@ class BuiltinBackend:
         meta = self.store.meta()
         have = meta.get("provider_key")
         return have is None or (have == self.provider.provider_key and meta.get("model") == self.provider.model)
+
+    def scope_denied(self) -> str | None:
+        return None  # the builtin index answers every chat
+
+    def files(self, sources: Sequence[str] | None = None) -> list[SourceFile]:
+        return self.indexer.discover(list(sources) if sources is not None else None)
+
+    @property
+    def fallback(self) -> dict[str, Any] | None:
+        return None  # it is the engine asked for
 
     def local_path(self, shown: str) -> str:
         return shown

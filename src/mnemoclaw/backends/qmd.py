@@ -42,7 +42,7 @@ from ..notes.discovery import discover_sessions, display_path
 from ..search.searcher import Searcher
 from ..store.base import FileIndex, KeywordSource, Store
 from ..text.tokenize import CJK_RUN, STOP_WORDS, WORD, KeywordQuery, keyword_query
-from ..types import IndexReport, KeywordCandidates, Progress, SearchOutcome
+from ..types import IndexReport, KeywordCandidates, Progress, SearchOutcome, SourceFile
 from .builtin import BuiltinBackend
 from .qmd_client import SHOWN, Collection, QmdClient, QmdError
 from .qmd_config import QmdConfig
@@ -231,6 +231,9 @@ class QmdBackend:
 
     def has_files(self) -> bool:
         return self.builtin.has_files()
+
+    def files(self, sources: Sequence[str] | None = None) -> list[SourceFile]:
+        return self.builtin.files(sources)
 
     def recover(self, why: str) -> None:
         self.builtin.recover(why)

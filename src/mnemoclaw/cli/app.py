@@ -91,7 +91,7 @@ class Ctx:
 
         # a command's process ends with the command: no background writer unless it lives on;
         # its messages are read by the person at this machine: real paths, not the agent's scrubbed ones
-        return Memory(settings or self.settings(**overrides), background=background, reader="person")
+        return Memory(settings or self.settings(**overrides), background=background)
 
 
 def _os_error(exc: OSError) -> str:

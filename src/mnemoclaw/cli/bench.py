@@ -138,7 +138,7 @@ def demo(obj: Ctx, keep: bool) -> None:
                    f"(vector search: {st['vectorSearch']})")
         for label, query in SAMPLE_QUERIES:
             click.echo(f"\n[{label}] {query}")
-            print_results(mem.memory_search(query, 3))
+            print_results(mem.tools.memory_search(query, 3))
     if keep or obj.workspace:
         click.echo(f"\nWorkspace kept at {ws}; try: mnemoclaw --workspace {ws} --state-dir {state} search \"...\"")
     elif tmp:

@@ -96,8 +96,9 @@ def sessions_search(obj: Ctx, query: str, role, since, until, max_results: int, 
     as written), Chinese in either script and by single characters."""
     from ..api import Memory
 
-    with Memory(obj.settings(), provider=None, background=False, reader="person") as mem:  # no model needed
-        found = mem.sessions_search(query, role=role, since=since, until=until, max_results=max_results)
+    with Memory(obj.settings(), provider=None, background=False) as mem:  # no model needed
+        found = mem.tools.for_person().sessions_search(query, role=role, since=since, until=until,
+                                                       max_results=max_results)
     if as_json:
         emit_json(found)
         return

@@ -306,8 +306,9 @@ def search(obj: Ctx, query: str, **params: Any) -> None:
 def run_search(mem, query: str, *, max_results=None, min_score=None, mode=None, kind=None, history=False,
                corpus=None, project=None, origin=None, as_json=False, echo: Echo = click.echo) -> int:
     """One `mnemoclaw search` on ``mem``, printed; its exit code."""
-    result = mem.memory_search(query, max_results, min_score, mode=mode, kind=kind, history=history or None,
-                               corpus=corpus, project=project, origin=origin)
+    result = mem.tools.for_person().memory_search(query, max_results, min_score, mode=mode, kind=kind,
+                                                  history=history or None, corpus=corpus, project=project,
+                                                  origin=origin)
     floor = mem.settings.query_options().min_score if min_score is None else min_score
     if as_json:
         emit_json(result, echo)
@@ -347,9 +348,7 @@ def recall(obj: Ctx, message: str | None, last_turn: str | None, hook: bool, tim
 
 
 def run_recall(mem, message: str, last_turn: str | None, as_json: bool, echo: Echo = click.echo) -> int:
-    from ..tools.recall import recall as recall_for
-
-    found = recall_for(mem, message, last_turn=last_turn)
+    found = mem.tools.for_person().recall(message, last_turn=last_turn)
     if as_json:
         emit_json(found.wire(), echo)
     elif found.entries:
@@ -378,8 +377,6 @@ def hook_recall(settings_of: Callable[[], Any], open_memory: Callable[[Any], Any
 def _hook_answer(settings_of: Callable[[], Any], open_memory: Callable[[Any], Any], raw: str, as_json: bool,
                  watchdog: Watchdog | None) -> tuple[str, str]:
     """(what to print, what went wrong): one of them, or neither when nothing came."""
-    from ..tools.recall import recall as recall_for
-
     def doing(what: str) -> None:
         if watchdog is not None:
             watchdog.doing = what
@@ -401,7 +398,7 @@ def _hook_answer(settings_of: Callable[[], Any], open_memory: Callable[[Any], An
         doing("opening the index")
         with open_memory(settings) as mem:
             doing("searching memory")
-            found = recall_for(mem, prompt)
+            found = mem.tools.for_person().recall(prompt)
     except Exception as exc:  # noqa: BLE001 - a hook must never fail the prompt
         return "", f"nothing recalled ({exc})"
     if as_json:

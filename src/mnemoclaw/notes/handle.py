@@ -51,8 +51,8 @@ class Index(Protocol):
     def refresh(self) -> IndexReport:
         """Index what changed on disk, now."""
 
-    def finish(self) -> None:
-        """Finish what earlier forgets still owe the index (one killed half-way)."""
+    def finish(self) -> Forgotten | None:
+        """Finish what earlier forgets still owe the index (one killed half-way); None when nothing was owed."""
 
     def forgetting(self, paths: Sequence[str], texts: Sequence[str], fences: Sequence[tombstones.Tombstone] = (),
                    said: Sequence[str] = ()) -> AbstractContextManager[Forgotten]:

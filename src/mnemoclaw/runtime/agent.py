@@ -31,7 +31,7 @@ from ..markdown import provenance
 from ..notes import tombstones
 from ..notes.git import autocommit
 from ..text.tokenize import estimate_tokens
-from ..tools.recall import Recall, recall
+from ..tools.recall import Recall
 from . import commands
 from .bootstrap import InjectedFile, load_bootstrap, render, sections_to_reinject
 from .commands import Reply
@@ -299,7 +299,7 @@ class AgentSession:
             return None
         last = next((m for m in reversed(self.history) if m.get("role") == "assistant"
                      and isinstance(m.get("content"), str) and m["content"].strip()), None)
-        return recall(self.memory, text, last_turn=last["content"] if last else None)
+        return self.memory.tools.recall(text, last_turn=last["content"] if last else None)
 
     def _autocommit(self, message: str) -> None:
         if not self.rs.git_autocommit:

@@ -1,6 +1,6 @@
 """The tools a chat session offers, and running the calls the model makes.
 
-The memory tools are ``tools.py``'s (their descriptions, bounds and answers are written
+The memory tools are ``tools/``'s (their descriptions, bounds and handlers are written
 there once); the session adds ``read`` (any file in the workspace, through the
 workspace's one sandbox), keeps the memory flush to an append-only tool for today's
 log, refuses writes in a read-only workspace, and commits memory writes to git when
@@ -18,6 +18,7 @@ from .. import tools
 from ..api import Memory
 from ..notes import tombstones
 from ..notes.paths import resolve_workspace_file
+from ..tools.services import AGENT, Caller
 from .compaction import json_args
 from .settings import RuntimeSettings
 
@@ -63,54 +64,35 @@ class ToolBox:
 
     def answer(self, call: dict[str, Any], *, flush: bool = False) -> Any:
         """One tool call of the model, answered as data (``run`` gives it as JSON); never raises."""
-        name = (call.get("function") or {}).get("name")
+        name = str((call.get("function") or {}).get("name"))
         args = json_args(call)
         try:
             out: Any
             if name == READ.name:
                 out = self._read(READ.check(**READ.parse(args)))
             elif flush:
-                out = tools.call(self, str(name), args, spec=tools.FLUSH_APPEND) if name == tools.APPEND.name \
+                out = self._memory_tool(name, args, spec=tools.FLUSH_APPEND) if name == tools.APPEND.name \
                     else {"error": f"only read and memory_append can be used now, not {name!r}"}
             elif name in self.extra:
                 out = self.extra[name][1](args)
             else:
-                out = tools.call(self, str(name), args, read_only=self.rs.read_only)
+                out = self._memory_tool(name, args)
         except Exception as exc:  # a tool failure is the model's to handle, not a crash
             out = {"error": str(exc)}
         return out
 
-    # -- tools.ToolHost ------------------------------------------------------------------
-    def memory_search(self, query: str, max_results: int | None = None, min_score: float | None = None, *,
-                      mode: str | None = None, kind: str | None = None,
-                      history: bool | None = None, corpus: str | None = None,
-                      project: str | None = None, origin: str | None = None) -> dict[str, Any]:
-        return self.memory.memory_search(query, max_results, min_score, mode=mode, kind=kind, history=history,
-                                         corpus=corpus, project=project, origin=origin)
-
-    def memory_get(self, path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, Any]:
-        return self.memory.memory_get(path, from_line, lines)
-
-    def memory_append(self, text: str, target: str | None = None, **annotations: Any) -> dict[str, Any]:
-        if self.rs.read_only:
-            return {"ok": False, "error": "the workspace is read-only; nothing was written"}
-        said = self.said_in
-        out = self.memory.memory_append(text, target, **annotations, session=said.get("session"),
-                                        channel=said.get("channel"), chat=said.get("chat"))
-        if out.get("ok") and self.rs.git_autocommit:
+    def _memory_tool(self, name: str, args: dict[str, Any], *, spec: tools.ToolSpec | None = None) -> dict[str, Any]:
+        """A memory tool, called by this session's agent: what it appends is written with the
+        session, channel and chat type it was said in; a write in a read-only workspace is refused."""
+        if name == tools.APPEND.name and self.rs.read_only and spec is not None:
+            return {"ok": False, "error": "the workspace is read-only; nothing was written"}  # the flush's append
+        if name == tools.STATUS.name and not tools.STATUS.parse(args):  # a turn does not wait for a walk of the files
+            return {**self.memory.status(check_dirty=False), "readOnly": self.rs.read_only}
+        caller = Caller(AGENT, **self.said_in)
+        out = self.memory.tools.said_by(caller).call(name, args, read_only=self.rs.read_only, spec=spec)
+        if name == tools.APPEND.name and out.get("ok") and self.rs.git_autocommit:
             self._commit(f"memory: {out['path']}")
         return out
-
-    def memory_status(self) -> dict[str, Any]:
-        return self.memory.status(check_dirty=False)
-
-    def sessions_search(self, query: str, role: str | None = None, since: str | None = None,
-                        until: str | None = None, max_results: int | None = None) -> dict[str, Any]:
-        return self.memory.sessions_search(query, role=role, since=since, until=until, max_results=max_results)
-
-    def memory_forget(self, target: str | None = None, confirm: str | None = None, **origin: Any) -> dict[str, Any]:
-        # never offered in a chat: a person forgets with `mnemoclaw forget`, or over MCP when enabled
-        return {"applied": False, "error": "memory_forget is not available in a chat; use `mnemoclaw forget`"}
 
     # -- read -------------------------------------------------------------------------------
     def _read(self, args: dict[str, Any]) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from pydantic import Field  # the MCP SDK's own dependency: tool schemas are pyd
 from .. import tools
 from ..api import Memory
 from ..errors import ConfigError
+from ..tools.services import AGENT, Caller
 from .http import bearer, same_secret
 
 log = logging.getLogger(__name__)
@@ -83,27 +84,17 @@ class MemoryService:
 _TYPES: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool}
 
 
-class _SaidOverMcp:
-    """The memory an MCP client's tool calls reach: what it appends is the agent's, said in this
-    server's session over the ``mcp`` channel (``<!-- origin: agent; session: mcp-…; channel: mcp -->``)."""
-
-    def __init__(self, memory: Memory, session_id: str):
-        self._memory, self._session = memory, session_id
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._memory, name)
-
-    def memory_append(self, text: str, target: str | None = None, **annotations: Any) -> dict[str, Any]:
-        return self._memory.memory_append(text, target, **annotations, session=self._session, channel="mcp")
-
-
 def _handler(service: MemoryService, spec: tools.ToolSpec, read_only: bool) -> Callable[..., Any]:
     """An MCP tool function for ``spec``: its signature (the schema the client sees, and
     what the SDK validates) is made from the spec's parameters and bounds."""
+    # what an MCP client appends is the agent's, said in this server's session over the ``mcp``
+    # channel (``<!-- origin: agent; session: mcp-…; channel: mcp -->``)
+    caller = Caller(AGENT, session=service.session_id, channel="mcp")
+
     async def handler(**kwargs: Any) -> dict[str, Any]:
         wire = {p.name: kwargs[p.keyword] for p in spec.params if kwargs.get(p.keyword) is not None}
-        return await service.call(lambda m: tools.call(_SaidOverMcp(m, service.session_id), spec.name, wire,
-                                                       read_only=read_only, spec=spec))
+        return await service.call(lambda m: m.tools.said_by(caller).call(spec.name, wire, read_only=read_only,
+                                                                          spec=spec))
 
     params = []
     for p in spec.params:
@@ -145,9 +136,7 @@ def build_server(service: MemoryService, *, read_only: bool = False, name: str =
     @server.prompt(name="recall", description="What mnemoclaw would put before the reply to MESSAGE: the memory "
                    "entries that clearly bear on it, with citations (nothing when none does). No model call.")
     async def recall_prompt(message: str) -> str:
-        from ..tools.recall import recall
-
-        found = await service.call(lambda mem: recall(mem, message))
+        found = await service.call(lambda mem: mem.tools.recall(message))
         return found.block() or f"Memory has nothing that clearly bears on this message ({found.why_none})."
 
     return server

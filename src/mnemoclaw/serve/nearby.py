@@ -618,7 +618,7 @@ class Server:
         if self._memory is None:
             from ..api import Memory
 
-            self._memory = Memory(self.settings, provider=self._provider(), background=False, reader="person")
+            self._memory = Memory(self.settings, provider=self._provider(), background=False)
             self._memory.freshness.follow()
         return self._memory
 

@@ -22,13 +22,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..api import Memory
 from ..markdown import provenance
 from ..markdown.annotations import strip_comments
 from ..search.bm25 import idf
 from ..text.script import fold
 from ..text.tokenize import content_words
 from ..types import Hit
+from .services import ToolServices
 from .wire import make_snippet
 
 CURATED_FILES = frozenset({"MEMORY.md", "memory.md", "USER.md"})
@@ -219,7 +219,7 @@ def _query(message: str, last_turn: str | None) -> list[str]:
     return queries
 
 
-def recall(memory: Memory, message: str, *, last_turn: str | None = None,
+def recall(services: ToolServices, message: str, *, last_turn: str | None = None,
            options: dict[str, Any] | None = None,
            gate: Callable[[list[tuple[Specific, bool]]], list[bool]] | None = standing_out) -> Recall:
     """The entries to put before the model's reply to ``message`` (``last_turn``: what was said
@@ -227,7 +227,7 @@ def recall(memory: Memory, message: str, *, last_turn: str | None = None,
     the entries scoring the floor come, from what each shows beside its score (``standing_out``;
     benchmarks pass their own). Never raises for a search failure: recall is a help, and the
     reply goes on without it."""
-    opts = {**memory.settings.memory["recall"], **(options or {})}
+    opts = {**services.settings.memory["recall"], **(options or {})}
     floor = float(opts["minScore"])
     out = Recall(message, min_score=floor)
     if not opts["enabled"]:
@@ -241,7 +241,7 @@ def recall(memory: Memory, message: str, *, last_turn: str | None = None,
     found: dict[tuple[str, int], tuple[Hit, str]] = {}
     try:
         for query in _query(message, last_turn):
-            for hit in memory.search(query[:2000], max_results=SEARCH_DEPTH, min_score=0.0, corpus=corpus):
+            for hit in services.search(query[:2000], max_results=SEARCH_DEPTH, min_score=0.0, corpus=corpus):
                 key = (hit.path, hit.start_line)
                 if key not in found or hit.score > found[key][0].score:
                     found[key] = (hit, query)
@@ -250,7 +250,7 @@ def recall(memory: Memory, message: str, *, last_turn: str | None = None,
         out.failed = True
         return out
     try:
-        chunks = memory.store.corpus_size()
+        chunks = services.corpus_size()
     except Exception:  # noqa: BLE001 - a count is a help too
         chunks = 0
     triggered: list[tuple[Hit, str, str]] = []

@@ -22,7 +22,7 @@ from ..markdown.annotations import NAMES as ANNOTATION_NAMES
 from ..search.snippets import choose, choose_all
 from ..text.tokenize import keyword_query
 from ..types import Hit
-from . import SNIPPET_MAX_CHARS, ToolArgumentError
+from .specs import SNIPPET_MAX_CHARS, ToolArgumentError
 
 AGENT = "agent"
 PERSON = "person"  # the person at this machine (the CLI): real paths, commands to run
@@ -119,8 +119,15 @@ def _action_for(exc: Exception) -> str:
 
 @dataclass(frozen=True)
 class Situation:
-    """What makes results incomplete, as ``Memory`` finds it for one answer."""
+    """What an answer is told about where its results come from, as ``Memory`` finds it for
+    one answer: with what (the provider, the mode), and what makes the results incomplete."""
 
+    provider: str = "none"
+    model: str | None = None
+    fallback: bool = False  # the fallback provider answers
+    mode: str = "hybrid"  # what a search that names no mode does
+    refusal: str | None = None  # why memory search is off where the question is asked (a qmd scope rule)
+    sessions: dict[str, dict[str, str]] = field(default_factory=dict)  # transcripts' channel and chat type
     backend_fallback: dict[str, Any] | None = None  # qmd could not answer: the builtin index did
     damaged: str | None = None
     read_only_why: str | None = None  # the index cannot be synced: why

@@ -154,7 +154,7 @@ class IndexJob:
 
     def _run(self, kind: str) -> None:
         try:
-            report = self.mem.sync_apart(full=kind == "rebuild", progress=self._progress)
+            report = self.mem.sync(apart=True, full=kind == "rebuild", progress=self._progress)
             result: dict[str, Any] = {"added": report.added, "changed": report.changed, "removed": report.removed,
                                       "unchanged": report.unchanged, "chunksEmbedded": report.chunks_embedded,
                                       "seconds": round(report.seconds, 2),
@@ -163,7 +163,7 @@ class IndexJob:
                 result["vectorsError"] = report.vectors_error
             self.state = {**self.state, "running": False, "result": result}
         except Exception as exc:  # shown on the page: the index keeps its last good state
-            self.state = {**self.state, "running": False, "error": self.mem.public(str(exc))}
+            self.state = {**self.state, "running": False, "error": str(exc)}
 
 
 def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: str | None = None) -> Any:
@@ -247,9 +247,9 @@ def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: st
         try:
             hits = mem.search(q, mode=mode, max_results=MAX_RESULTS, corpus="all")
         except (MnemoclawError, ValueError, OSError) as exc:
-            return answer(503, error=mem.public(str(exc)))
+            return answer(503, error=str(exc))
         took = (time.perf_counter() - started) * 1000
-        wire = mem.answer(hits, q, mode, citations=True).wire()
+        wire = mem.tools.for_person().answer(hits, q, mode, citations=True).wire()
         results = [_explained(hit, item, q) for hit, item in zip(hits, wire["results"], strict=True)]
         return answer(results=results, warning=wire.get("warning"), took=took)
 
@@ -258,9 +258,9 @@ def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: st
         try:
             shown, text = mem.read(path)
         except PathDeniedError as exc:
-            return page("error.html", 403, request, title="Not a memory file", message=mem.public(str(exc)))
+            return page("error.html", 403, request, title="Not a memory file", message=str(exc))
         except (MnemoclawError, OSError, ValueError) as exc:
-            return page("error.html", 500, request, title="Could not read the file", message=mem.public(str(exc)))
+            return page("error.html", 500, request, title="Could not read the file", message=str(exc))
         if text is None:
             return page("error.html", 404, request, title="No such file", message=f"{shown} does not exist (yet)")
         lines = text.split("\n")
@@ -277,7 +277,7 @@ def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: st
         try:
             status = mem.status()
         except (MnemoclawError, OSError) as exc:
-            return page("error.html", 500, request, title="Status unavailable", message=mem.public(str(exc)))
+            return page("error.html", 500, request, title="Status unavailable", message=str(exc))
         return page("health.html", request=request, summary=_summary(status), rows=_status_rows(status),
                     job=job.state)
 
@@ -293,7 +293,7 @@ def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: st
         try:
             done = await in_memory(write)
         except (MnemoclawError, OSError, ValueError) as exc:
-            return page("error.html", 400, request, title="Not saved", message=mem.public(str(exc)))
+            return page("error.html", 400, request, title="Not saved", message=str(exc))
         return RedirectResponse(f"/file/{quote(done['path'])}?saved=appended#L{done['startLine']}-L{done['endLine']}",
                                 status_code=303)
 
@@ -302,7 +302,7 @@ def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: st
         try:
             got = mem.notes.opened(path)
         except (MnemoclawError, OSError, ValueError) as exc:
-            return page("error.html", 403, request, title="Cannot edit", message=mem.public(str(exc)))
+            return page("error.html", 403, request, title="Cannot edit", message=str(exc))
         if not writable or EDITABLE.fullmatch(got["path"]) is None:
             return page("error.html", 403, request, title="Cannot edit", message=(
                 f"{got['path']} cannot be edited here: only MEMORY.md and the daily logs (memory/YYYY-MM-DD.md) can"
@@ -319,10 +319,10 @@ def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: st
             done = await in_memory(lambda: mem.notes.edit(path, text, fields.get("base", "")))
         except EditConflictError as exc:
             return page("edit.html", 409, request, path=path, text=text, base=content_hash(exc.current),
-                        disk=exc.current, error=mem.public(str(exc)))
+                        disk=exc.current, error=str(exc))
         except (MnemoclawError, OSError, ValueError) as exc:
             return page("error.html", 403 if isinstance(exc, PathDeniedError | ReadOnlyError) else 400, request,
-                        title="Not saved", message=mem.public(str(exc)))
+                        title="Not saved", message=str(exc))
         return RedirectResponse(f"/file/{quote(done['path'])}?saved=edited", status_code=303)
 
     def sessions(request: Request) -> Response:
@@ -349,7 +349,7 @@ def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: st
             agent = AgentSession(mem, session_id=sid)
             c = agent.context_breakdown(detail=True)
         except (MnemoclawError, OSError, ValueError) as exc:
-            return page("error.html", 500, request, title="Cannot read the session", message=mem.public(str(exc)))
+            return page("error.html", 500, request, title="Cannot read the session", message=str(exc))
         window = max(int(c["contextTokens"] or 0), 1)
         parts = [("system prompt", c["systemPrompt"]["tokens"]), ("tool schemas", c["tools"]["tokens"]),
                  ("history", c["history"]["tokens"])]
@@ -425,7 +425,7 @@ def _written_in(mem: Memory, sid: str) -> list[dict[str, Any]]:
     citation, in file order."""
     out: list[dict[str, Any]] = []
     try:
-        annotated = mem.store.annotations()
+        annotated = mem.backend.store.annotations()
     except (MnemoclawError, OSError, ValueError):
         return out
     for path, start, end, meta in annotated.values():
@@ -444,7 +444,7 @@ def _memory_files(mem: Memory) -> dict[str, Any]:
     other notes under memory/; the files of memorySearch.extraPaths."""
     long_term, other, extra = [], [], []
     days: dict[str, list[dict[str, Any]]] = {}
-    for path, rec in sorted(mem.store.file_records().items()):
+    for path, rec in sorted(mem.backend.store.file_records().items()):
         if rec.source != "memory":
             continue
         dated = DATED.fullmatch(path)
