@@ -24,6 +24,11 @@ from .openclaw import EXCLUDE_SESSION_KEYS, openclaw_transcripts
 log = logging.getLogger(__name__)
 
 
+def expand_path(p: str | os.PathLike[str], cwd: str | None = None) -> Path:
+    """``p`` with ``~`` expanded, relative to ``cwd`` (default: this process's working directory)."""
+    return (Path(cwd or os.getcwd()) / os.path.expanduser(str(p))).absolute()
+
+
 @dataclass
 class Settings:
     """Resolved configuration for one agent."""
@@ -213,8 +218,3 @@ class Settings:
     def qmd_home(self) -> Path:
         """The agent's own qmd: config, cache and index folders (never the user's ~/.config/qmd)."""
         return self.state_dir / "agents" / self.agent_id / "qmd"
-
-
-def expand_path(p: str | os.PathLike[str], cwd: str | None = None) -> Path:
-    """``p`` with ``~`` expanded, relative to ``cwd`` (default: this process's working directory)."""
-    return (Path(cwd or os.getcwd()) / os.path.expanduser(str(p))).absolute()
