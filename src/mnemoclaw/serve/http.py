@@ -1,4 +1,5 @@
-"""Running an HTTP edge (the MCP server's streamable HTTP, the web UI) under uvicorn.
+"""Running an HTTP edge (the MCP server's streamable HTTP, the web UI) under uvicorn, and the
+one guard both put before their app.
 
 The socket is bound here before anything slow starts (the model, the first sync), so an address
 that cannot be served is one line naming it and the fix, at once, not a server's traceback.
@@ -8,12 +9,20 @@ from __future__ import annotations
 
 import errno
 import hmac
+import ipaddress
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
 from typing import Any, Literal
+from urllib.parse import parse_qsl, urlencode
 
-from ..errors import AddressError
+from ..errors import AddressError, ConfigError
+
+Scope = MutableMapping[str, Any]  # the ASGI types, as Starlette states them
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 def same_secret(given: str | bytes, expected: str) -> bool:
@@ -29,6 +38,110 @@ def bearer(authorization: str | bytes) -> bytes | None:
     raw = authorization if isinstance(authorization, bytes) else authorization.encode("latin-1", "replace")
     scheme, _, credential = raw.strip().partition(b" ")
     return credential.strip() if scheme.lower() == b"bearer" else None
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def require_token(host: str, token: str | None, *, variable: str) -> None:
+    """Refuse to serve memory off loopback without a token (``variable``: the environment
+    variable that can give it)."""
+    if not is_loopback(host) and not token:
+        raise ConfigError(f"refusing to serve memory on {host} without a token: anyone who can reach it could read "
+                          f"your notes. Pass --token (or set {variable}), or bind to 127.0.0.1")
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """How a guard answers a request it turns away."""
+
+    status: int
+    body: bytes
+    headers: tuple[tuple[bytes, bytes], ...] = ((b"content-type", b"text/plain; charset=utf-8"),)
+
+    @classmethod
+    def plain(cls, status: int, text: str) -> Refusal:
+        return cls(status, text.encode("utf-8"))
+
+    async def send(self, send: Send) -> None:
+        await send({"type": "http.response.start", "status": self.status, "headers": list(self.headers)})
+        await send({"type": "http.response.body", "body": self.body})
+
+
+class TokenGuard:
+    """ASGI middleware: the checks every HTTP request passes before the app sees it.
+
+    With ``served_at`` on loopback, the Host header must name loopback (at that port, unless 0),
+    so a page on another site cannot reach the app through DNS rebinding; without it the app
+    checks the Host itself (the MCP SDK does). With a ``token``, the request must carry it as
+    ``Authorization: Bearer <token>`` or, for an app given a ``cookie``, in that cookie, which a
+    link with ``?token=<token>`` sets once (the link then leads to itself without the token, so
+    the address bar and the history do not keep it); else ``refusal`` answers.
+    """
+
+    def __init__(self, app: ASGIApp, *, token: str | None, refusal: Refusal, cookie: str | None = None,
+                 served_at: tuple[str, int] | None = None):
+        self.app = app
+        self.token = token
+        self.refusal = refusal
+        self.cookie = cookie
+        self.check_host = served_at is not None and is_loopback(served_at[0])  # off loopback the token guards
+        self.port = served_at[1] if served_at is not None else 0
+
+    def host_allowed(self, value: str) -> bool:
+        name, _, port = value.rpartition(":") if not value.endswith("]") else (value, "", "")
+        if not name:
+            name, port = value, ""
+        if port and self.port and port != str(self.port):
+            return False
+        return name.strip("[]").lower() in ("127.0.0.1", "localhost", "::1")
+
+    def carries_token(self, headers: dict[str, str], token: str) -> bool:
+        credential = bearer(headers.get("authorization", ""))
+        if credential is not None and same_secret(credential, token):
+            return True
+        if self.cookie is None:
+            return False
+        cookies = dict(part.strip().split("=", 1) for part in headers.get("cookie", "").split(";") if "=" in part)
+        return same_secret(cookies.get(self.cookie, ""), token)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
+        if self.check_host and not self.host_allowed(headers.get("host", "")):
+            await Refusal.plain(421, "this app answers only to 127.0.0.1, localhost or [::1] (Host header "
+                                f"{headers.get('host', '')!r}); open it at its loopback address").send(send)
+            return
+        if self.token:
+            if self.cookie is not None and await self._took_link(scope, send, self.cookie, self.token):
+                return
+            if not self.carries_token(headers, self.token):
+                await self.refusal.send(send)
+                return
+        await self.app(scope, receive, send)
+
+    @staticmethod
+    async def _took_link(scope: Scope, send: Send, cookie: str, token: str) -> bool:
+        """A request with the right ``?token=`` is answered with the cookie and a redirect."""
+        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"))
+        given = dict(query).get("token")
+        if given is None or not same_secret(given, token):
+            return False
+        rest = urlencode([(k, v) for k, v in query if k != "token"])
+        await send({"type": "http.response.start", "status": 303, "headers": [
+            (b"location", (scope["path"] + ("?" + rest if rest else "")).encode("latin-1")),
+            (b"set-cookie", f"{cookie}={token}; HttpOnly; SameSite=Strict; Path=/".encode("latin-1")),
+        ]})
+        await send({"type": "http.response.body", "body": b""})
+        return True
 
 
 def listen(host: str, port: int, *, option: str) -> socket.socket:

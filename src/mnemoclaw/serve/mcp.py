@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import ipaddress
 import json
 import logging
 import secrets
@@ -34,7 +33,7 @@ from .. import tools
 from ..api import Memory
 from ..errors import ConfigError
 from ..tools.services import AGENT, Caller
-from .http import bearer, same_secret
+from .http import Refusal, TokenGuard, is_loopback, require_token
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -174,36 +173,16 @@ def parse_bind(value: str) -> tuple[str, int]:
     return host, number
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+_UNAUTHORIZED = Refusal(401, json.dumps({"error": "unauthorized: send Authorization: Bearer <token>"}).encode(),
+                        ((b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")))
 
 
-class BearerAuth:
-    """ASGI middleware: every HTTP request must carry ``Authorization: Bearer <token>``."""
+class BearerAuth(TokenGuard):
+    """ASGI middleware: every HTTP request must carry ``Authorization: Bearer <token>`` (the
+    Host header is the SDK's to check)."""
 
     def __init__(self, app: Any, token: str):
-        self.app = app
-        self.token = token
-
-    def _authorized(self, header: bytes) -> bool:
-        credential = bearer(header)
-        return credential is not None and same_secret(credential, self.token)
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            got = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not self._authorized(got):
-                body = json.dumps({"error": "unauthorized: send Authorization: Bearer <token>"}).encode()
-                await send({"type": "http.response.start", "status": 401,
-                            "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
-                await send({"type": "http.response.body", "body": body})
-                return
-        await self.app(scope, receive, send)
+        super().__init__(app, token=token, refusal=_UNAUTHORIZED)
 
 
 _SESSION_HEADER = b"mcp-session-id"
@@ -337,11 +316,7 @@ class SessionLimit:
 
 def http_app(service: MemoryService, host: str, token: str | None, *, idle_seconds: float, max_sessions: int,
              read_only: bool = False) -> Any:
-    if not is_loopback(host) and not token:
-        raise ConfigError(
-            f"refusing to serve memory on {host} without a token: anyone who can reach it could read your notes. "
-            "Pass --token (or set MNEMOCLAW_MCP_TOKEN), or bind to 127.0.0.1"
-        )
+    require_token(host, token, variable="MNEMOCLAW_MCP_TOKEN")
     from mcp.server.transport_security import TransportSecuritySettings
 
     server = build_server(service, read_only=read_only)
