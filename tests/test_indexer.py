@@ -96,7 +96,7 @@ def test_settings_change_triggers_a_full_rebuild(workspace, make_memory, embedde
     assert r.full_rebuild and "chunking" in r.reason
     st = mem2.status()
     assert st["fingerprint"] != fp and st["dirty"] is False
-    assert not [p for p in os.listdir(mem2.store.path.rsplit("/", 1)[0]) if ".rebuild-" in p]
+    assert not [p for p in os.listdir(mem2.backend.store.path.rsplit("/", 1)[0]) if ".rebuild-" in p]
 
 
 def test_failed_rebuild_leaves_the_old_index_serving(workspace, make_memory):
@@ -115,8 +115,8 @@ def test_failed_rebuild_leaves_the_old_index_serving(workspace, make_memory):
     # the old index still answers, from the old model's vectors
     hits = mem2.search("deploy key rotation", mode="keyword", sync=False)
     assert hits and hits[0].path == "MEMORY.md"
-    assert mem2.store.counts()["files"] == 21
-    assert not [p for p in os.listdir(os.path.dirname(mem2.store.path)) if ".rebuild-" in p]
+    assert mem2.backend.store.counts()["files"] == 21
+    assert not [p for p in os.listdir(os.path.dirname(mem2.backend.store.path)) if ".rebuild-" in p]
 
 
 def test_full_rebuild_reuses_cached_vectors(workspace, make_memory, embedder):
@@ -212,7 +212,7 @@ def test_an_interrupted_first_sync_then_a_new_model_rebuilds(workspace, make_mem
     first_mem = make_memory(workspace, provider=flaky)
     first = first_mem.sync()  # the batches after the failure are indexed for keyword search only
     assert 0 < first.vectors_pending < 300 and "went away" in first.vectors_error
-    assert first_mem.store.counts()["files"] == 300
+    assert first_mem.backend.store.counts()["files"] == 300
     other = HashEmbedder()
     other.model = "hash-64-other"
     mem = make_memory(workspace, provider=other)

@@ -9,6 +9,7 @@ Imports inside functions and under TYPE_CHECKING count: they are dependencies to
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from conftest import REPO
@@ -141,3 +142,71 @@ def test_no_protocol_member_is_found_by_name():
                     and node.args[1].value in members):
                 wrong.append(f"{module}:{node.lineno} {node.func.id}(…, {node.args[1].value!r})")
     assert not wrong, "\n".join(wrong)
+
+
+# -- the house's measures (issue: "Tools beside Memory") ----------------------------------------
+MEMORY_MEMBERS = 15  # Memory is the composition root: open/close, sync, search, read, status, the handles
+MEMORY_LINES = 300
+PROTOCOL_MEMBERS = 12  # a protocol with more gathers every feature; cut it by job
+TOP_LEVEL_MODULES = 14
+FILE_LINES = 700
+
+
+def _memory_class() -> ast.ClassDef:
+    tree = ast.parse((SRC / "api.py").read_text("utf-8"))
+    return next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Memory")
+
+
+def test_memory_is_a_composition_root_of_few_members():
+    cls = _memory_class()
+    members = {n.name for n in cls.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+               and not n.name.startswith("_")}
+    init = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+    members |= {t.attr for node in ast.walk(init) if isinstance(node, ast.Assign | ast.AnnAssign)
+                for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+                and not t.attr.startswith("_")}
+    assert len(members) <= MEMORY_MEMBERS, sorted(members)
+    lines = cls.end_lineno - cls.lineno + 1  # type: ignore[operator]
+    assert lines <= MEMORY_LINES, f"Memory is {lines} lines"
+
+
+def test_no_code_outside_the_backends_tests_for_a_concrete_backend():
+    concrete = re.compile(r"isinstance\([^)]*(Builtin|Qmd)Backend")
+    wrong = [f"{p.relative_to(SRC)}:{i}" for p in SRC.rglob("*.py") if "backends" not in p.parts
+             for i, line in enumerate(p.read_text("utf-8").splitlines(), 1) if concrete.search(line)]
+    assert not wrong, wrong
+
+
+def test_no_module_answers_for_names_it_does_not_have():
+    """A ``__getattr__`` proxy is a seam gone around; only a package's face may hand names on lazily."""
+    wrong = [f"{p.relative_to(SRC)}:{node.lineno}" for p in SRC.rglob("*.py") if p.name != "__init__.py"
+             for node in ast.walk(ast.parse(p.read_text("utf-8")))
+             if isinstance(node, ast.FunctionDef) and node.name == "__getattr__"]
+    assert not wrong, wrong
+
+
+def _protocols() -> list[tuple[str, int]]:
+    out = []
+    for path in SRC.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.ClassDef) and any(
+                    (isinstance(b, ast.Name) and b.id == "Protocol") or
+                    (isinstance(b, ast.Subscript) and getattr(b.value, "id", "") == "Protocol") for b in node.bases):
+                own = {i.name for i in node.body if isinstance(i, ast.FunctionDef | ast.AsyncFunctionDef)}
+                own |= {i.target.id for i in node.body if isinstance(i, ast.AnnAssign) and isinstance(i.target, ast.Name)}
+                out.append((f"{path.relative_to(SRC)}:{node.name}", len(own - {"__init__"})))
+    return out
+
+
+def test_every_protocol_is_narrow():
+    wide = [(name, n) for name, n in _protocols() if n > PROTOCOL_MEMBERS]
+    assert not wide, f"protocols with more than {PROTOCOL_MEMBERS} members of their own: {wide}"
+
+
+def test_few_modules_at_the_top_and_none_too_long():
+    top = sorted(p.name for p in SRC.glob("*.py"))
+    assert len(top) <= TOP_LEVEL_MODULES, top
+    long = [(str(p.relative_to(SRC)), n) for p in SRC.rglob("*.py")
+            if (n := len(p.read_text("utf-8").splitlines())) > FILE_LINES]
+    assert not long, long

@@ -732,14 +732,14 @@ def test_rows_from_before_hosts_were_recorded_go_to_the_namespaces_last_writer(t
         other.close()
     old = _host_memory(tmp_path, url, "old-host", ws, "old")
     try:
-        assert old.sync().removed == 1 and set(old.store.file_records()) == {"MEMORY.md"}
+        assert old.sync().removed == 1 and set(old.backend.store.file_records()) == {"MEMORY.md"}
         # its row already names this host (by name alone): nothing written for it
-        assert old.store.file_records()["MEMORY.md"].hosts == (f"another-host:{ws}", "old-host")
+        assert old.backend.store.file_records()["MEMORY.md"].hosts == (f"another-host:{ws}", "old-host")
     finally:
         old.close()
     nobody = _host_memory(tmp_path, url, "another-host", ws, "unowned")
     try:
-        assert nobody.sync().removed == 1 and set(nobody.store.file_records()) == {"MEMORY.md"}
+        assert nobody.sync().removed == 1 and set(nobody.backend.store.file_records()) == {"MEMORY.md"}
     finally:
         nobody.close()
 

@@ -25,7 +25,7 @@ from ..config import (
 )
 from ..runtime.settings import REFERENCE as RUNTIME
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+DOCS = Path(__file__).resolve().parents[3] / "docs"
 
 
 def _accepts(spec: F) -> str:
