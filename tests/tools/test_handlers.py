@@ -28,8 +28,6 @@ class FakeNotes:
         return {"path": "memory/2026-12-06.md", "startLine": 3, "endLine": 3}
 
     def forget_plan(self, target: str) -> Any:
-        notes = self
-
         class Plan:
             def as_dict(self) -> dict[str, Any]:
                 return {"target": target, "lines": 1, "id": "abc123"}
