@@ -491,8 +491,11 @@ def get(obj: Ctx, path: str, from_line, lines, as_json) -> None:
 @translated
 def status(obj: Ctx, as_json: bool, fast: bool, deep: bool) -> None:
     """Show the workspace, index, provider, vector path, tokenizer, damage and whether a sync is due."""
+    from ..embeddings.base import broken_plugins
+
     with obj.memory() as mem:
         st = mem.status(check_integrity=not fast, deep=deep)
+    st["warnings"] = [*st["warnings"], *broken_plugins()]  # status alone imports every plugin to check it
     if as_json:
         emit_json(st)
         return
