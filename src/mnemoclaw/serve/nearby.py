@@ -1,6 +1,6 @@
-"""The serving side of the socket fast path: a long-running process answering ``search`` and
-``recall`` for a command line that asks it (what that means, who is answered and how a caller
-falls back: ``nearby_client.py``, which also holds the wire).
+"""The serving side of the socket fast path: a long-running process answering a command line
+that asks it (what that means, who is answered and how a caller falls back:
+``nearby_client.py``, which also holds the wire).
 
 The server knows no command and no option: it answers from a command table the command line
 fills (``cli/index.py``), a handler per command name. A handler reads a ``Call`` (the caller's
@@ -16,7 +16,7 @@ import time
 
 from .. import __version__
 
-# the client's names too: ``serve.nearby`` is the one module a caller of either side imports
+# the client's names, re-exported: the fast path's tests reach both sides through this module
 from .nearby_client import (
     ACK_TIMEOUT,
     ALIVE,
@@ -89,7 +89,7 @@ class Commands:
         self.handlers = dict(handlers)
 
 
-NOTHING = Commands(lambda argv: None, {})  # answers no command; still acknowledges callers, and declines
+NO_COMMANDS = Commands(lambda argv: None, {})  # answers no command; still acknowledges callers, and declines
 
 
 # -- the server: a long-running process answering -------------------------------------------
@@ -188,7 +188,7 @@ class Server:
     process's embedding model."""
 
     def __init__(self, settings: Settings, command: str, provider: Callable[[], Any], *,
-                 commands: Commands = NOTHING, warm: bool = True):
+                 commands: Commands = NO_COMMANDS, warm: bool = True):
         self.settings = settings
         self.command = command
         self.commands = commands
