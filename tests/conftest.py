@@ -15,6 +15,10 @@ from mnemoclaw.text.tokenize import analyze
 
 REPO = Path(__file__).resolve().parent.parent
 
+# No provider plugin of whatever is installed beside the suite is read, here or in the processes it
+# starts; tests/test_providers.py turns them back on where plugins are what it tests.
+os.environ["MNEMOCLAW_PLUGINS"] = "off"
+
 
 def bench_dir() -> Path | None:
     """The shared benchmark data (never copied into the repository)."""

@@ -2,7 +2,8 @@
 
 A module may import its own layer or a lower one; an arrow that points up fails here,
 and so does anything outside ``store/`` that imports a store's internals (only
-``store.open_store`` builds a store, everything else is written against ``store.base``).
+``store.open_store`` builds a store, everything else is written against ``store.base``),
+and so does a circle of modules importing each other, even sideways.
 Imports inside functions and under TYPE_CHECKING count: they are dependencies too.
 """
 
@@ -30,12 +31,13 @@ LAYERS = {
     "index": 3, "search": 3, "backends": 3, "freshness": 3,
     # 4: the composition root
     "config": 4, "notes": 4, "embeddings.resolve": 4, "api": 4, "store.reset": 4,
+    "__init__": 4,  # the package: its version, and Memory from api
     # the tool handlers, their dispatch and recall, written against the services a composition root gives
     "tools.services": 4, "tools.handlers": 4, "tools.dispatch": 4, "tools.recall": 4,
     # 5: what is built on Memory: the chat runtime, the evaluation harness, the servers
     "runtime": 5, "eval": 5, "serve": 5, "ui": 5,
     # 6: the command line
-    "cli": 6, "serve.nearby": 6, "__init__": 6,
+    "cli": 6,
 }
 STORE_INTERNALS = ("store.sqlite", "store.sqlite_schema", "store.driver", "store.dense", "store.postgres")
 
@@ -62,7 +64,10 @@ def modules() -> dict[str, Path]:
 
 def imports(module: str, path: Path) -> set[str]:
     """The mnemoclaw modules ``module`` imports, relative imports resolved."""
-    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    if module == "__init__":  # the package itself
+        package = []
+    else:
+        package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
     found = set()
     for node in ast.walk(ast.parse(path.read_text("utf-8"))):
         if isinstance(node, ast.Import):
@@ -77,7 +82,7 @@ def imports(module: str, path: Path) -> set[str]:
                 continue
             for alias in node.names:  # `from . import tools` imports the module tools
                 candidate = f"{target}.{alias.name}" if target else alias.name
-                found.add(candidate if candidate in ALL else target)
+                found.add(candidate if candidate in ALL else target or "__init__")
     return {m for m in found if m and m != module}
 
 
@@ -96,6 +101,40 @@ def test_every_import_points_down_or_sideways():
             if layer_of(target) > mine:
                 wrong.append(f"{module} (layer {mine}) imports {target} (layer {layer_of(target)})")
     assert not wrong, "imports that point up:\n" + "\n".join(wrong)
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Circles of imports, each as the path ``a, b, …, a``: at least one through every group of
+    modules that import each other (a depth-first walk, where an import of a module still on the
+    walk's path closes a circle)."""
+    found: list[list[str]] = []
+    done: set[str] = set()
+    path: list[str] = []
+
+    def walk(module: str) -> None:
+        path.append(module)
+        for target in sorted(graph.get(module, ())):
+            if target in path:
+                found.append([*path[path.index(target):], target])
+            elif target not in done:
+                walk(target)
+        path.pop()
+        done.add(module)
+
+    for module in sorted(graph):
+        if module not in done:
+            walk(module)
+    return found
+
+
+def test_no_modules_import_each_other():
+    """Two modules that import each other (directly or round a longer circle) are one module
+    cut in two: each can only be read, tested and imported with the other."""
+    graph = {module: {t for t in imports(module, path) if t in ALL} for module, path in ALL.items()}
+    assert sum(map(len, graph.values())) > 300  # the graph is read, not empty
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set()}) == [["a", "b", "c", "a"]]
+    found = cycles(graph)
+    assert not found, "modules that import each other:\n" + "\n".join(" -> ".join(c) for c in found)
 
 
 def test_only_the_store_package_touches_a_store_s_internals():

@@ -422,6 +422,7 @@ def test_a_provider_of_another_package_is_registered_by_entry_point_and_accepted
     cfg.write_text('{agents: {defaults: {memorySearch: {provider: "tiny"}}}}')
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(REPO / "src")])}
     env.pop("MNEMOCLAW_PROVIDER", None)
+    env.pop("MNEMOCLAW_PLUGINS", None)  # the suite runs without plugins (conftest.py); they are what this tests
     base = [sys.executable, "-m", "mnemoclaw.cli", "--workspace", str(ws), "--state-dir", str(tmp_path / "st"),
             "--config", str(cfg)]
     r = subprocess.run([*base, "index"], capture_output=True, text=True, env=env, timeout=120)
@@ -437,6 +438,69 @@ def test_a_provider_of_another_package_is_registered_by_entry_point_and_accepted
     r = subprocess.run([*base, "status"], capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 1 and "agents.defaults.memorySearch.provider must be one of auto, gemini" in r.stderr
     assert "'tiny'" in r.stderr and "mnemoclaw.providers entry point" in r.stderr and "Traceback" not in r.stderr
+
+
+def _plugin_package(site, entry_points: str, modules: dict[str, str]) -> None:
+    """An installed package named `plugged`, as pip leaves one: its metadata and its modules."""
+    (site / "plugged-1.0.dist-info").mkdir(parents=True)
+    (site / "plugged-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: plugged\nVersion: 1.0\n")
+    (site / "plugged-1.0.dist-info" / "entry_points.txt").write_text(entry_points)
+    for name, text in modules.items():
+        (site / f"{name}.py").write_text(text)
+
+
+def _mnemoclaw(tmp_path, site, *argv: str, **env: str) -> subprocess.CompletedProcess:
+    (tmp_path / "ws").mkdir(exist_ok=True)
+    (tmp_path / "ws" / "MEMORY.md").write_text("- the heron nests by the weir\n")
+    run_env = {k: v for k, v in os.environ.items() if k != "MNEMOCLAW_PLUGINS"}  # on, unless env says
+    run_env.update(PYTHONPATH=os.pathsep.join([str(site), str(REPO / "src")]), **env)
+    return subprocess.run([sys.executable, "-m", "mnemoclaw.cli", "--workspace", str(tmp_path / "ws"), "--state-dir",
+                           str(tmp_path / "st"), *argv], capture_output=True, text=True, env=run_env, timeout=120)
+
+
+def test_a_plugin_that_cannot_be_imported_is_named_in_one_line_never_a_traceback(tmp_path):
+    site = tmp_path / "site"
+    _plugin_package(site, "[mnemoclaw.providers]\nbroke = broken_embedder:create\nmissing = no_such_module:create\n"
+                          "noattr = plain_module:nothere\n",
+                    {"broken_embedder": "raise ImportError('needs libfoo')\n", "plain_module": "x = 1\n"})
+    # a package whose entry_points.txt is damaged: every other plugin still loads
+    (site / "damaged-2.0.dist-info").mkdir()
+    (site / "damaged-2.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: damaged\nVersion: 2.0\n")
+    (site / "damaged-2.0.dist-info" / "entry_points.txt").write_text("[mnemoclaw.providers]\njust-a-name\n")
+
+    status = _mnemoclaw(tmp_path, site, "status", "--fast", MNEMOCLAW_PROVIDER="none")
+    assert status.returncode == 0 and "Traceback" not in status.stderr, status.stderr
+    named = [line for line in status.stdout.splitlines() if line.startswith("warning") and "cannot be" in line]
+    assert len(named) == 4, status.stdout
+    assert "provider plugin 'broke' (broke = broken_embedder:create, from plugged 1.0) cannot be imported " \
+           "(ImportError: needs libfoo): skipped" in status.stdout
+    assert "'missing' (missing = no_such_module:create, from plugged 1.0) cannot be imported (ModuleNotFoundError" \
+           in status.stdout and "'noattr'" in status.stdout
+    assert "the entry points of the installed package damaged 2.0 cannot be read" in status.stdout
+    as_json = json.loads(_mnemoclaw(tmp_path, site, "status", "--fast", "--json", MNEMOCLAW_PROVIDER="none").stdout)
+    assert sum("cannot be" in w for w in as_json["warnings"]) == 4
+
+    # the one configured: its command says so in one line
+    for argv in (["index"], ["search", "heron"], ["status"]):
+        r = _mnemoclaw(tmp_path, site, *argv, MNEMOCLAW_PROVIDER="broke")
+        assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+        assert r.stderr.strip().splitlines() == ["Error: the provider plugin 'broke' (broke = broken_embedder:create, "
+                                                 "from plugged 1.0) cannot be imported (ImportError: needs libfoo): "
+                                                 "reinstall its package, or choose another provider"]
+
+
+def test_plugins_off_reads_no_entry_point(tmp_path):
+    site = tmp_path / "site"
+    _plugin_package(site, "[mnemoclaw.providers]\nhash = hash_embedder:create\n", {"hash_embedder": (
+        "import numpy as np\n\nclass Hash:\n    id = 'hash'\n    model = 'hash-4'\n    provider_key = 'hash-4'\n"
+        "    max_input_tokens = None\n    def embed(self, texts, *, query=False):\n"
+        "        return np.ones((len(texts), 4), dtype=np.float32) / 2\n\ndef create(settings):\n    return Hash()\n")})
+    on = _mnemoclaw(tmp_path, site, "status", "--fast", "--json", MNEMOCLAW_PROVIDER="hash")
+    assert on.returncode == 0 and json.loads(on.stdout)["provider"] == "hash", on.stderr
+    for off in ("off", "False"):
+        r = _mnemoclaw(tmp_path, site, "status", "--fast", MNEMOCLAW_PROVIDER="hash", MNEMOCLAW_PLUGINS=off)
+        assert r.returncode == 1 and "must be one of auto, gemini" in r.stderr and "'hash'" in r.stderr, r.stderr
+    assert os.environ["MNEMOCLAW_PLUGINS"] == "off"  # and the suite itself runs so (conftest.py)
 
 
 def test_register_provider_makes_a_name_the_config_accepts(tmp_path, monkeypatch):

@@ -2,7 +2,7 @@
 do (``index.py``, ``serve.py``, ``chat.py``, ``manage.py``, ``bench.py``).
 
 ``main`` first lets a process that already serves this agent answer ``search`` and ``recall``
-(``nearby.py``, standard library only); the commands are imported only when it runs them itself.
+(``serve/nearby_client.py``, standard library only); the commands are imported only when it runs them itself.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def main() -> None:
     import time
 
     started = time.monotonic()  # a hook's deadline counts from here (cli/hook.py)
-    from ..serve.nearby import ask
+    from ..serve.nearby_client import ask
     from .hook import timeout_ms
 
     ms = timeout_ms(sys.argv[1:])

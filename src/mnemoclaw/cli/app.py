@@ -85,6 +85,15 @@ class Ctx:
         return load_settings(workspace=self.workspace, state_dir=self.state_dir, config=self.config,
                              agent_id=self.agent, overrides=overrides or None, cwd=self.cwd)
 
+    def locate(self, workspace_: str | None = None, state_dir_: str | None = None, config_: str | None = None,
+               openclaw_: str | None = None) -> Ctx:
+        """A command's own location options (given after it) put over the group's."""
+        self.workspace = workspace_ or self.workspace
+        self.state_dir = state_dir_ or self.state_dir
+        self.config = config_ or self.config
+        self.openclaw = openclaw_ or self.openclaw
+        return self
+
     def memory(self, *, background: bool = False, settings: Any = None, **overrides: Any):
         """The memory of these settings (``settings``: already read)."""
         from ..api import Memory
@@ -113,10 +122,7 @@ def translated(fn):
                 config_: str | None = None, openclaw_: str | None = None, **kwargs: Any) -> Any:
         obj = click.get_current_context().find_object(Ctx)
         if obj is not None:
-            obj.workspace = workspace_ or obj.workspace
-            obj.state_dir = state_dir_ or obj.state_dir
-            obj.config = config_ or obj.config
-            obj.openclaw = openclaw_ or obj.openclaw
+            obj.locate(workspace_, state_dir_, config_, openclaw_)
         try:
             return fn(*args, **kwargs)
         except BrokenPipeError:  # `mnemoclaw search … | head`: the reader stopped reading; nothing is wrong
@@ -145,20 +151,38 @@ def _looks_like_dir(token: str) -> bool:
     return os.path.isdir(os.path.expanduser(token)) or token.startswith(("/", "~", ".")) or os.sep in token
 
 
-class _Group(click.Group):
+def _openclaw_default(args: list[str]) -> list[str]:
     """``--openclaw`` takes an optional directory: ``mnemoclaw --openclaw status`` and
     ``mnemoclaw search --openclaw "a query"`` mean the default one, so a following
     token is its value only if it looks like a directory."""
+    out: list[str] = []
+    for i, token in enumerate(args):
+        out.append(token)
+        if token == "--openclaw":
+            nxt = args[i + 1] if i + 1 < len(args) else None
+            if nxt is not None and not nxt.startswith("-") and not _looks_like_dir(nxt):
+                out.append(DEFAULT_OPENCLAW)
+    return out
 
+
+class _Group(click.Group):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        out: list[str] = []
-        for i, token in enumerate(args):
-            out.append(token)
-            if token == "--openclaw":
-                nxt = args[i + 1] if i + 1 < len(args) else None
-                if nxt is not None and not nxt.startswith("-") and not _looks_like_dir(nxt):
-                    out.append(DEFAULT_OPENCLAW)
-        return super().parse_args(ctx, out)
+        return super().parse_args(ctx, _openclaw_default(args))
+
+    def read_command_line(self, argv: list[str]) -> tuple[click.Context, click.Context]:
+        """``argv`` read as running it would read it, without running anything: the group's
+        context and the command's (its ``info_name`` is the command's name). A usage error is
+        raised as running it would raise it."""
+        group = self.context_class(self, info_name="mnemoclaw", **self.context_settings)
+        with group.scope(cleanup=False):
+            # click.Command's parse, not click.Group's: that one keeps the command's name where only click reads it
+            rest = click.Command.parse_args(self, group, _openclaw_default(list(argv)))
+        if not rest:
+            group.fail("Missing command.")
+        name, command, args = self.resolve_command(group, rest)
+        if name is None or command is None:
+            group.fail(f"No such command {rest[0]!r}.")
+        return group, command.make_context(name, args, parent=group)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -10,6 +10,7 @@ import click
 from ..errors import MnemoclawError
 from ..serve.nearby import serving
 from .app import Ctx, cli, emit_json, translated
+from .index import SERVED
 
 
 # -- chat / hygiene -------------------------------------------------------------------------
@@ -29,7 +30,7 @@ def chat(obj: Ctx, session_id) -> None:
 
     settings = obj.settings()
     settings.check_writable("chat (its transcript)")
-    with Memory(settings) as mem, serving(settings, "chat", lambda: mem.provider):
+    with Memory(settings) as mem, serving(settings, "chat", lambda: mem.provider, SERVED):
         mem.start_background()
         agent = AgentSession(mem, session_id=session_id)
         click.echo(f"mnemoclaw chat: session {agent.session_id}, model {agent.chat.model} at {agent.chat.base_url}. "

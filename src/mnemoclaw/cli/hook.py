@@ -4,15 +4,17 @@ Claude Code and Codex wait for a ``UserPromptSubmit`` hook before the prompt goe
 example allows 10 s), and read an exit code of 2 as "block this prompt". So a hook's run:
 
 - has one deadline, ``--timeout-ms`` (default 3 s) from when mnemoclaw starts, that bounds everything
-  it does: asking a running mnemoclaw (cli/nearby.py), importing, reading the settings, opening the
-  index, indexing what changed, embedding the message, searching. At the deadline a watchdog thread
+  it does: asking a running mnemoclaw (serve/nearby_client.py), importing, reading the settings,
+  opening the index, indexing what changed, embedding the message, searching. At the deadline a watchdog thread
   says so in one line on stderr and ends the process with exit 0 and nothing on stdout, whatever the
   work was doing. Ending it there is what a ``kill -9`` does: the index is SQLite in WAL mode (an
   unfinished transaction is rolled back by the next reader), the write lock is a ``flock`` the kernel
   releases, and files are written whole or not at all (atomic.py);
 - exits 0 on a usage error too (click's message is kept on stderr).
 
-Only the standard library: the client imports this before it knows whether a server answers.
+Only the standard library: the client imports this before it knows whether a server answers. The
+option, its bounds and the line said at the deadline (``timeout_ms``, ``late``) are the client's,
+which reads them before click is imported.
 """
 
 from __future__ import annotations
@@ -20,41 +22,15 @@ from __future__ import annotations
 import os
 import sys
 
+from ..serve.nearby_client import DEFAULT_MS, MAX_MS, OPTION, PREFIX, late, timeout_ms
+
 TYPE_CHECKING = False  # typing costs milliseconds on every prompt a hook answers
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable
 
-OPTION = "--timeout-ms"
-DEFAULT_MS = 3000  # well under the 10 s a hook is given in docs/recall.md's example
-MAX_MS = 600_000
-PREFIX = "mnemoclaw recall --hook: "
+__all__ = ["DEFAULT_MS", "MAX_MS", "OPTION", "PREFIX", "Watchdog", "current", "late", "run", "timeout_ms"]
 
 _current: Watchdog | None = None
-
-
-def timeout_ms(argv: Sequence[str]) -> int | None:
-    """The milliseconds a ``recall --hook`` run may take (None: ``argv`` is not one). A value that is
-    not a whole number 1..MAX_MS counts as the default here; click then says what is wrong with it."""
-    if "recall" not in argv or "--hook" not in argv:
-        return None
-    for i, token in enumerate(argv):
-        if token == OPTION:
-            value = argv[i + 1] if i + 1 < len(argv) else ""
-        elif token.startswith(OPTION + "="):
-            value = token[len(OPTION) + 1:]
-        else:
-            continue
-        try:
-            ms = int(value)
-        except ValueError:
-            return DEFAULT_MS
-        return ms if 1 <= ms <= MAX_MS else DEFAULT_MS
-    return DEFAULT_MS
-
-
-def late(ms: int, doing: str) -> str:
-    """The line a hook's run ends with when its deadline passes."""
-    return f"{PREFIX}nothing recalled: the {ms} ms deadline passed while {doing} ({OPTION} sets it)\n"
 
 
 class Watchdog:

@@ -7,6 +7,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ import click
 from ..errors import MnemoclawError
 from ..markdown.provenance import ORIGINS
 from ..search.relevance import DEFAULT_MIN_SCORE
-from ..serve.nearby import serving
+from ..serve.nearby import Call, Commands, Declined, serving
 from ..tools import CORPORA, MAX_RESULTS, SEARCH
 from ..tools.wire import search_failed
 from .app import Ctx, Progress, cli, emit_json, emit_json_line, json_text, translated
@@ -188,7 +189,7 @@ def watch(obj: Ctx, debounce_ms, poll: bool, as_json: bool) -> None:
             where = ", ".join(f"{t.path}{'/**' if t.recursive else ''}" for t in watcher.targets)
             click.echo(f"Watching {where} ({watcher.mode}, debounce {watcher.debounce * 1000:.0f} ms). Ctrl-C stops.",
                        err=True)
-        with serving(mem.settings, "watch", lambda: mem.provider):
+        with serving(mem.settings, "watch", lambda: mem.provider, SERVED):
             while not stop.wait(1.0):
                 pass
         click.echo("Stopped.", err=True)
@@ -213,8 +214,9 @@ def _stop_on_signals():
 
 # -- search / get -------------------------------------------------------------------------
 # search and recall write through an ``echo`` (``click.echo``'s signature), so a process that
-# already serves this agent answers them for a command line that asks it (cli/nearby.py) with
-# the same text, written into the reply instead of its own stdout.
+# already serves this agent answers them for a command line that asks it (serve/nearby.py,
+# from the table SERVED at the end) with the same text, written into the reply instead of its
+# own stdout.
 Echo = Callable[..., Any]
 
 
@@ -421,6 +423,41 @@ def _no_workspace(settings) -> str:
             f"files){create}; nothing recalled")
 
 
+# -- search and recall answered by a serving process ---------------------------------------
+def _served(call: Call) -> tuple[dict[str, Any], Any, Any]:
+    """The caller's command line read as this one reads it: its command's own options, the
+    settings it names and the server's memory for them (``Declined``: other settings)."""
+    group, command = cli.read_command_line(call.argv)
+    g, p = group.params, dict(command.params)
+    where = Ctx(g["workspace"], g["state_dir"], g["config_path"], g["agent"], g["openclaw_dir"], cwd=call.cwd)
+    settings = where.locate(**{k: p.pop(k) for k in ("workspace_", "state_dir_", "config_", "openclaw_")}).settings()
+    mem = call.memory(settings)
+    for warning in settings.warnings:  # what the command line logs when it reads them
+        call.echo(f"mnemoclaw: {warning}", err=True)
+    return p, settings, mem
+
+
+def _answer_search(call: Call) -> int:
+    p, _, mem = _served(call)
+    if not str(p["query"]).strip():
+        raise Declined("usage")
+    return run_search(mem, p.pop("query"), echo=call.echo, **p)
+
+
+def _answer_recall(call: Call) -> int:
+    p, settings, mem = _served(call)
+    if p["hook"]:
+        return hook_recall(lambda: settings, lambda _: nullcontext(mem), call.stdin or "", p["as_json"], call.echo)
+    message = call.stdin if p["message"] == "-" else p["message"]
+    if not isinstance(message, str) or not message.strip():
+        raise Declined("usage")
+    return run_recall(mem, message, p["last_turn"], p["as_json"], call.echo)
+
+
+SERVED = Commands(lambda argv: cli.read_command_line(argv)[1].info_name,
+                  {"search": _answer_search, "recall": _answer_recall})
+
+
 @cli.command()
 @click.argument("path")
 @click.option("--from", "from_line", type=click.IntRange(1), help="First line (1-based).")
@@ -451,8 +488,11 @@ def get(obj: Ctx, path: str, from_line, lines, as_json) -> None:
 @translated
 def status(obj: Ctx, as_json: bool, fast: bool, deep: bool) -> None:
     """Show the workspace, index, provider, vector path, tokenizer, damage and whether a sync is due."""
+    from ..embeddings.base import broken_plugins
+
     with obj.memory() as mem:
         st = mem.status(check_integrity=not fast, deep=deep)
+    st["warnings"] = [*st["warnings"], *broken_plugins()]  # status alone imports every plugin to check it
     if as_json:
         emit_json(st)
         return

@@ -6,6 +6,7 @@ import click
 
 from ..serve.nearby import serving
 from .app import Ctx, cli, translated
+from .index import SERVED
 
 
 # -- mcp ----------------------------------------------------------------------------------
@@ -44,11 +45,11 @@ def mcp(obj: Ctx, http_bind, token, idle_minutes: float | None, max_sessions: in
 
         limits = settings.memory["mcp"]
         idle = idle_minutes if idle_minutes is not None else limits["sessionIdleMinutes"]
-        with serving(settings, "mcp", service.provider):
+        with serving(settings, "mcp", service.provider, SERVED):
             run_http(service, host, port, token, read_only=read_only, on_ready=ready, idle_seconds=idle * 60,
                      max_sessions=max_sessions if max_sessions is not None else limits["maxSessions"])
     else:  # the index opens once the transport has stdout: the first request opens it
-        with serving(settings, "mcp", service.provider, warm=False):
+        with serving(settings, "mcp", service.provider, SERVED, warm=False):
             run_stdio(service, read_only=read_only)
 
 
@@ -82,5 +83,5 @@ def ui(obj: Ctx, host: str, port: int, token, open_browser: bool) -> None:
 
                 webbrowser.open(url + (f"?token={token}" if token else ""))
 
-        with serving(mem.settings, "ui", lambda: mem.provider):
+        with serving(mem.settings, "ui", lambda: mem.provider, SERVED):
             serve(mem, host, sock, token, on_ready=ready)

@@ -55,7 +55,7 @@ def load_file(path: str) -> dict[str, Any]:
         raise ConfigError(f"cannot read config file {path}: {exc}") from None
     if not text.strip():
         return {}
-    if text in _PARSED:  # a long-running process resolves settings per request (cli/nearby.py)
+    if text in _PARSED:  # a long-running process resolves settings per request (serve/nearby.py)
         return copy.deepcopy(_PARSED[text])
     import json5  # imported here: only needed when a config file exists
 

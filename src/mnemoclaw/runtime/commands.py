@@ -6,12 +6,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..text.tokenize import estimate_tokens
 
-if TYPE_CHECKING:  # the commands act on a session; a session runs them
-    from .agent import AgentSession
+if TYPE_CHECKING:
+    from ..api import Memory
+    from ..tools.recall import Recall
+    from .bootstrap import InjectedFile
+    from .llm import ChatClient
+    from .settings import RuntimeSettings
 
 COMMANDS = "/context list|detail, /compact [focus], /status, /new, /reset, /verbose, /recall [on|off]"
 
@@ -27,7 +32,42 @@ class Reply:
     error: str | None = None
 
 
-def run(agent: AgentSession, line: str) -> Reply:
+class Session(Protocol):
+    """What the commands and their reports reach in a chat session. runtime/agent.py's
+    ``AgentSession`` is one, and runs them: the session imports the commands, never the other
+    way round."""
+
+    session_id: str
+    verbose: bool
+    recall_on: bool
+    recalled: Recall | None  # what recall put before the last reply
+    history: list[dict[str, Any]]
+    summary: str | None
+    meta: dict[str, Any]
+    notes: list[str]
+    workspace: Path
+    rs: RuntimeSettings
+    memory: Memory
+    chat: ChatClient
+
+    def compact(self, focus: str | None = None, *, reason: str = ...) -> bool: ...
+
+    def excluded(self) -> str | None: ...
+
+    def end_session(self) -> str | None: ...
+
+    def start_new(self) -> None: ...
+
+    def system_prompt(self) -> tuple[str, list[InjectedFile]]: ...
+
+    def tools(self) -> list[dict[str, Any]]: ...
+
+    def message_tokens(self, m: dict[str, Any]) -> int: ...
+
+    def session_tokens(self) -> int: ...
+
+
+def run(agent: Session, line: str) -> Reply:
     name, _, rest = line.partition(" ")
     rest = rest.strip()
     if name == "/context":
@@ -59,7 +99,7 @@ def run(agent: AgentSession, line: str) -> Reply:
     return Reply(f"Unknown command {name}. Commands: {COMMANDS}", command=True)
 
 
-def context_breakdown(agent: AgentSession, *, detail: bool = False) -> dict[str, Any]:
+def context_breakdown(agent: Session, *, detail: bool = False) -> dict[str, Any]:
     """What the next request holds, as data (``/context``, ``mnemoclaw context --json``)."""
     system, files = agent.system_prompt()
     offered = agent.tools()
@@ -97,7 +137,7 @@ def context_breakdown(agent: AgentSession, *, detail: bool = False) -> dict[str,
     return out
 
 
-def context_report(agent: AgentSession, *, detail: bool = False) -> str:
+def context_report(agent: Session, *, detail: bool = False) -> str:
     c = context_breakdown(agent, detail=detail)
     lines = ["Bootstrap files (injected every turn):"]
     for f in c["files"]:
@@ -136,7 +176,7 @@ def context_report(agent: AgentSession, *, detail: bool = False) -> str:
     return "\n".join(lines)
 
 
-def status_report(agent: AgentSession) -> str:
+def status_report(agent: Session) -> str:
     m = agent.meta
     st = agent.memory.status(check_dirty=False)
     lines = [
