@@ -438,7 +438,36 @@ class AgentSession:
 
     # -- commands and the session-memory hook ----------------------------------------------
     def command(self, line: str) -> Reply:
-        return commands.run(self, line)
+        """A slash command (``commands.COMMANDS``), answered as a reply."""
+        name, _, rest = line.partition(" ")
+        rest = rest.strip()
+        if name == "/context":
+            return Reply(commands.context_report(self, detail=rest == "detail"), command=True)
+        if name == "/compact":
+            done = self.compact(rest or None, reason="command")
+            return Reply("Compacted." if done else "Nothing to compact yet.", command=True, compacted=int(done))
+        if name == "/status":
+            return Reply(commands.status_report(self), command=True)
+        if name in ("/new", "/reset"):
+            why = self.excluded()
+            path = self.end_session()
+            self.start_new()
+            return Reply(f"New session {self.session_id}." + (f" The last one was saved to {path}." if path else "")
+                         + (f" The last one was not saved: it is excluded from memory ({why})." if why else ""),
+                         command=True)
+        if name == "/verbose":
+            self.verbose = not self.verbose
+            return Reply(f"Verbose {'on' if self.verbose else 'off'}.", command=True)
+        if name == "/recall":
+            if rest in ("on", "off"):
+                self.recall_on = rest == "on"
+            elif rest:
+                return Reply(f"/recall takes on or off, not {rest!r}.", command=True)
+            last = self.recalled
+            said = ("; last message: " + (", ".join(e.citation for e in last.entries) or (last.why_none or "nothing"))
+                    if last is not None else "")
+            return Reply(f"Recall before the reply is {'on' if self.recall_on else 'off'}{said}.", command=True)
+        return Reply(f"Unknown command {name}. Commands: {commands.COMMANDS}", command=True)
 
     def start_new(self) -> None:
         self._open(self.store.new_id())

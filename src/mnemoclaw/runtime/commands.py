@@ -1,5 +1,6 @@
-"""The slash commands of a chat session and the reports they print: ``/context
-list|detail``, ``/compact [focus]``, ``/status``, ``/new``, ``/reset``, ``/verbose``, ``/recall [on|off]``."""
+"""What the slash commands of a chat session print: ``/context list|detail`` and ``/status``
+(the session, runtime/agent.py, runs the commands themselves: ``/compact [focus]``, ``/new``,
+``/reset``, ``/verbose``, ``/recall [on|off]``)."""
 
 from __future__ import annotations
 
@@ -32,31 +33,16 @@ class Reply:
     error: str | None = None
 
 
-class Session(Protocol):
-    """What the commands and their reports reach in a chat session. runtime/agent.py's
-    ``AgentSession`` is one, and runs them: the session imports the commands, never the other
-    way round."""
+class Context(Protocol):
+    """What ``/context`` reports of a chat session (runtime/agent.py's ``AgentSession`` is one:
+    the session imports these reports, never the other way round)."""
 
     session_id: str
-    verbose: bool
     recall_on: bool
     recalled: Recall | None  # what recall put before the last reply
     history: list[dict[str, Any]]
     summary: str | None
-    meta: dict[str, Any]
-    notes: list[str]
-    workspace: Path
     rs: RuntimeSettings
-    memory: Memory
-    chat: ChatClient
-
-    def compact(self, focus: str | None = None, *, reason: str = ...) -> bool: ...
-
-    def excluded(self) -> str | None: ...
-
-    def end_session(self) -> str | None: ...
-
-    def start_new(self) -> None: ...
 
     def system_prompt(self) -> tuple[str, list[InjectedFile]]: ...
 
@@ -67,39 +53,21 @@ class Session(Protocol):
     def session_tokens(self) -> int: ...
 
 
-def run(agent: Session, line: str) -> Reply:
-    name, _, rest = line.partition(" ")
-    rest = rest.strip()
-    if name == "/context":
-        return Reply(context_report(agent, detail=rest == "detail"), command=True)
-    if name == "/compact":
-        done = agent.compact(rest or None, reason="command")
-        return Reply("Compacted." if done else "Nothing to compact yet.", command=True, compacted=int(done))
-    if name == "/status":
-        return Reply(status_report(agent), command=True)
-    if name in ("/new", "/reset"):
-        why = agent.excluded()
-        path = agent.end_session()
-        agent.start_new()
-        return Reply(f"New session {agent.session_id}." + (f" The last one was saved to {path}." if path else "")
-                     + (f" The last one was not saved: it is excluded from memory ({why})." if why else ""),
-                     command=True)
-    if name == "/verbose":
-        agent.verbose = not agent.verbose
-        return Reply(f"Verbose {'on' if agent.verbose else 'off'}.", command=True)
-    if name == "/recall":
-        if rest in ("on", "off"):
-            agent.recall_on = rest == "on"
-        elif rest:
-            return Reply(f"/recall takes on or off, not {rest!r}.", command=True)
-        last = agent.recalled
-        said = ("; last message: " + (", ".join(e.citation for e in last.entries) or (last.why_none or "nothing"))
-                if last is not None else "")
-        return Reply(f"Recall before the reply is {'on' if agent.recall_on else 'off'}{said}.", command=True)
-    return Reply(f"Unknown command {name}. Commands: {COMMANDS}", command=True)
+class Status(Protocol):
+    """What ``/status`` reports of a chat session."""
+
+    session_id: str
+    meta: dict[str, Any]
+    notes: list[str]
+    workspace: Path
+    rs: RuntimeSettings
+    memory: Memory
+    chat: ChatClient
+
+    def session_tokens(self) -> int: ...
 
 
-def context_breakdown(agent: Session, *, detail: bool = False) -> dict[str, Any]:
+def context_breakdown(agent: Context, *, detail: bool = False) -> dict[str, Any]:
     """What the next request holds, as data (``/context``, ``mnemoclaw context --json``)."""
     system, files = agent.system_prompt()
     offered = agent.tools()
@@ -137,7 +105,7 @@ def context_breakdown(agent: Session, *, detail: bool = False) -> dict[str, Any]
     return out
 
 
-def context_report(agent: Session, *, detail: bool = False) -> str:
+def context_report(agent: Context, *, detail: bool = False) -> str:
     c = context_breakdown(agent, detail=detail)
     lines = ["Bootstrap files (injected every turn):"]
     for f in c["files"]:
@@ -176,7 +144,7 @@ def context_report(agent: Session, *, detail: bool = False) -> str:
     return "\n".join(lines)
 
 
-def status_report(agent: Session) -> str:
+def status_report(agent: Status) -> str:
     m = agent.meta
     st = agent.memory.status(check_dirty=False)
     lines = [
