@@ -13,32 +13,14 @@ import ast
 import re
 from pathlib import Path
 
+from mnemoclaw.cli.architecture import LAYERS as PLANNED
+
 from conftest import REPO
 
 SRC = REPO / "src" / "mnemoclaw"
 
-# module prefix -> layer; the longest prefix that matches a module decides
-LAYERS = {
-    # 0: plain data and errors
-    "errors": 0, "types": 0, "atomic": 0, "vectors": 0,
-    # 1: pure
-    "text": 1, "markdown": 1, "search.fusion": 1, "search.bm25": 1, "search.keyword": 1, "search.relevance": 1,
-    "search.snippets": 1, "index.planning": 1,
-    "sessions": 1, "sessions.openclaw": 2, "sessions.visibility": 2, "tools": 1, "eval.metrics": 1,
-    # 2: ports: databases, models, HTTP, files, locks
-    "store": 2, "embeddings": 2, "locks": 2, "notes.discovery": 2, "notes.tombstones": 2, "serve.http": 2,
-    # 3: orchestration
-    "index": 3, "search": 3, "backends": 3, "freshness": 3,
-    # 4: the composition root
-    "config": 4, "notes": 4, "embeddings.resolve": 4, "api": 4, "store.reset": 4,
-    "__init__": 4,  # the package: its version, and Memory from api
-    # the tool handlers, their dispatch and recall, written against the services a composition root gives
-    "tools.services": 4, "tools.handlers": 4, "tools.dispatch": 4, "tools.recall": 4,
-    # 5: what is built on Memory: the chat runtime, the evaluation harness, the servers
-    "runtime": 5, "eval": 5, "serve": 5, "ui": 5,
-    # 6: the command line
-    "cli": 6,
-}
+# module prefix -> layer (the plan, src/mnemoclaw/cli/architecture.py); the longest prefix decides
+LAYERS = PLANNED
 STORE_INTERNALS = ("store.sqlite", "store.sqlite_schema", "store.driver", "store.dense", "store.postgres")
 
 

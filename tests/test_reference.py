@@ -1,4 +1,5 @@
-"""The configuration and command references are what the code says (docs/config.md, docs/cli.md)."""
+"""The references are what the code says (docs/config.md, docs/cli.md, docs/architecture.md and
+the README's layout table)."""
 
 from mnemoclaw.cli import reference
 
@@ -10,9 +11,13 @@ def test_every_config_key_says_what_it_does():
 
 
 def test_the_references_in_docs_are_the_code_s():
-    for name, text in (("config.md", reference.config_reference()), ("cli.md", reference.cli_reference())):
+    for name, text in (("config.md", reference.config_reference()), ("cli.md", reference.cli_reference()),
+                       ("architecture.md", reference.architecture_md())):
         on_disk = (REPO / "docs" / name).read_text("utf-8")
         assert on_disk == text, f"docs/{name} is stale: run `python -m mnemoclaw.cli.reference`"
+    readme = (REPO / "README.md").read_text("utf-8")
+    assert reference.readme_with_layout(readme) == readme, \
+        "the README's layout table is stale: run `python -m mnemoclaw.cli.reference`"
 
 
 def test_every_command_and_key_is_in_them():

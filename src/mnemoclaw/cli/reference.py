@@ -1,8 +1,8 @@
-"""The configuration and command references, generated from the code so they cannot drift:
-every key of the config schema with its default, what it accepts and what it does
-(docs/config.md), every command with its options (docs/cli.md). ``tests/test_reference.py``
-fails when either file is not what this module writes; ``python -m mnemoclaw.cli.reference``
-writes them.
+"""The references generated from the code so they cannot drift: every key of the config schema
+with its default, what it accepts and what it does (docs/config.md), every command with its
+options (docs/cli.md), the layers, rooms and protocols (docs/architecture.md, and the layout
+table in the README). ``tests/test_reference.py`` fails when one is not what this module
+writes; ``python -m mnemoclaw.cli.reference`` writes them.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from ..config import (
     F,
 )
 from ..runtime.settings import REFERENCE as RUNTIME
+from .architecture import architecture_md, layout_table
 
 DOCS = Path(__file__).resolve().parents[3] / "docs"
 
@@ -128,12 +129,27 @@ def cli_reference() -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+LAYOUT_START = "<!-- layout: written by python -m mnemoclaw.cli.reference -->"
+LAYOUT_END = "<!-- end of layout -->"
+
+
+def readme_with_layout(readme: str) -> str:
+    """The README with its layout table as the plan has it (between the two markers)."""
+    start, end = readme.index(LAYOUT_START) + len(LAYOUT_START), readme.index(LAYOUT_END)
+    return readme[:start] + "\n" + layout_table() + readme[end:]
+
+
 def write(folder: Path = DOCS) -> list[Path]:
     written = []
-    for name, text in (("config.md", config_reference()), ("cli.md", cli_reference())):
+    for name, text in (("config.md", config_reference()), ("cli.md", cli_reference()),
+                       ("architecture.md", architecture_md())):
         path = folder / name
         path.write_text(text, encoding="utf-8")
         written.append(path)
+    readme = folder.parent / "README.md"
+    if readme.is_file():
+        readme.write_text(readme_with_layout(readme.read_text("utf-8")), encoding="utf-8")
+        written.append(readme)
     return written
 
 
