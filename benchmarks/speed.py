@@ -330,7 +330,7 @@ def section_search(bench: Path, work: Path, scale: int, pg_url: str | None = Non
             passes.append(percentile(one, 50))
             passes_zh.append(percentile(one_zh, 50))
             lat_nosync.extend(one)
-        vector_path = mem.store.describe()["vector"]
+        vector_path = mem.store.describe().vector
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out = {"chunks": chunks, "files": files, "index_s": round(index_s, 1), "embedded": report.chunks_embedded,
            "p50_ms": round(percentile(lat, 50), 1), "p95_ms": round(percentile(lat, 95), 1),

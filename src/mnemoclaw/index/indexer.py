@@ -311,9 +311,9 @@ class Indexer:
             return self._repair_announced(progress, damage)
         reason = self.needs_rebuild()
         has_files = bool(self.store.file_records())
-        if self.store.recovered:
-            reason = f"the index file was damaged and was moved to {self.store.recovered}"
-            self.store.recovered = None
+        recovered = self.store.take_recovery()
+        if recovered:
+            reason = f"the index file was damaged and was moved to {recovered}"
         if (full or reason) and has_files:
             if self._no_vectors is not None:
                 # a rebuild without vectors would replace a complete index by a lesser one:
