@@ -58,7 +58,7 @@ from mnemoclaw.config import load_settings
 from mnemoclaw.embeddings.base import cpu_count
 from mnemoclaw.embeddings.local import LocalUSE
 from mnemoclaw.eval.metrics import percentile
-from mnemoclaw.index.indexer import EMBED_BATCH
+from mnemoclaw.index.embedding import EMBED_BATCH
 from mnemoclaw.markdown.chunker import chunk_markdown
 from mnemoclaw.text import names as han
 from mnemoclaw.text.script import HAN_RUN as HAN

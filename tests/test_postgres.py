@@ -299,7 +299,7 @@ def test_a_writer_killed_at_random_points_leaves_the_last_good_index_serving(wor
 
     import psycopg
 
-    from mnemoclaw.index.indexer import read_markdown
+    from mnemoclaw.index.preparing import read_markdown
     from mnemoclaw.markdown.chunker import chunk_markdown
     from mnemoclaw.store.postgres_schema import BUILD
     from test_concurrency import WRITER, _note, _spawn

@@ -124,7 +124,7 @@ class Searcher:
         vec = self._query_vectors.get(query)
         if vec is None:
             assert self.provider is not None
-            # Chinese as the notes were embedded: in Simplified script (index/indexer.py vector_key)
+            # Chinese as the notes were embedded: in Simplified script (index/embedding.py vector_key)
             vec = np.asarray(self.provider.embed([fold(query)], query=True)[0], dtype=np.float32)
             self._query_vectors[query] = vec
             if len(self._query_vectors) > 256:
