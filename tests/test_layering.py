@@ -28,7 +28,7 @@ LAYERS = {
     # 3: orchestration
     "index": 3, "search": 3, "backends": 3, "freshness": 3,
     # 4: the composition root
-    "config": 4, "notes": 4, "embeddings.resolve": 4, "api": 4, "store.reset": 4, "tools.recall": 4,
+    "config": 4, "notes": 4, "embeddings.resolve": 4, "api": 4, "tools.recall": 4,
     # 5: what is built on Memory: the chat runtime, the evaluation harness, the servers
     "runtime": 5, "eval": 5, "serve": 5, "ui": 5,
     # 6: the command line
