@@ -34,6 +34,7 @@ from ..serve.http import bearer, same_secret
 from ..serve.mcp import is_loopback
 from ..text import script
 from ..text.tokenize import irregular_in
+from ..types import Hit
 
 COOKIE = "mnemoclaw_ui_token"
 SESSION = "mnemoclaw_ui_session"  # a browser's session: the forms' token is derived from it
@@ -404,7 +405,7 @@ def create_app(mem: Memory, *, host: str = "127.0.0.1", port: int = 0, token: st
     return Guard(app, host, port, token)
 
 
-def _explained(hit: Any, item: dict[str, Any], query: str) -> dict[str, Any]:
+def _explained(hit: Hit, item: dict[str, Any], query: str) -> dict[str, Any]:
     """A result with why it ranked: the keyword score and the query terms it holds, the
     vector similarity, the fused score; and the query's Chinese words as the snippet writes
     them in the other script (``marks``: 資料庫 for 数据库) and the irregular forms of its words
