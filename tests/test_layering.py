@@ -139,3 +139,15 @@ def test_no_protocol_member_is_found_by_name():
                     and node.args[1].value in members):
                 wrong.append(f"{module}:{node.lineno} {node.func.id}(…, {node.args[1].value!r})")
     assert not wrong, "\n".join(wrong)
+
+
+def test_no_store_protocol_is_wider_than_a_dozen_members():
+    """A wide seam gathers every new feature until callers go around it: each slice of the
+    store is cut by job, and ``Store`` is only their union."""
+    tree = ast.parse((SRC / "store" / "base.py").read_text("utf-8"))
+    widths = {node.name: sum(isinstance(item, (ast.FunctionDef, ast.AnnAssign)) for item in node.body)
+              for node in tree.body if isinstance(node, ast.ClassDef)
+              and any(isinstance(b, ast.Name) and b.id == "Protocol" for b in node.bases)}
+    assert {"FileIndex", "WriteLock", "Rebuilds", "Health", "Purge", "Handle", "Store"} <= set(widths)
+    assert widths["Store"] == 0
+    assert not {name: n for name, n in widths.items() if n > 12}
