@@ -66,6 +66,7 @@ from mnemoclaw.search.relevance import (
     keyword_backed,
     models,
 )
+from mnemoclaw.search.relevance import features as evidence_features
 from mnemoclaw.search.stages import WEAK_TAIL
 from mnemoclaw.types import UnrelatedReference, VectorReference
 
@@ -146,7 +147,7 @@ def evidence(row: dict[str, Any]) -> Evidence:
 
 
 def features(row: dict[str, Any], mode: str) -> tuple[float, ...]:
-    return evidence(row).features(mode)
+    return evidence_features(evidence(row), mode)
 
 
 def scores(model: Model, hits: list[dict[str, Any]], mode: str) -> np.ndarray:
@@ -154,7 +155,7 @@ def scores(model: Model, hits: list[dict[str, Any]], mode: str) -> np.ndarray:
     if not hits:
         return np.array([])
     found = [evidence(h) for h in hits]
-    p = predict(model, np.array([e.features(mode) for e in found]))
+    p = predict(model, np.array([evidence_features(e, mode) for e in found]))
     return p * NAMES_ABSENT_FACTOR if about_something_else(found) else p
 
 

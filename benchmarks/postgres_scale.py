@@ -186,7 +186,7 @@ def section_revector(bench: Path, url: str, n: int) -> dict:
     provider = _provider()
     vectors = Vectors(_base_vectors(bench, provider), n)
     d = vectors.sentences.shape[1]
-    import mnemoclaw.store.postgres as pg
+    from mnemoclaw.store.postgres_schema import vec_text
 
     t0 = time.perf_counter()
     with store._conn() as c:
@@ -196,7 +196,7 @@ def section_revector(bench: Path, url: str, n: int) -> dict:
             for start in range(0, n, 20_000):
                 block = vectors.rows(start, min(n, start + 20_000))
                 for i, v in enumerate(block, start):
-                    cp.write_row((f"c{i}", pg._vec_text(v)))
+                    cp.write_row((f"c{i}", vec_text(v)))
         log(f"  {n} vectors copied in {time.perf_counter() - t0:.0f}s")
         c.execute("UPDATE mc_chunks c SET embedding = nv.embedding FROM nv WHERE c.ns = %s AND c.cid = nv.cid", (ns,))
         c.execute("DROP TABLE nv")
@@ -236,13 +236,14 @@ def section_search(bench: Path, url: str, n: int) -> dict:
             best[qi], best_s[qi] = ids[keep], ss[keep]
     cid = {int(r): int(c[1:]) for r, c in store._rows("SELECT id, cid FROM mc_chunks WHERE ns = %s", (ns,))}
     import mnemoclaw.store.postgres as pg
+    import mnemoclaw.store.postgres_schema as pg_schema
 
     # the HNSW walk's breadth (hnsw.ef_search) against recall@10 and time; the store's own
     # setting is measured last and is what the rest of the section uses
     sweep = {}
-    default_ef = pg.HNSW_EF_SEARCH
+    default_ef = pg_schema.HNSW_EF_SEARCH
     for ef in sorted({40, 64, 100, 200, default_ef}, key=lambda e: (e == default_ef, e)):
-        pg.HNSW_EF_SEARCH = ef
+        pg_schema.HNSW_EF_SEARCH = ef
         probe = PostgresStore(url, ns)
         probe.vector_search(qvecs[0], 10)
         recalls, vec_lat = [], []
@@ -256,7 +257,7 @@ def section_search(bench: Path, url: str, n: int) -> dict:
                                     "p50_ms": round(percentile(vec_lat, 50), 1),
                                     "p95_ms": round(percentile(vec_lat, 95), 1)}
         log(f"  ef_search {ef}: {sweep[f'ef_search_{ef}']}")
-    pg.HNSW_EF_SEARCH = default_ef
+    pg_schema.HNSW_EF_SEARCH = default_ef
     # what reading only each term's best postings costs in candidates: the keyword candidates
     # (100, as a search asks) against those from every posting, and the time of each
     from mnemoclaw.text.tokenize import keyword_query
@@ -342,7 +343,7 @@ def section_compare(bench: Path, url: str, scales: list[int]) -> dict:
                     searcher.search(q)
                     lat.append((time.perf_counter() - t) * 1000)
             row[name] = {"hybrid_p50_ms": round(percentile(lat, 50), 1), "hybrid_p95_ms": round(percentile(lat, 95), 1),
-                         "vector": store.describe()["vector"]}
+                         "vector": store.describe().vector}
             store.close()
         row["ratio_p50"] = round(row["postgres"]["hybrid_p50_ms"] / row["sqlite"]["hybrid_p50_ms"], 2)
         out[f"chunks_{n}"] = row
@@ -353,7 +354,7 @@ def section_compare(bench: Path, url: str, scales: list[int]) -> dict:
 
 def section_filtered(bench: Path, url: str, n: int) -> dict:
     """Small namespaces beside the big one: the HNSW index's filtered walk against an exact scan."""
-    import mnemoclaw.store.postgres as pg
+    from mnemoclaw.store.postgres_schema import vec_text
 
     provider = _provider()
     base = _base_vectors(bench, provider)
@@ -377,7 +378,7 @@ def section_filtered(bench: Path, url: str, n: int) -> dict:
             for q in qvecs:
                 t = time.perf_counter()
                 if how == "exact":
-                    got.append([r[0] for r in store._rows(exact_sql, (store.ns, pg._vec_text(q)))])
+                    got.append([r[0] for r in store._rows(exact_sql, (store.ns, vec_text(q)))])
                 else:
                     got.append([r for r, _ in store.vector_search(q, 10)])
                 lat.append((time.perf_counter() - t) * 1000)
@@ -388,7 +389,7 @@ def section_filtered(bench: Path, url: str, n: int) -> dict:
                         "recall_at_10": round(statistics.mean(len(set(g) & set(e)) / 10
                                                               for g, e in zip(got, exact_ids, strict=True)), 4)}
         plan = store._rows(f"EXPLAIN SELECT id FROM mc_chunks WHERE dims = {d} AND ns = ANY(%s) ORDER BY "
-                           f"embedding::vector({d}) <=> %s::vector({d}) LIMIT 10", ([store.ns], pg._vec_text(qvecs[0])))
+                           f"embedding::vector({d}) <=> %s::vector({d}) LIMIT 10", ([store.ns], vec_text(qvecs[0])))
         row["store_plan"] = "hnsw" if any("hnsw" in r[0] for r in plan) else "exact"
         store.close()
         out[f"namespace_{size}"] = row

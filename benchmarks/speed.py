@@ -58,7 +58,7 @@ from mnemoclaw.config import load_settings
 from mnemoclaw.embeddings.base import cpu_count
 from mnemoclaw.embeddings.local import LocalUSE
 from mnemoclaw.eval.metrics import percentile
-from mnemoclaw.index.indexer import EMBED_BATCH
+from mnemoclaw.index.embedding import EMBED_BATCH
 from mnemoclaw.markdown.chunker import chunk_markdown
 from mnemoclaw.text import names as han
 from mnemoclaw.text.script import HAN_RUN as HAN
@@ -330,7 +330,7 @@ def section_search(bench: Path, work: Path, scale: int, pg_url: str | None = Non
             passes.append(percentile(one, 50))
             passes_zh.append(percentile(one_zh, 50))
             lat_nosync.extend(one)
-        vector_path = mem.backend.store.describe()["vector"]
+        vector_path = mem.backend.store.describe().vector
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out = {"chunks": chunks, "files": files, "index_s": round(index_s, 1), "embedded": report.chunks_embedded,
            "p50_ms": round(percentile(lat, 50), 1), "p95_ms": round(percentile(lat, 95), 1),

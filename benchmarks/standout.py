@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from mnemoclaw.eval.runner import IN_SCOPE, EvalOptions, evaluate
-from mnemoclaw.search.relevance import DEFAULT_MIN_SCORE, NAMES_ABSENT_FACTOR
+from mnemoclaw.search.relevance import DEFAULT_MIN_SCORE, NAMES_ABSENT_FACTOR, features
 from mnemoclaw.text.tokenize import CJK_RUN, keyword_query, mostly_cjk
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -36,7 +36,7 @@ from quality import FAMILY, SETS, WORK, default_bench, foreign_of, resolve  # no
 
 ANSWERABLE = ("xl", "xl-rev")
 MEMORIES = ("cmrc-absent", "xquad-zh-absent", "xquad-en-absent", "scifact-absent")
-FEATURES = {"excess": 0, "level": 1, "beyond": 3, "beats": 4}  # in Evidence.features("vector")
+FEATURES = {"excess": 0, "level": 1, "beyond": 3, "beats": 4}  # in relevance.features(evidence, "vector")
 GRID = {"excess": (1.0, 1.25, 1.5, 2.0, 2.5), "level": (0.0, 0.25, 0.5, 1.0), "beyond": (1.5, 2.0, 2.5),
         "beats": (-1.0, -0.5, 0.0)}
 # the other script's questions of each memory: what the rule is for
@@ -55,7 +55,7 @@ def collect(path: str, work_dir: str) -> None:
                      name: str = name) -> None:
                 cjk_query = any(CJK_RUN.match(t) for t in keyword_query(text).terms)
                 rows = [{"score": h.score, "across": mostly_cjk(h.text) != cjk_query,
-                         "f": list(h.evidence.features("vector")), "doc": h.path, "holds": h.path in relevant}
+                         "f": list(features(h.evidence, "vector")), "doc": h.path, "holds": h.path in relevant}
                         for h in hits[:10]]
                 out.write(json.dumps({"set": name, "kind": kind, "query": text, "relevant": len(relevant),
                                       "hits": rows}, ensure_ascii=False) + "\n")

@@ -249,7 +249,7 @@ def test_traditional_chinese_is_embedded_as_simplified_and_old_vectors_of_it_are
                                                                                           embedder):
     import numpy as np
 
-    from mnemoclaw.index.indexer import vector_key
+    from mnemoclaw.index.embedding import vector_key
     from mnemoclaw.store.base import CacheKey
     from mnemoclaw.text.script import fold
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from mnemoclaw.errors import StoreError
-from mnemoclaw.index.indexer import read_markdown
+from mnemoclaw.index.preparing import read_markdown
 from mnemoclaw.markdown.chunker import chunk_markdown
 from mnemoclaw.store.sqlite import SQLiteStore
 

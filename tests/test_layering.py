@@ -231,3 +231,15 @@ def test_few_modules_at_the_top_and_none_too_long():
     long = [(str(p.relative_to(SRC)), n) for p in SRC.rglob("*.py")
             if (n := len(p.read_text("utf-8").splitlines())) > FILE_LINES]
     assert not long, long
+
+
+def test_no_store_protocol_is_wider_than_a_dozen_members():
+    """A wide seam gathers every new feature until callers go around it: each slice of the
+    store is cut by job, and ``Store`` is only their union."""
+    tree = ast.parse((SRC / "store" / "base.py").read_text("utf-8"))
+    widths = {node.name: sum(isinstance(item, (ast.FunctionDef, ast.AnnAssign)) for item in node.body)
+              for node in tree.body if isinstance(node, ast.ClassDef)
+              and any(isinstance(b, ast.Name) and b.id == "Protocol" for b in node.bases)}
+    assert {"FileIndex", "WriteLock", "Rebuilds", "Health", "Purge", "Handle", "Store"} <= set(widths)
+    assert widths["Store"] == 0
+    assert not {name: n for name, n in widths.items() if n > 12}

@@ -299,9 +299,9 @@ def test_a_writer_killed_at_random_points_leaves_the_last_good_index_serving(wor
 
     import psycopg
 
-    from mnemoclaw.index.indexer import read_markdown
+    from mnemoclaw.index.preparing import read_markdown
     from mnemoclaw.markdown.chunker import chunk_markdown
-    from mnemoclaw.store.postgres import BUILD
+    from mnemoclaw.store.postgres_schema import BUILD
     from test_concurrency import WRITER, _note, _spawn
 
     url = postgres_url(fresh=True)
@@ -523,7 +523,7 @@ def test_an_index_from_before_the_postings_is_migrated_and_stays_consistent(tmp_
     by the impact its Python computes: the two must agree."""
     import psycopg
 
-    from mnemoclaw.store.postgres import MIGRATIONS
+    from mnemoclaw.store.postgres_schema import MIGRATIONS
     from mnemoclaw.text.tokenize import fts_document
 
     url = postgres_url(fresh=True)
@@ -707,7 +707,7 @@ def test_rows_from_before_hosts_were_recorded_go_to_the_namespaces_last_writer(t
     is recorded for names nobody, and any host that lacks a file removes it (as before)."""
     import psycopg
 
-    from mnemoclaw.store.postgres import MIGRATIONS
+    from mnemoclaw.store.postgres_schema import MIGRATIONS
 
     url = postgres_url(fresh=True)
     with psycopg.connect(url, autocommit=True) as conn:  # a database as mnemoclaw left it at 0004
@@ -809,7 +809,7 @@ def test_a_server_killed_mid_sync_is_one_line_with_what_was_written_and_the_next
             server = pgs.get_server(home, cleanup_mode=None)
             with psycopg.connect(url, autocommit=True) as conn:
                 assert conn.execute("SELECT count(*) FROM mc_files WHERE ns = 'agent'").fetchone()[0] >= written
-            from mnemoclaw.store.postgres import PROBE_EVERY
+            from mnemoclaw.store.postgres_connection import PROBE_EVERY
 
             # how often it tries the server, counted from when it last found it gone (after `refused`)
             time.sleep(max(0.0, PROBE_EVERY + 0.2 - (time.monotonic() - refused)))
@@ -828,7 +828,7 @@ def test_the_hnsw_walk_is_as_wide_as_the_namespaces_need():
     """A 160-wide walk is what a million chunks need (recall@10 0.9575); below 100 000 chunks
     80 finds every neighbour and keeps pgvector's planner on the index (an exact scan of a
     10 000-chunk namespace from TOAST was 5x slower; docs/postgres.md)."""
-    from mnemoclaw.store.postgres import HNSW_EF_SEARCH, walk_width
+    from mnemoclaw.store.postgres_schema import HNSW_EF_SEARCH, walk_width
 
     assert walk_width(0) == walk_width(10_000) == walk_width(99_999) == 80
     assert walk_width(100_000) == walk_width(1_000_000) == HNSW_EF_SEARCH == 160

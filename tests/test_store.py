@@ -166,7 +166,8 @@ def test_corrupt_index_file_is_moved_aside_and_recreated(tmp_path):
     path = tmp_path / "index.sqlite"
     path.write_bytes(b"this is not a database" * 100)
     s = SQLiteStore(str(path))
-    assert s.recovered and os.path.exists(s.recovered)
+    aside = s.take_recovery()
+    assert aside and os.path.exists(aside) and s.take_recovery() is None
     assert s.counts()["chunks"] == 0
     s.close()
 

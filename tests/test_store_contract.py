@@ -225,9 +225,9 @@ def test_a_repair_replaces_everything(store):
 def test_a_sound_store_checks_clean_and_describes_itself(store):
     store.apply([write("a.md", ["x"], [unit(1, 0)])])
     assert store.check() == [] and store.check(deep=True) == []
-    assert store.read_only is False and store.recovered is None
-    desc = store.describe()
-    assert {"path", "driver", "vector", "ftsTokenizer"} <= set(desc)
+    assert store.read_only is False and store.take_recovery() is None
+    info = store.describe()
+    assert info.path == store.path and info.driver and info.vector and info.fts_tokenizer
     store.clear_damaged()
     assert store.damaged() is None
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +76,30 @@ class StoredChunk:
 
 
 @dataclass(frozen=True, slots=True)
+class Evidence:
+    """What a hit's score was computed from (search/stages.py ``score``; search/relevance.py reads
+    it): its keyword side (coverage and BM25 of the query's words), its vector side (the cosine,
+    against the index's reference sample and the unrelated sentences), how far it stands out of
+    the query's candidates, and a date the query names."""
+
+    coverage: float | None = None  # None: no keyword side in this mode
+    bm25: float | None = None
+    cosine: float | None = None  # None: no vector side in this mode
+    reference: VectorReference | None = None
+    date: int = 0
+    # how far the chunk stands out of this query's candidates (z over the pool), per side
+    vector_rel: float | None = None
+    text_rel: float | None = None
+    unrelated: UnrelatedReference | None = None
+    # what memory mentions of the query at all (None: no keyword side in this mode)
+    content: float | None = None  # coverage of the words the question is about, its frame left out
+    unseen: float | None = None  # share of the query's IDF weight on words no chunk holds
+    names_unseen: float | None = None  # share of the query's names (people, places, ids) memory never mentions
+    names_missing: float | None = None  # share of them this chunk does not mention
+    other_script: bool = False  # the chunk's script may spell the query's names another way (KeywordEvidence)
+
+
+@dataclass(frozen=True, slots=True)
 class Hit:
     """One search result before it is shaped for a tool."""
 
@@ -88,7 +111,7 @@ class Hit:
     source: str
     vector_score: float | None = None
     text_score: float | None = None
-    evidence: Any = None  # search.relevance.Evidence: what the score was computed from
+    evidence: Evidence | None = None  # what the score was computed from (None: a hit not scored)
     terms: dict[str, float] = field(default_factory=dict)  # the query's index terms and their IDF
     # the chunk's analysed lines (its lines with any word, in order) when keyword search read them
     analysed: list[list[str]] | None = None

@@ -157,18 +157,18 @@ class BuiltinBackend:
                 store.mark_damaged("; ".join(problems[:3]))
         desc = store.describe()
         out: dict[str, Any] = {
-            "index": desc["path"],
+            "index": desc.path,
             "files": counts["files"],
             "chunks": counts["chunks"],
             "vectors": counts["vectors"],
             "cacheEntries": counts["cacheEntries"],
             "meta": meta,
             "mode": self.default_mode() if readable(self.vectors_usable, False) or self.provider is None else "keyword",
-            "sqlite": desc["driver"],
-            "store": desc["driver"],
-            **({"namespace": desc["namespace"]} if "namespace" in desc else {}),
-            "vectorSearch": desc["vector"],
-            "ftsTokenizer": f"{TOKENIZER_ID}, in FTS5 {desc['ftsTokenizer']}; BM25 k1 1.2 b 0.4"
+            "sqlite": desc.driver,
+            "store": desc.driver,
+            **({"namespace": desc.namespace} if desc.namespace is not None else {}),
+            "vectorSearch": desc.vector,
+            "ftsTokenizer": f"{TOKENIZER_ID}, in FTS5 {desc.fts_tokenizer}; BM25 k1 1.2 b 0.4"
                             + ("" if script.available() else "; OpenCC could not be loaded, so Traditional and "
                                "Simplified Chinese do not match each other (pip install --force-reinstall opencc)")
                             + ("" if names.available() else "; rjieba could not be found, so a Chinese question's "

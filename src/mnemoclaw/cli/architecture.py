@@ -45,7 +45,8 @@ PLAN = (
         ("eval.metrics", "recall, nDCG, MRR"),
     )),
     Layer(2, "ports", "the only places that touch SQL, models, HTTP, sockets, file locks", (
-        ("store", "the index: the Store protocol cut into slices, SQLite and Postgres behind open_store"),
+        ("store", "the index: the Store protocol cut by job, SQLite and Postgres (each cut by job) behind "
+                  "open_store; migrate, reset"),
         ("embeddings", "one module per provider, the bundled model and its cache, the BLAS limit"),
         ("locks", "one writer at a time across processes"),
         ("sessions.openclaw", "OpenClaw's transcripts wherever its version keeps them"),
@@ -55,7 +56,8 @@ PLAN = (
         ("serve.http", "the HTTP binding and the one token guard of the web UI and the MCP server"),
     )),
     Layer(3, "orchestration", "compose ports, return reports", (
-        ("index", "the indexer: sync by content hash, rebuilds built aside"),
+        ("index", "the indexer: sync by content hash, rebuilds built aside; files read and cut (preparing), "
+                  "their vectors (embedding)"),
         ("search", "the searcher and its named stages; annotations; the measured figures"),
         ("backends", "the Backend protocol cut by job; the builtin index, qmd over it"),
         ("freshness", "the sync before a search, the background writer, the watcher, the journal"),
@@ -63,7 +65,6 @@ PLAN = (
     Layer(4, "composition root", "the only place configuration is read", (
         ("config", "one JSON5 file with OpenClaw's key names: schema, loading, both OpenClaw shapes, the writer"),
         ("embeddings.resolve", "which provider, and the one fallback decision"),
-        ("store.reset", "clearing an agent's derived index"),
         ("notes", "every write to a memory file (the one writer, the one sandbox), forget and what it owes, "
                   "cleanup, imports"),
         ("tools.services", "what a tool handler asks of memory (ToolServices) and who calls (Caller)"),

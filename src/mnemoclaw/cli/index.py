@@ -60,7 +60,7 @@ def init(obj: Ctx, set_default: bool) -> None:
 
 # -- index --------------------------------------------------------------------------------
 def _print_report(report, workspace: Path) -> None:
-    from ..index.indexer import CONTROL_CHARS
+    from ..index.preparing import CONTROL_CHARS
 
     r = report
     head = "Rebuilt" if r.full_rebuild else "Indexed"

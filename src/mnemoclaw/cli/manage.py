@@ -365,7 +365,9 @@ def reset(obj: Ctx, dry_run: bool, as_json: bool) -> None:
     """
     from ..store.reset import reset_index
 
-    report = reset_index(obj.settings(), dry_run=dry_run)
+    settings = obj.settings()
+    report = reset_index(settings.agent_id, settings.memory_search["store"]["driver"], settings.index_path,
+                         settings.index_state_dir, settings.state_dir, dry_run=dry_run)
     if as_json:
         emit_json(report)
         return

@@ -16,53 +16,44 @@ import hashlib
 import json
 import logging
 import os
-import re
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
-from ..embeddings.base import Batched, EmbeddingProvider
+from ..embeddings.base import EmbeddingProvider
 from ..errors import (
     DiskFullError,
     IndexCorruptError,
     IndexGoneError,
     LockTimeoutError,
     ProviderError,
-    ProviderResponseError,
     StoreError,
     StoreUnavailableError,
     WorkspaceError,
 )
-from ..markdown.annotations import Span, annotate, decode, encode, heading_date
-from ..markdown.chunker import CHUNKER_ID, chunk_markdown, chunk_spans, text_hash
-from ..markdown.provenance import excluded, imported_from, session_of
-from ..notes import tombstones
+from ..markdown.chunker import CHUNKER_ID
+from ..markdown.provenance import excluded, session_of
 from ..notes.discovery import discover, discover_sessions, session_metas
-from ..sessions.transcript import parse_transcript
-from ..store.base import CacheKey, FileWrite, HostedFiles, Store, damage_reason
-from ..text.script import fold
-from ..text.tokenize import TOKENIZER_ID, estimate_tokens
-from ..types import Chunk, ChunkRow, FileRecord, IndexReport, Progress, SourceFile
-from ..vectors import unit_vector
+from ..store.base import FileWrite, Handle, Health, HostedFiles, Rebuilds, Store, WriteLock, damage_reason
+from ..text.tokenize import TOKENIZER_ID
+from ..types import FileRecord, IndexReport, Progress, SourceFile
+from .embedding import EMBED_BATCH, ChunkVectors, SyncTarget, embed_batch_size, record_pending
 from .planning import SyncPlan, had_it, host_notes, indexed_elsewhere, plan_sync
+from .preparing import Prepared, prepare
 
 log = logging.getLogger(__name__)
 
 
 KEYWORD_ONLY_MODEL = "fts-only"
-MAX_FILE_BYTES = 32 * 1024 * 1024
-EMBED_BATCH = 256  # texts per provider call
 WRITE_BATCH_FILES = 200  # files per transaction when nothing needs embedding
 SCHEMA_FINGERPRINT = 2
 # A transcript that grew by less than the delta thresholds is indexed anyway once it
 # has been quiet this long, so the end of a short session becomes searchable too.
 SESSION_IDLE_SECONDS = 60.0
-# After the provider failed to embed the chunks that were indexed without vectors, a
-# process tries again only after this long (an explicit `mnemoclaw index` always tries).
-VECTOR_RETRY_SECONDS = 300.0
 # How often a sync records its progress for searchers (``meta.indexing``).
 INDEXING_NOTE_EVERY = 0.5
 # A sync limited to N changed files (a search's) reads up to this many times as many to find them:
@@ -105,61 +96,13 @@ class IndexSpec:
         return hashlib.sha256(text.encode()).hexdigest()[:16], text
 
 
-def _fenced_text(fences: tombstones.Fences, f: SourceFile, text: str) -> str:
-    """The text to index of ``f`` with what a tombstone fences blanked (``Fences.view``, the one
-    filter every reader uses). Its hash is the file's, so a file a new tombstone touches is
-    indexed again."""
-    return fences.view(f.path, f.source, text)[0]
-
-
-def vector_input(text: str, digest: str) -> tuple[str, str]:
-    """What a chunk's vector is stored and looked up under, and the text that is embedded: its
-    text and that text's hash (``digest``), or for text with Traditional Chinese in it the text
-    folded into Simplified (text/script.py) and the hash of that, so a vector of the text as
-    written is never taken for it."""
-    folded = fold(text)
-    return (digest, text) if folded == text else (text_hash(FOLDED + folded), folded)
-
-
-def vector_key(text: str, digest: str) -> str:
-    return vector_input(text, digest)[0]
-
-
-FOLDED = "mnemoclaw: embedded as Simplified Chinese\n"
-
-
-@dataclass
-class _Prepared:
-    file: SourceFile
-    record: FileRecord
-    rows: list[ChunkRow]
-
-
-def chunk_id(source: str, path: str, start: int, end: int, chash: str, model: str) -> str:
-    return hashlib.sha256(f"{source}:{path}:{start}:{end}:{chash}:{model}".encode()).hexdigest()
-
-
-# in a file name: what would break a citation across lines (or hide in a terminal)
-CONTROL_CHARS = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
-
-
-def read_markdown(path: str, size: int) -> str:
-    """Read a memory file (or a transcript) as UTF-8 text; raise ValueError with a reason a user can act on."""
-    if size > MAX_FILE_BYTES:
-        raise ValueError(f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
-    with open(path, "rb") as fh:
-        data = fh.read()
-    if b"\x00" in data[:8192]:
-        raise ValueError("binary file (contains NUL bytes)")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"not UTF-8 text (byte {exc.start}); convert it to UTF-8") from None
-    return text.removeprefix("\ufeff")
+class IndexedStore(SyncTarget, WriteLock, Rebuilds, Health, Handle, Protocol):
+    """What the indexer uses of a store: its files, chunks and cache, the write lock, rebuilds,
+    its health, and its path for messages (none of a search's sides)."""
 
 
 class Indexer:
-    def __init__(self, store: Store, provider: EmbeddingProvider | None, spec: IndexSpec):
+    def __init__(self, store: IndexedStore, provider: EmbeddingProvider | None, spec: IndexSpec):
         self.store = store
         self.provider = provider
         self.spec = spec
@@ -169,7 +112,7 @@ class Indexer:
         self.links: list[str] = []  # symbolic links the last discovery met (never followed)
         self._no_vectors: str | None = None  # during a sync: why the provider is not asked
         self._salvaging = False  # during a repair: vectors read from the damaged index are checked
-        self._vectors_retry_at = 0.0  # monotonic time after which pending vectors are tried again
+        self.vectors = ChunkVectors(provider, cache=spec.cache_enabled) if provider is not None else None
         # this host and workspace, where several hosts write one namespace (None: one host does)
         self.origin = store.origin if isinstance(store, HostedFiles) else None
 
@@ -296,8 +239,8 @@ class Indexer:
                 # damage met on the way: rebuild from the files, keeping every vector still readable
                 self.store.mark_damaged(damage_reason(exc))
                 report = self._repair_announced(progress, str(exc))
-            if limit is None and self.provider is not None and self._no_vectors is None:
-                self._add_missing_vectors(report, force=retry)
+            if limit is None and self.vectors is not None and self._no_vectors is None:
+                self.vectors.fill_missing(self.store, report, force=retry)
             if self.spec.cache_enabled and self.spec.cache_max_entries:
                 self.store.cache_prune(self.spec.cache_max_entries)
         report.seconds = time.monotonic() - started
@@ -311,9 +254,9 @@ class Indexer:
             return self._repair_announced(progress, damage)
         reason = self.needs_rebuild()
         has_files = bool(self.store.file_records())
-        if self.store.recovered:
-            reason = f"the index file was damaged and was moved to {self.store.recovered}"
-            self.store.recovered = None
+        recovered = self.store.take_recovery()
+        if recovered:
+            reason = f"the index file was damaged and was moved to {recovered}"
         if (full or reason) and has_files:
             if self._no_vectors is not None:
                 # a rebuild without vectors would replace a complete index by a lesser one:
@@ -436,7 +379,7 @@ class Indexer:
         except StoreError as exc:
             log.debug("could not remove the abandoned build now: %s", exc)
 
-    def _keep_unreadable(self, build: Store, report: IndexReport) -> None:
+    def _keep_unreadable(self, build: SyncTarget, report: IndexReport) -> None:
         """A file that cannot be read now keeps what the old index had for it.
 
         Its vectors are kept only if they come from the model being built; otherwise the
@@ -450,7 +393,7 @@ class Indexer:
                        for row, v in zip(old.chunks, old.vectors, strict=False)]
             build.apply([FileWrite(old.record, old.chunks, vectors)])
 
-    def _sync_into(self, target: Store, cache_source: Store, *, full: bool, progress: Progress | None,
+    def _sync_into(self, target: SyncTarget, cache_source: SyncTarget, *, full: bool, progress: Progress | None,
                    sources: Sequence[str] | None = None, limit: int | None = None) -> IndexReport:
         counted = [0, 0]  # files committed, files to do: what a full disk leaves in the index
         report = IndexReport()  # what is committed so far, batch by batch
@@ -488,7 +431,7 @@ class Indexer:
             raise DiskFullError(f"disk full: {what}. Free some space and run `mnemoclaw index` "
                                 f"(index {self.store.path})") from exc
 
-    def _sync_batches(self, target: Store, cache_source: Store, report: IndexReport, *, full: bool,
+    def _sync_batches(self, target: SyncTarget, cache_source: SyncTarget, report: IndexReport, *, full: bool,
                       progress: Progress, sources: Sequence[str] | None, limit: int | None) -> IndexReport:
         # the fingerprint goes in before the first batch: if this sync is cut short and
         # the settings change before the next one, that one must rebuild, not mix
@@ -522,7 +465,7 @@ class Indexer:
         # unchanged files whose record does not name this host yet: a deletion here must find it
         touches: list[FileRecord] = [indexed[p] for p in plan.claimed]
         touched = 0  # touches of files to do (the claims are not)
-        batch: list[_Prepared] = []
+        batch: list[Prepared] = []
         pending_texts = 0
         removes: list[str] = list(plan.removed)
 
@@ -542,7 +485,10 @@ class Indexer:
 
         # every batch is one transaction: a failure leaves the batches before it whole and searchable
         to_index = 0
-        for f, prepared in self._prepare(reading(), indexed, report):
+        limit_tokens = self.provider.max_input_tokens if self.provider else None
+        for f, prepared in prepare(reading(), indexed, report, model=self.model, chunk_tokens=self.spec.chunk_tokens,
+                                   chunk_overlap=self.spec.chunk_overlap, max_tokens=limit_tokens,
+                                   state_dir=self.spec.state_dir, failed=self.failed, earlier=self.store.file_chunks):
             if prepared is None:
                 old = indexed.get(f.path)
                 if old is not None:
@@ -578,109 +524,22 @@ class Indexer:
             "vectors_embedded": str(int(before.get("vectors_embedded", 0)) + report.chunks_embedded),
         })
         if self.provider is not None and (report.vectors_pending or "vectors_pending" in before):
-            self._record_pending(target)
+            record_pending(target)
         report.chunks_total = target.counts()["chunks"]
         report.notes = host_notes(report.kept, report.replaced, report.dropped)
         if not indexed and not plan.new:
             log.info("workspace %s has no memory files yet", self.spec.workspace)
         return report
 
-    def _prepare(self, files: Iterable[SourceFile], indexed: dict[str, FileRecord],
-                 report: IndexReport) -> Iterator[tuple[SourceFile, _Prepared | None]]:
-        limit = self.provider.max_input_tokens if self.provider else None
-        fences = tombstones.load(self.spec.state_dir) if self.spec.state_dir else tombstones.Fences()
-        if fences.damaged:
-            report.warnings.append((tombstones.FILE, fences.damaged))
-        for f in files:
-            try:
-                if CONTROL_CHARS.search(f.path):  # a citation must be one line: `path#Lx-Ly`
-                    raise ValueError("its name holds a line break or another control character, which would "
-                                     "split its citations; rename it")
-                text = read_markdown(f.abspath, f.size)
-            except (ValueError, OSError) as exc:
-                reason = str(exc) if isinstance(exc, ValueError) else (exc.strerror or str(exc))
-                report.failed.append((f.path, reason))
-                # remembered, so an unreadable file does not make every search re-sync
-                self.failed[f.path] = (f.mtime_ns, f.size)
-                continue
-            self.failed.pop(f.path, None)
-            text = _fenced_text(fences, f, text)
-            fhash = text_hash(text)
-            old = indexed.get(f.path)
-            if old is not None and old.hash == fhash and old.source == f.source:
-                yield f, None
-                continue
-            transcript = parse_transcript(text) if f.source == "sessions" else None
-            if f.source == "sessions" or imported_from(f.path) is not None:
-                # what a conversation or another assistant's export says is data: it annotates nothing
-                spans: list[Span] = []
-            else:
-                spans, problems = annotate(text)
-                for p in problems:
-                    report.warnings.append((f.path, f"line {p.line}: {p.message}"))
-                    log.warning("%s line %d: %s", f.path, p.line, p.message)
-            pieces = chunk_spans(transcript.text if transcript else text, spans, self.spec.chunk_tokens,
-                                 self.spec.chunk_overlap)
-            if limit and limit < self.spec.chunk_tokens:
-                pieces = [(sub, attrs) for c, attrs in pieces for sub in _split_for_limit([c], limit)]
-            if any("key" in attrs for _, attrs in pieces):
-                pieces = self._dated(f, pieces)
-            if transcript:  # rendered lines -> the JSONL lines they came from
-                lines = transcript.source_lines
-                pieces = [(Chunk(lines[c.start_line - 1], lines[c.end_line - 1], c.text, c.hash), a)
-                          for c, a in pieces]
-            rows = []
-            seen_ids: set[str] = set()
-            for c, attrs in pieces:
-                cid = chunk_id(f.source, f.path, c.start_line, c.end_line, c.hash, self.model)
-                if cid in seen_ids:  # identical slices of one over-long line: nothing to add
-                    continue
-                seen_ids.add(cid)
-                rows.append(ChunkRow(cid, f.path, f.source, c.start_line, c.end_line, c.hash, self.model, c.text,
-                                     encode(attrs)))
-            yield f, _Prepared(f, FileRecord(f.path, f.source, fhash, f.mtime_ns, f.size), rows)
-
-    def _dated(self, f: SourceFile, pieces: list[tuple[Chunk, dict]]) -> list[tuple[Chunk, dict]]:
-        """Each keyed chunk with its own age, which "newer" of two values of a key reads
-        (search/annotated.py): ``seen``, when its text was first indexed (kept from the index
-        for text it holds already, else the file's modification time or now, whichever is
-        earlier: the line was written by then), and ``dated``, a date its heading carries
-        (``## 2026-11-20 14:05``, how memory_append stamps MEMORY.md). Never the file's
-        modification time as it is now, which an edit anywhere else in the file moves."""
-        try:
-            old = self.store.file_chunks(f.path)
-        except StoreError:  # a damaged index being repaired: its dates are lost with it
-            old = None
-        before: dict[str, int] = {}
-        for row in old.chunks if old is not None else ():
-            seen = decode(row.meta).get("seen")
-            if isinstance(seen, int):
-                before.setdefault(row.hash, seen)
-        first = int(min(f.mtime_ns / 1e9, time.time()))
-        # the chunks of one span share its attrs: an entry cut in pieces is one entry (``entry``,
-        # its first line), told apart from the entry beside it that has the same key
-        entries: dict[int, dict] = {}
-        out = []
-        for c, attrs in pieces:
-            if "key" in attrs:
-                entry = entries.get(id(attrs))
-                if entry is None:
-                    entry = entries[id(attrs)] = {"entry": c.start_line}
-                    dated = heading_date(c.text)
-                    if dated:
-                        entry["dated"] = dated
-                attrs = {**attrs, **entry, "seen": before.get(c.hash, first)}
-            out.append((c, attrs))
-        return out
-
-    def _write(self, target: Store, cache_source: Store, batch: list[_Prepared], removes: list[str],
+    def _write(self, target: SyncTarget, cache_source: SyncTarget, batch: list[Prepared], removes: list[str],
                touches: list[FileRecord], report: IndexReport) -> None:
         if not (batch or removes or touches):
             return
         vectors: dict[str, np.ndarray] = {}
         errors: dict[str, str] = {}
-        if self.provider is not None:
-            vectors, errors = self._vectors([r for p in batch for r in p.rows], target, cache_source, report)
+        if self.vectors is not None:
+            vectors, errors = self.vectors.for_rows([r for p in batch for r in p.rows], target, cache_source, report,
+                                                    salvaging=self._salvaging, without=self._no_vectors)
         writes = []
         for p in batch:
             vecs = [vectors.get(r.hash) for r in p.rows]
@@ -694,139 +553,11 @@ class Indexer:
             writes.append(FileWrite(p.record, p.rows, vecs))
         target.apply(writes, removes, touches)
 
-    def _vectors(self, rows: list[ChunkRow], target: Store, cache_source: Store,
-                 report: IndexReport) -> tuple[dict[str, np.ndarray], dict[str, str]]:
-        """Vectors by chunk hash: from the index, the cache, or the provider.
-
-        An answer the provider gave but that cannot be used (wrong count or dimension,
-        NaN, another model) fails only the texts it was for; the caller marks their
-        files failed. A provider that cannot be reached at all raises.
-        """
-        assert self.provider is not None
-        inputs = {r.hash: vector_input(r.text, r.hash) for r in rows}
-        keys = {h: key for h, (key, _) in inputs.items()}
-        texts = dict(inputs.values())  # what is embedded, by what its vector is stored under
-        found = cache_source.vectors_for_hashes(texts, self.model)
-        key = CacheKey(self.provider.id, self.provider.model, self.provider.provider_key)
-        if self.spec.cache_enabled:
-            missing = [h for h in texts if h not in found]
-            if missing:
-                found.update(cache_source.cache_get(key, missing))
-        if self._salvaging:
-            # read from a damaged index: keep a vector only if it is still a unit vector of
-            # numbers (every provider's are); the new index gets them into its own cache
-            found = {h: v for h, v in found.items() if _sound(v, target)}
-            if found and self.spec.cache_enabled:
-                target.cache_put(key, found)
-        todo = [h for h in texts if h not in found]
-        report.chunks_reused += len(texts) - len(todo)
-        if self._no_vectors is not None:
-            report.vectors_error = self._no_vectors
-            return found, {}
-        fresh: dict[str, np.ndarray] = {}
-        errors: dict[str, str] = {}
-        dims = target.vector_dims()
-        size = embed_batch_size(self.provider)
-        for i in range(0, len(todo), size):
-            group = todo[i : i + size]
-            try:
-                mat = self.provider.embed([texts[h] for h in group])
-                mat = np.asarray(mat, dtype=np.float32)
-                if mat.ndim != 2 or mat.shape[0] != len(group) or not np.all(np.isfinite(mat)):
-                    raise ProviderResponseError(
-                        f"{self.provider.id}/{self.provider.model} returned {mat.shape[0] if mat.ndim else 0} vectors "
-                        f"for {len(group)} texts or non-finite values")
-                if dims is not None and mat.shape[1] != dims:
-                    raise ProviderResponseError(
-                        f"{self.provider.id}/{self.provider.model} returned {mat.shape[1]}-dimensional vectors but the "
-                        f"index holds {dims}-dimensional ones; if the model changed, run `mnemoclaw index --full`")
-            except ProviderResponseError as exc:
-                log.warning("embedding %d texts failed: %s", len(group), exc)
-                errors.update((h, str(exc)) for h in group)
-                continue
-            except ProviderError:
-                raise
-            except Exception as exc:  # a provider bug must not corrupt the index: report and stop
-                raise ProviderError(f"embedding with {self.provider.id}/{self.provider.model} failed: {exc}") from exc
-            fresh.update(zip(group, mat, strict=False))
-        report.chunks_embedded += len(fresh)
-        if fresh and self.spec.cache_enabled:
-            target.cache_put(key, fresh)
-        found.update(fresh)
-        return ({h: found[k] for h, k in keys.items() if k in found},
-                {h: errors[k] for h, k in keys.items() if k in errors})
-
-
-    # -- chunks indexed without vectors -----------------------------------------------
-    def _record_pending(self, target: Store) -> int:
-        pending = target.count_without_vectors()
-        if pending:
-            target.set_meta({"vectors_pending": str(pending)})
-        else:
-            target.delete_meta(["vectors_pending"])
-        return pending
-
-    def _add_missing_vectors(self, report: IndexReport, *, force: bool) -> None:
-        """Embed the chunks a sync indexed while the provider was down (we hold the write lock)."""
-        assert self.provider is not None
-        if "vectors_pending" not in self.store.meta() or (not force and time.monotonic() < self._vectors_retry_at):
-            return
-        key = CacheKey(self.provider.id, self.provider.model, self.provider.provider_key)
-        size = embed_batch_size(self.provider)
-        while True:
-            rows = self.store.chunks_without_vectors(size)
-            if not rows:
-                break
-            rows = [(rid, *vector_input(text, h)) for rid, h, text in rows]
-            cached = self.store.cache_get(key, [h for _, h, _ in rows]) if self.spec.cache_enabled else {}
-            todo = [(rid, h, text) for rid, h, text in rows if h not in cached]
-            try:
-                mat = np.asarray(self.provider.embed([text for _, _, text in todo]), dtype=np.float32) if todo \
-                    else np.zeros((0, 0), dtype=np.float32)
-                dims = self.store.vector_dims()
-                if todo and (mat.ndim != 2 or mat.shape[0] != len(todo) or not np.all(np.isfinite(mat))
-                             or (dims is not None and mat.shape[1] != dims)):
-                    raise ProviderResponseError(f"{self.provider.id}/{self.provider.model} returned vectors that do "
-                                                "not fit the index (count, dimension or values)")
-            except ProviderError as exc:
-                self._vectors_retry_at = time.monotonic() + VECTOR_RETRY_SECONDS
-                report.vectors_error = str(exc)
-                log.warning("the chunks indexed without vectors still wait for them: %s", exc)
-                break
-            fresh = {h: v for (_, h, _), v in zip(todo, mat, strict=False)}
-            if fresh and self.spec.cache_enabled:
-                self.store.cache_put(key, fresh)
-            self.store.add_vectors([(rid, cached[h] if h in cached else fresh[h]) for rid, h, _ in rows])
-            report.chunks_embedded += len(fresh)
-            report.chunks_reused += len(rows) - len(fresh)
-        report.vectors_pending = self._record_pending(self.store)
-
 
 def _named(kept: list[str], indexed: dict[str, FileRecord]) -> list[tuple[str, str]]:
     """The kept memory files with the host whose copy is indexed. Transcripts are left out: each
     host's are its own (they live in its state dir), so another host's are no surprise."""
     return [(p, indexed[p].hosts[0]) for p in kept if indexed[p].source != "sessions"]
-
-
-def _sound(vec: np.ndarray, target: Store) -> bool:
-    return unit_vector(vec, target.vector_dims())
-
-
-def embed_batch_size(provider: EmbeddingProvider | None) -> int:
-    """Texts per provider call: the provider's own preference (large for batch jobs)."""
-    return int(provider.embed_batch_size or EMBED_BATCH) if isinstance(provider, Batched) else EMBED_BATCH
-
-
-def _split_for_limit(chunks: list[Chunk], limit: int) -> list[Chunk]:
-    """Split chunks longer than a provider's input limit, keeping file line numbers."""
-    out = []
-    for c in chunks:
-        if estimate_tokens(c.text) <= limit:
-            out.append(c)
-            continue
-        for sub in chunk_markdown(c.text, limit, 0):
-            out.append(Chunk(c.start_line + sub.start_line - 1, c.start_line + sub.end_line - 1, sub.text, sub.hash))
-    return out
 
 
 def _diff_fingerprints(old_text: str, new_text: str) -> str:

@@ -16,11 +16,21 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
-from ..store import Store
+from ..store.base import ChunkSource, EmbeddingCache, FileIndex, Purge, WriteLock
 from ..types import IndexReport
 from . import tombstones
 from .forget import reached
+
+
+class Forgetting(ChunkSource, Purge, Protocol):
+    """What a forget reads of the index around it: the chunks of its files, and what is still held."""
+
+
+class Owed(FileIndex, EmbeddingCache, WriteLock, Purge, Protocol):
+    """What paying a forget's debt touches: the files' records and chunks, the cached vectors of
+    the chunks that held the text, the write lock, and the scrub."""
 
 
 @dataclass
@@ -36,7 +46,7 @@ class Forgotten:
     still_in_index: list[str] = field(default_factory=list)
 
 
-def _chunk_hashes(store: Store, paths: Sequence[str]) -> set[str]:
+def _chunk_hashes(store: ChunkSource, paths: Sequence[str]) -> set[str]:
     out: set[str] = set()
     for path in paths:
         got = store.file_chunks(path)
@@ -45,7 +55,7 @@ def _chunk_hashes(store: Store, paths: Sequence[str]) -> set[str]:
 
 
 @contextmanager
-def forgetting(store: Store, state_dir: Path, at: str, paths: Sequence[str], texts: Sequence[str],
+def forgetting(store: Forgetting, state_dir: Path, at: str, paths: Sequence[str], texts: Sequence[str],
                fences: Sequence[tombstones.Tombstone], said: Sequence[str],
                finish: Callable[[set[str]], Forgotten | None]) -> Iterator[Forgotten]:
     """Around a forget that removes ``texts`` (``said``: the lines and messages, as tombstones
@@ -70,7 +80,7 @@ def forgetting(store: Store, state_dir: Path, at: str, paths: Sequence[str], tex
     done.still_in_index = store.holds(list(texts))
 
 
-def finish(store: Store, state_dir: Path, sync: Callable[[], IndexReport], *,
+def finish(store: Owed, state_dir: Path, sync: Callable[[], IndexReport], *,
            before: set[str] | None = None) -> Forgotten | None:
     """Pay what forgets owe (None: nothing is). ``sync`` indexes what changed; ``before``: the
     chunk hashes the one forget under way found (else its chunks are recognised by their keyed
@@ -108,7 +118,7 @@ def finish(store: Store, state_dir: Path, sync: Callable[[], IndexReport], *,
     return done
 
 
-def _still_said(store: Store, paths: Sequence[str], owed: set[str], key: bytes) -> int:
+def _still_said(store: ChunkSource, paths: Sequence[str], owed: set[str], key: bytes) -> int:
     """How many lines of these files' chunks read as a line a forget removed."""
     n = 0
     for path in paths if owed else ():

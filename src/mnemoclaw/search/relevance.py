@@ -42,57 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from ..types import UnrelatedReference, VectorReference
-
-
-@dataclass(frozen=True, slots=True)
-class Evidence:
-    coverage: float | None = None  # None: no keyword side in this mode
-    bm25: float | None = None
-    cosine: float | None = None  # None: no vector side in this mode
-    reference: VectorReference | None = None
-    date: int = 0
-    # how far the chunk stands out of this query's candidates (z over the pool), per side
-    vector_rel: float | None = None
-    text_rel: float | None = None
-    unrelated: UnrelatedReference | None = None
-    # what memory mentions of the query at all (None: no keyword side in this mode)
-    content: float | None = None  # coverage of the words the question is about, its frame left out
-    unseen: float | None = None  # share of the query's IDF weight on words no chunk holds
-    names_unseen: float | None = None  # share of the query's names (people, places, ids) memory never mentions
-    names_missing: float | None = None  # share of them this chunk does not mention
-    other_script: bool = False  # the chunk's script may spell the query's names another way (KeywordEvidence)
-
-    def features(self, mode: str) -> tuple[float, ...]:
-        cov = self.coverage or 0.0
-        bm = min(self.bm25 or 0.0, 3.0)
-        date = float(self.date)
-        trel = _cap(self.text_rel)
-        vrel = _cap(self.vector_rel)
-        ref = self.reference
-        if self.cosine is None or ref is None or ref.pair_sd < MIN_SPREAD:
-            excess, level = NO_REFERENCE
-        else:  # in units of the index's own spread, so they carry over to another model
-            excess = _cap((self.cosine - ref.mean) / ref.pair_sd, SPREADS)
-            level = _cap((self.cosine - ref.pair_mean) / ref.pair_sd, SPREADS)
-        far = self.unrelated
-        if self.cosine is None or far is None or far.pair_sd < MIN_SPREAD:
-            beyond, beats = NO_UNRELATED
-        else:  # how far the chunk stands above sentences about nothing in memory
-            beyond = _cap((self.cosine - far.mean) / far.pair_sd, SPREADS)
-            beats = _cap((self.cosine - far.best) / far.pair_sd, SPREADS)
-        if mode == "vector":
-            return (excess, level, vrel, beyond, beats, date)
-        content = self.content if self.content is not None else cov
-        unseen = self.unseen or 0.0
-        gone = self.names_unseen or 0.0
-        away = self.names_missing or 0.0
-        if mode == "keyword":
-            return (cov, cov * cov, bm, trel, date, content, unseen, gone, away)
-        none = 1.0 - cov
-        return (cov, cov * cov, bm, trel, excess, vrel, excess * cov, none * excess, none * vrel, none * level,
-                beyond, beats, none * beats, date, content, unseen, gone, away)
-
+from ..types import Evidence
 
 # Without a usable reference (an index of fewer than a handful of vectors, or of chunks all
 # alike, whose spread is near zero) the two reference features take the lower quartile of
@@ -109,6 +59,38 @@ SPREADS = 10.0
 
 def _cap(z: float | None, cap: float = 6.0) -> float:
     return max(-cap, min(cap, z or 0.0))
+
+
+def features(e: Evidence, mode: str) -> tuple[float, ...]:
+    """What the model of ``mode`` reads of ``e``, in the order it was fitted on."""
+    cov = e.coverage or 0.0
+    bm = min(e.bm25 or 0.0, 3.0)
+    date = float(e.date)
+    trel = _cap(e.text_rel)
+    vrel = _cap(e.vector_rel)
+    ref = e.reference
+    if e.cosine is None or ref is None or ref.pair_sd < MIN_SPREAD:
+        excess, level = NO_REFERENCE
+    else:  # in units of the index's own spread, so they carry over to another model
+        excess = _cap((e.cosine - ref.mean) / ref.pair_sd, SPREADS)
+        level = _cap((e.cosine - ref.pair_mean) / ref.pair_sd, SPREADS)
+    far = e.unrelated
+    if e.cosine is None or far is None or far.pair_sd < MIN_SPREAD:
+        beyond, beats = NO_UNRELATED
+    else:  # how far the chunk stands above sentences about nothing in memory
+        beyond = _cap((e.cosine - far.mean) / far.pair_sd, SPREADS)
+        beats = _cap((e.cosine - far.best) / far.pair_sd, SPREADS)
+    if mode == "vector":
+        return (excess, level, vrel, beyond, beats, date)
+    content = e.content if e.content is not None else cov
+    unseen = e.unseen or 0.0
+    gone = e.names_unseen or 0.0
+    away = e.names_missing or 0.0
+    if mode == "keyword":
+        return (cov, cov * cov, bm, trel, date, content, unseen, gone, away)
+    none = 1.0 - cov
+    return (cov, cov * cov, bm, trel, excess, vrel, excess * cov, none * excess, none * vrel, none * level,
+            beyond, beats, none * beats, date, content, unseen, gone, away)
 
 
 # The minScore a search uses unless told otherwise: the highest that keeps what the benchmark
@@ -197,7 +179,7 @@ def probabilities(evidence: Sequence[Evidence], mode: str) -> list[float]:
     ``NAMES_ABSENT_FACTOR`` of it."""
     if not evidence:
         return []
-    x = np.array([e.features(mode) for e in evidence], dtype=np.float64)
+    x = np.array([features(e, mode) for e in evidence], dtype=np.float64)
     p = models()[mode].predict(x)
     if about_something_else(evidence):
         p = p * NAMES_ABSENT_FACTOR

@@ -9,7 +9,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -17,7 +17,7 @@ from ..embeddings.base import EmbeddingProvider
 from ..errors import MnemoclawError
 from ..markdown.annotations import decode, retired
 from ..markdown.chunker import text_hash
-from ..store.base import CacheKey, ChunkSource, EmbeddingCache, KeywordSource, Store, VectorSource
+from ..store.base import CacheKey, ChunkSource, EmbeddingCache, KeywordSource, VectorSource
 from ..text.script import fold
 from ..types import Hit, SearchOutcome, UnrelatedReference
 from ..vectors import pair_spread, unit_rows
@@ -75,6 +75,10 @@ class QueryOptions:
         )
 
 
+class SearchSources(KeywordSource, VectorSource, ChunkSource, EmbeddingCache, Protocol):
+    """One index that is all four sources of a search (``Searcher.over``)."""
+
+
 class Searcher:
     """A search over four sources, each the slice of an index it reads: ``keywords`` (the
     keyword side's candidates), ``vectors`` (the vector side), ``chunks`` (the chunks both sides
@@ -109,7 +113,7 @@ class Searcher:
         self._annotations = AnnotationView(chunks)
 
     @classmethod
-    def over(cls, store: Store, provider: EmbeddingProvider | None, options: QueryOptions,
+    def over(cls, store: SearchSources, provider: EmbeddingProvider | None, options: QueryOptions,
              clock: Callable[[], float] = time.time) -> Searcher:
         """A searcher that reads every source from ``store``."""
         return cls(keywords=store, vectors=store, chunks=store, cache=store, provider=provider, options=options,
@@ -124,7 +128,7 @@ class Searcher:
         vec = self._query_vectors.get(query)
         if vec is None:
             assert self.provider is not None
-            # Chinese as the notes were embedded: in Simplified script (index/indexer.py vector_key)
+            # Chinese as the notes were embedded: in Simplified script (index/embedding.py vector_key)
             vec = np.asarray(self.provider.embed([fold(query)], query=True)[0], dtype=np.float32)
             self._query_vectors[query] = vec
             if len(self._query_vectors) > 256:

@@ -410,7 +410,7 @@ def select(scored: list[Hit], front: list[Hit], floor: float, k: int, *,
         # fail soft: rather than "nothing", the best candidate whose keyword evidence is real,
         # marked as possibly not the answer
         best = next((h for h in scored if not says_nothing(h.text)), None)
-        if best is not None and isinstance(best.evidence, Evidence) and keyword_backed(best.evidence):
+        if best is not None and best.evidence is not None and keyword_backed(best.evidence):
             return [replace(best, weak=True)]
     if order == "topk":
         kept = in_score_order(kept[:k])

@@ -1,10 +1,15 @@
 """The storage interface the indexer, the searcher and ``Memory`` are written against.
 
-``store/sqlite.py`` implements it; a Postgres implementation plugs in behind the same
-members (``store/__init__.py:open_store`` chooses). Vectors cross this boundary as
-float32 numpy arrays; keyword *candidates* cross it with the statistics BM25 needs, and
-``search/keyword.py`` ranks them, so two stores that return the same candidates rank
-identically. tests/test_store_contract.py is the suite every store must pass.
+``store/sqlite.py`` and ``store/postgres.py`` implement it (``store/__init__.py:open_store``
+chooses). Vectors cross this boundary as float32 numpy arrays; keyword *candidates* cross it
+with the statistics BM25 needs, and ``search/keyword.py`` ranks them, so two stores that return
+the same candidates rank identically. tests/test_store_contract.py is the suite every store
+must pass.
+
+``Store`` is cut by job into slices of at most a dozen members each (the keyword side, the
+vector side, the chunks a search reads, the embedding cache, what the indexer writes, the write
+lock, rebuilds, health, purging, the handle); each caller is typed on the slices it uses, and
+what only some stores can do is a protocol of its own, checked with ``isinstance``.
 """
 
 from __future__ import annotations
@@ -154,19 +159,19 @@ class FileIndex(ChunkSource, Protocol):
     def add_vectors(self, items: Sequence[tuple[int, np.ndarray]]) -> None: ...
 
 
-class Maintenance(Protocol):
-    """Keeping the index whole: one writer at a time, rebuilds built aside, damage, scrubbing."""
-
-    path: str  # where the index is, for messages
-    read_only: bool  # served as it is: nothing may be written (a read-only directory, a full disk)
-    read_only_why: str
-    recovered: str | None  # set when a damaged index was set aside at opening; the next sync rebuilds
+class WriteLock(Protocol):
+    """One writer at a time, across processes (and, for Postgres, hosts)."""
 
     def write_lock(self, timeout: float | None = None) -> AbstractContextManager[None]: ...
     def lock_holder(self) -> int | None:
         """The process that last took the write lock (it may have finished since)."""
     def lock_busy(self) -> bool:
         """Some process (this one included) holds the write lock now."""
+
+
+class Rebuilds(Protocol):
+    """A full index built aside while this one keeps serving, then swapped in at once."""
+
     def begin_rebuild(self) -> Store:
         """A new, empty store to build a full index into while this one keeps serving."""
     def commit_rebuild(self, build: Store, *, repair: bool = False) -> None:
@@ -175,6 +180,14 @@ class Maintenance(Protocol):
     def discard_rebuild(self, build: Store) -> None: ...
     def remove_stale_builds(self) -> None:
         """Builds a crashed process left behind (the caller holds the write lock)."""
+
+
+class Health(Protocol):
+    """Whether the index may be written, and the damage found in it (the next sync repairs it)."""
+
+    read_only: bool  # served as it is: nothing may be written (a read-only directory, a full disk)
+    read_only_why: str
+
     def mark_damaged(self, why: str) -> None: ...
     def damaged(self) -> str | None:
         """Why the index is known to be damaged (by any process), or None."""
@@ -183,16 +196,43 @@ class Maintenance(Protocol):
         """What is wrong with the index, read from every page and chunk; [] when sound."""
     def recover(self, why: str) -> None:
         """The index cannot be used at all: set it aside and start an empty one."""
+    def take_recovery(self) -> str | None:
+        """Where a damaged index was set aside (at opening, or by ``recover``), once: the next
+        sync rebuilds and says why; None when nothing was, or it was told already."""
+
+
+class Purge(Protocol):
+    """Leaving nothing forgotten readable."""
+
     def scrub(self) -> None:
         """Leave nothing deleted readable in the index's files (after a forget)."""
     def holds(self, texts: Sequence[str]) -> list[str]:
         """Which of ``texts`` the index still holds anywhere it can look (after a scrub: none)."""
-    def describe(self) -> dict[str, str]:
-        """path, driver, vector (how vectors are searched), ftsTokenizer: for ``status``."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoreInfo:
+    """What an index is, for ``status``."""
+
+    path: str
+    driver: str  # the database and its version
+    vector: str  # how vectors are searched
+    fts_tokenizer: str  # how keyword candidates are found
+    namespace: str | None = None  # postgres: the namespace written, and the shared ones read
+
+
+class Handle(Protocol):
+    """An open index: where it is (for messages), what it is, and its closing."""
+
+    path: str
+
+    def describe(self) -> StoreInfo:
+        """What the index is (a server's version may be asked for: not for every message)."""
     def close(self) -> None: ...
 
 
-class Store(FileIndex, KeywordSource, VectorSource, EmbeddingCache, Maintenance, Protocol):
+class Store(FileIndex, KeywordSource, VectorSource, EmbeddingCache, WriteLock, Rebuilds, Health, Purge, Handle,
+            Protocol):
     """An index: every slice above. Callers are typed on the slice they use."""
 
 

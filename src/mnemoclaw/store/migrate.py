@@ -9,12 +9,20 @@ import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
 from . import open_store
-from .base import BulkLoad, FileWrite, Store, StoreOptions
+from .base import BulkLoad, EmbeddingCache, FileIndex, FileWrite, Handle, Rebuilds, StoreOptions, WriteLock
 
 BATCH_FILES = 200
+
+
+class Source(FileIndex, EmbeddingCache, Handle, Protocol):
+    """What a copy reads: every file's chunks and vectors, the index's metadata, the cache."""
+
+
+class Target(WriteLock, Rebuilds, Handle, Protocol):
+    """What a copy writes into: a rebuild, built aside under the write lock and swapped in."""
 
 
 def migrate(options: StoreOptions, url: str, *, to_postgres: bool, namespace: str | None = None,
@@ -36,7 +44,7 @@ def migrate(options: StoreOptions, url: str, *, to_postgres: bool, namespace: st
         source.close()
 
 
-def copy_index(source: Store, target: Store, progress: Callable[[int, int], None] | None = None,
+def copy_index(source: Source, target: Target, progress: Callable[[int, int], None] | None = None,
                lock_timeout: float = 30.0) -> dict[str, Any]:
     t = time.monotonic()
     records = source.file_records()

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import private_dir
-from ..config import Settings
 from ..errors import ConfigError, LockTimeoutError
 from ..locks import file_lock
 
@@ -25,20 +24,21 @@ def _size(path: Path) -> int:
         return 0
 
 
-def reset_index(settings: Settings, *, dry_run: bool = False) -> dict[str, Any]:
-    """Remove what the index of ``settings``' agent derives from its files, under its write
-    lock (refused while another process writes it). Returns what was (or would be) removed."""
-    if settings.memory_search["store"]["driver"] != "sqlite":
+def reset_index(agent: str, driver: str, index: Path, state: Path, state_dir: Path, *,
+                dry_run: bool = False) -> dict[str, Any]:
+    """Remove what the index of ``agent`` derives from its files (``index``, the index file of
+    store ``driver``; ``state``, what is kept beside it; ``state_dir``, mnemoclaw's state
+    directory), under its write lock (refused while another process writes it). Returns what
+    was (or would be) removed."""
+    if driver != "sqlite":
         raise ConfigError("reset clears an agent's SQLite index; a Postgres namespace is rebuilt in place with "
                           "`mnemoclaw index --full` (its embedding cache is shared with the other namespaces)")
-    index = settings.index_path
-    state = settings.index_state_dir
     files = [Path(f"{index}{suffix}") for suffix in ("", *SQLITE_SIDE_FILES)]
     files = [p for p in files if p.is_file()]
     if state.is_dir():
         files += sorted(p for p in state.rglob("*") if p.is_file() and p.name != LOCK_NAME)
     removed = [{"path": str(p), "bytes": _size(p)} for p in files]
-    report: dict[str, Any] = {"agent": settings.agent_id, "index": str(index), "removed": removed,
+    report: dict[str, Any] = {"agent": agent, "index": str(index), "removed": removed,
                               "bytes": sum(r["bytes"] for r in removed), "dryRun": dry_run}
     if dry_run or not files:
         return report
@@ -52,7 +52,7 @@ def reset_index(settings: Settings, *, dry_run: bool = False) -> dict[str, Any]:
                                "writes it (watch, mcp, ui or chat) and run reset again.",
                                holder=exc.holder, index=str(index)) from None
     shutil.rmtree(state, ignore_errors=True)  # the lock file too, now that nobody holds it
-    for parent in (state.parent, settings.state_dir / "memory"):  # mnemoclaw's own folders, when left empty
+    for parent in (state.parent, state_dir / "memory"):  # mnemoclaw's own folders, when left empty
         try:
             os.rmdir(parent)  # only when empty
         except OSError:

@@ -183,8 +183,8 @@ def standing_out(found: list[tuple[Specific, bool]]) -> list[bool]:
 
 def specific(hit: Hit, chunks: int = 0) -> Specific:
     ev = hit.evidence
-    ref = getattr(ev, "reference", None)
-    cosine = getattr(ev, "cosine", None)
+    ref = ev.reference if ev is not None else None
+    cosine = ev.cosine if ev is not None else None
     excess = (cosine - ref.mean) / ref.pair_sd if cosine is not None and ref is not None and ref.pair_sd > 0 \
         else None
     held = {t for line in hit.analysed or [] for t in line}
