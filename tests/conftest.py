@@ -1,9 +1,16 @@
-"""Shared fixtures: temporary workspaces, a deterministic embedder for logic tests."""
+"""Shared fixtures and helpers: temporary workspaces, a deterministic embedder for logic tests, an
+OpenClaw home, a read-only mount, a CLI run as another host. Tests are laid out like the source
+(tests/notes/ for mnemoclaw/notes/, …); what several folders use is here."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import sqlite3
+import subprocess
+import sys
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn
 
@@ -16,7 +23,7 @@ from mnemoclaw.text.tokenize import analyze
 REPO = Path(__file__).resolve().parent.parent
 
 # No provider plugin of whatever is installed beside the suite is read, here or in the processes it
-# starts; tests/test_providers.py turns them back on where plugins are what it tests.
+# starts; tests/embeddings/test_providers.py turns them back on where plugins are what it tests.
 os.environ["MNEMOCLAW_PLUGINS"] = "off"
 
 
@@ -225,3 +232,107 @@ def read_back(mem, path: str, from_line: int | None = None, lines: int | None = 
     """``Memory.read`` as ``memory_get`` answers it (typed errors raised, not answered)."""
     shown, text = mem.read(path, from_line, lines)
     return {"path": shown, "text": text or ""}
+
+
+# -- helpers tests in several folders share -----------------------------------------------------
+OPENCLAW_JSON = """\
+// OpenClaw's own config (JSON5). No workspace key: OpenClaw's default ~/.openclaw/workspace applies.
+{
+  agents: {
+    defaults: {
+      model: { primary: "anthropic/claude-sonnet-4" },
+      memorySearch: {
+        provider: "none",
+        sources: ["memory", "sessions"],
+        experimental: { sessionMemory: true },
+        store: { path: "__OC__/memory/{agentId}.sqlite" },   // OpenClaw's own index: never opened
+      },
+    },
+  },
+  channels: { telegram: { enabled: false } },
+}
+"""
+
+
+def _tree(root: Path) -> dict[str, tuple[str, int, int]]:
+    out = {}
+    for p in sorted(root.rglob("*")):
+        st = p.lstat()
+        out[str(p.relative_to(root))] = (hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir",
+                                         st.st_mtime_ns, st.st_mode)
+    return out
+
+
+@pytest.fixture
+def openclaw(tmp_path: Path):
+    """A home directory holding an OpenClaw state dir, the way OpenClaw leaves it."""
+    home = tmp_path / "home"
+    oc = home / ".openclaw"
+    ws = oc / "workspace"
+    write(ws / "MEMORY.md", "- 用户喜欢喝乌龙茶\n- the deploy key lives in the vault\n")
+    write(ws / "memory" / "2026-03-02.md", "# 2026-03-02\n\n- 和王芳确认了周会改到周四\n- pelican migration planned for May\n")
+    write(ws / "AGENTS.md", "# AGENTS\n")
+    sessions = oc / "agents" / "main" / "sessions"
+    write(sessions / "3f2a.jsonl",
+          json.dumps({"type": "message", "message": {"role": "user", "content": "remember the walrus protocol"}})
+          + "\n" + '{"type": "message", "message": {"role": "assis')  # a torn last line: OpenClaw's to repair
+    write(sessions / "sessions.json", json.dumps({"agent:main:main": {
+        "sessionId": "3f2a", "updatedAt": 1767000000000, "compactionCount": 1}}))
+    write(oc / "openclaw.json", OPENCLAW_JSON.replace("__OC__", str(oc)))
+    # OpenClaw's own index, in OpenClaw's schema
+    (oc / "memory").mkdir()
+    con = sqlite3.connect(oc / "memory" / "main.sqlite")
+    con.executescript("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                      "INSERT INTO meta VALUES ('memory_index_meta_v1', '{}');")
+    con.close()
+    return home, oc, ws
+
+
+def _env(home: Path, **extra: str) -> dict[str, str]:
+    env = {"HOME": str(home), "MNEMOCLAW_STATE_DIR": str(home / ".mnemoclaw")}
+    for key in ("MNEMOCLAW_CONFIG", "MNEMOCLAW_WORKSPACE", "MNEMOCLAW_PROVIDER", "MNEMOCLAW_AGENT"):
+        env[key] = None  # type: ignore[assignment]  (CliRunner removes it)
+    return {**env, **extra}
+
+
+@contextmanager
+def read_only(path: Path):
+    """``path`` as a read-only mount (as root, where permission bits do not stop writes), or
+    without write permission (as anyone else). Yields the read-only path."""
+    if os.geteuid() == 0:
+        ro = path.with_name(path.name + "-ro")
+        ro.mkdir()
+        if subprocess.run(["mount", "--bind", str(path), str(ro)], capture_output=True).returncode != 0:
+            pytest.skip("cannot bind-mount here")
+        try:
+            if subprocess.run(["mount", "-o", "remount,ro,bind", str(ro)], capture_output=True).returncode != 0:
+                pytest.skip("cannot remount read-only here")
+            yield ro
+        finally:
+            subprocess.run(["umount", str(ro)], capture_output=True)
+    else:
+        dirs = [path, *[p for p in path.rglob("*") if p.is_dir()]]
+        for d in dirs:
+            d.chmod(0o555)
+        try:
+            yield path
+        finally:
+            for d in dirs:
+                d.chmod(0o755)
+
+
+def _host_cli(tmp_path, url, namespace="team"):
+    """``mnemoclaw`` as a process of its own on a host named by MNEMOCLAW_HOST."""
+    config = tmp_path / "hosts-config.json"
+    config.write_text(json.dumps({"agents": {"defaults": {"memorySearch": {"store": {
+        "driver": "postgres", "url": url, "namespace": namespace}}}}}))
+
+    def run(host, workspace, *args):
+        env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "MNEMOCLAW_PROVIDER": "none", "MNEMOCLAW_HOST": host}
+        done = subprocess.run([sys.executable, "-m", "mnemoclaw.cli", "--workspace", str(workspace), "--state-dir",
+                               str(tmp_path / f"state-{host}"), "--config", str(config), *args],
+                              capture_output=True, text=True, env=env, timeout=120)
+        assert "Traceback" not in done.stderr, done.stderr
+        return done
+
+    return run

@@ -1109,9 +1109,7 @@ def _says_nothing_of_partial_indexing(run, host, ws):
 
 
 def test_two_hosts_with_one_synced_workspace_find_it_indexed_after_each_ran_index(tmp_path):
-    from test_postgres import _host_cli
-
-    from conftest import postgres_url
+    from conftest import _host_cli, postgres_url
 
     run = _host_cli(tmp_path, postgres_url(fresh=True))
     laptop, server, files = _synced_workspaces(tmp_path)
@@ -1132,9 +1130,7 @@ def test_a_file_changed_on_one_host_is_indexed_again_and_a_copy_with_only_anothe
     import os
     import time
 
-    from test_postgres import _host_cli
-
-    from conftest import postgres_url, write
+    from conftest import _host_cli, postgres_url, write
 
     run = _host_cli(tmp_path, postgres_url(fresh=True))
     laptop, server, files = _synced_workspaces(tmp_path)

@@ -243,3 +243,11 @@ def test_no_store_protocol_is_wider_than_a_dozen_members():
     assert {"FileIndex", "WriteLock", "Rebuilds", "Health", "Purge", "Handle", "Store"} <= set(widths)
     assert widths["Store"] == 0
     assert not {name: n for name, n in widths.items() if n > 12}
+
+
+def test_tests_are_laid_out_like_the_source():
+    """A package's tests are in its folder under tests/ (tests/notes/ for mnemoclaw/notes/): a
+    newcomer knows where a test goes, and docs/architecture.md says which package has none."""
+    folders = {p.name for p in (REPO / "tests").iterdir() if p.is_dir() and p.name not in ("fixtures", "__pycache__")}
+    packages = {p.name for p in SRC.iterdir() if (p / "__init__.py").is_file()}
+    assert folders and folders <= packages, f"test folders that name no package: {sorted(folders - packages)}"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, write
+from conftest import REPO, read_only, write
 
 ENV = {**os.environ, "PYTHONPATH": str(REPO / "src"), "MNEMOCLAW_PROVIDER": "none"}
 ENV.pop("MNEMOCLAW_CONFIG", None)
@@ -25,32 +25,6 @@ def _cli(ws: Path, state: Path, *args: str, env: dict | None = None, **kw) -> su
 def _tree(root: Path) -> dict[str, tuple[str, int]]:
     return {str(p.relative_to(root)): (p.read_bytes().hex() if p.is_file() else "dir", p.stat().st_mtime_ns)
             for p in sorted(root.rglob("*"))}
-
-
-@contextmanager
-def read_only(path: Path):
-    """``path`` as a read-only mount (as root, where permission bits do not stop writes), or
-    without write permission (as anyone else). Yields the read-only path."""
-    if os.geteuid() == 0:
-        ro = path.with_name(path.name + "-ro")
-        ro.mkdir()
-        if subprocess.run(["mount", "--bind", str(path), str(ro)], capture_output=True).returncode != 0:
-            pytest.skip("cannot bind-mount here")
-        try:
-            if subprocess.run(["mount", "-o", "remount,ro,bind", str(ro)], capture_output=True).returncode != 0:
-                pytest.skip("cannot remount read-only here")
-            yield ro
-        finally:
-            subprocess.run(["umount", str(ro)], capture_output=True)
-    else:
-        dirs = [path, *[p for p in path.rglob("*") if p.is_dir()]]
-        for d in dirs:
-            d.chmod(0o555)
-        try:
-            yield path
-        finally:
-            for d in dirs:
-                d.chmod(0o755)
 
 
 @pytest.mark.parametrize("leftover_wal", [False, True], ids=["checkpointed", "with-wal"])

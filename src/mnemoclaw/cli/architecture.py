@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1]
+TESTS = SRC.parents[1] / "tests"  # laid out like the source: tests/notes/ for mnemoclaw/notes/
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,17 @@ def protocols(src: Path = SRC) -> list[tuple[str, str, list[str]]]:
     return out
 
 
+def _tests_of(prefix: str, tests: Path) -> str:
+    """Where a room's tests are: its package's folder under tests/ (a module at the top: tests/test_<it>.py)."""
+    top = prefix.split(".")[0]
+    folder = tests / top
+    if folder.is_dir():
+        return f"`tests/{top}/`"
+    if (tests / f"test_{top}.py").is_file():
+        return f"`tests/test_{top}.py`"
+    return "none of its own"
+
+
 def layout_table() -> str:
     """The README's layout table."""
     rows = ["| layer | rooms | one job |", "|---|---|---|"]
@@ -124,19 +136,22 @@ def layout_table() -> str:
     return "\n".join(rows) + "\n"
 
 
-def architecture_md(src: Path = SRC) -> str:
+def architecture_md(src: Path = SRC, tests: Path = TESTS) -> str:
     lines = ["# Architecture", "",
              "Generated from `src/mnemoclaw/cli/architecture.py` (`python -m mnemoclaw.cli.reference`); "
              "`tests/test_layering.py` holds the code to it: every import points down or sideways, no import "
              "circle, no protocol of more than 12 members of its own, `Memory` a composition root of at most 15 "
              "members, no file over 700 lines.", "",
              "A room is a module or a package; the longest listed prefix of a module decides its room. A room "
-             "may import its own layer and the layers below it, never one above.", ""]
+             "may import its own layer and the layers below it, never one above. Tests are laid out like the "
+             "source: a package's tests are in its folder under tests/ (tests/notes/ for mnemoclaw/notes/); what "
+             "tests the house as a whole (the layering, lint, the hostile findings, the state directory, the docs' "
+             "examples) is at tests/.", ""]
     for layer in PLAN:
         below = ", ".join(str(n) for n in range(layer.number)) or "none"
         lines += [f"## {layer.number} {layer.name}: {layer.job}", "", f"May import layers: {below}.", "",
-                  "| room | what it holds |", "|---|---|"]
-        lines += [f"| `{prefix}` | {what} |" for prefix, what in layer.rooms]
+                  "| room | what it holds | its tests |", "|---|---|---|"]
+        lines += [f"| `{prefix}` | {what} | {_tests_of(prefix, tests)} |" for prefix, what in layer.rooms]
         lines.append("")
     lines += ["## Protocols", "",
               "The seams, each typed (mypy checks every call against them); a caller is typed on the slice it "

@@ -1,7 +1,7 @@
 """The references generated from the code so they cannot drift: every key of the config schema
 with its default, what it accepts and what it does (docs/config.md), every command with its
 options (docs/cli.md), the layers, rooms and protocols (docs/architecture.md, and the layout
-table in the README). ``tests/test_reference.py`` fails when one is not what this module
+table in the README). ``tests/cli/test_reference.py`` fails when one is not what this module
 writes; ``python -m mnemoclaw.cli.reference`` writes them.
 """
 

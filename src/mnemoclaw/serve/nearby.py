@@ -38,7 +38,7 @@ from .nearby_client import (
     reply_bytes,
 )
 
-TYPE_CHECKING = False  # importing this module is on the client's path (tests/test_nearby.py): no typing
+TYPE_CHECKING = False  # importing this module is on the client's path (tests/serve/test_nearby.py): no typing
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any

@@ -3,7 +3,7 @@
 ``store/sqlite.py`` and ``store/postgres.py`` implement it (``store/__init__.py:open_store``
 chooses). Vectors cross this boundary as float32 numpy arrays; keyword *candidates* cross it
 with the statistics BM25 needs, and ``search/keyword.py`` ranks them, so two stores that return
-the same candidates rank identically. tests/test_store_contract.py is the suite every store
+the same candidates rank identically. tests/store/test_store_contract.py is the suite every store
 must pass.
 
 ``Store`` is cut by job into slices of at most a dozen members each (the keyword side, the

@@ -8,18 +8,14 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from test_forget import index_bytes
 
-import test_openclaw
 from mnemoclaw.cli import cli
 from mnemoclaw.notes import tombstones
 from mnemoclaw.notes.tombstones import TombstoneError
 from mnemoclaw.tools.services import Caller
-from test_forget import index_bytes
 
-from conftest import write
-
-openclaw = test_openclaw.openclaw  # the fixture: a home holding an OpenClaw folder
-_env, _tree = test_openclaw._env, test_openclaw._tree
+from conftest import _env, _tree, write
 
 SESSIONS = {"sources": ["memory", "sessions"], "experimental": {"sessionMemory": True}}
 

@@ -10,7 +10,7 @@ from mnemoclaw.api import Memory
 from mnemoclaw.config import load_settings
 from mnemoclaw.errors import ReadOnlyError, StoreError
 
-from conftest import HashEmbedder, postgres_url, write
+from conftest import HashEmbedder, _host_cli, postgres_url, write
 
 NOTES = {
     "MEMORY.md": "# Memory\n\n- the user prefers oolong tea\n- deploys go through the blue cluster\n"
@@ -298,11 +298,11 @@ def test_a_writer_killed_at_random_points_leaves_the_last_good_index_serving(wor
     import signal
 
     import psycopg
+    from test_concurrency import WRITER, _note, _spawn
 
     from mnemoclaw.index.preparing import read_markdown
     from mnemoclaw.markdown.chunker import chunk_markdown
     from mnemoclaw.store.postgres_schema import BUILD
-    from test_concurrency import WRITER, _note, _spawn
 
     url = postgres_url(fresh=True)
     rng = random.Random(20261201)
@@ -440,8 +440,9 @@ def test_a_second_postgres_writer_waits_or_skips_naming_the_first(workspace, tmp
     import subprocess
     import sys
 
-    from mnemoclaw.errors import LockTimeoutError
     from test_concurrency import WRITER, _note, _spawn
+
+    from mnemoclaw.errors import LockTimeoutError
 
     from conftest import REPO
 
@@ -575,30 +576,6 @@ def test_the_candidate_order_survives_statistics_read_while_another_host_writes(
 
 
 # -- several hosts in one namespace ---------------------------------------------------------
-def _host_cli(tmp_path, url, namespace="team"):
-    """``mnemoclaw`` as a process of its own on a host named by MNEMOCLAW_HOST."""
-    import json
-    import os
-    import subprocess
-    import sys
-
-    from conftest import REPO
-
-    config = tmp_path / "hosts-config.json"
-    config.write_text(json.dumps({"agents": {"defaults": {"memorySearch": {"store": {
-        "driver": "postgres", "url": url, "namespace": namespace}}}}}))
-
-    def run(host, workspace, *args):
-        env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "MNEMOCLAW_PROVIDER": "none", "MNEMOCLAW_HOST": host}
-        done = subprocess.run([sys.executable, "-m", "mnemoclaw.cli", "--workspace", str(workspace), "--state-dir",
-                               str(tmp_path / f"state-{host}"), "--config", str(config), *args],
-                              capture_output=True, text=True, env=env, timeout=120)
-        assert "Traceback" not in done.stderr, done.stderr
-        return done
-
-    return run
-
-
 def test_two_hosts_with_different_workspaces_in_one_namespace_keep_each_others_notes(tmp_path):
     """Host A adds a note only it has, host B syncs, host A syncs: neither deletes the other's
     note, both find both, and each sync's report names what it kept, whose it is and the fix."""

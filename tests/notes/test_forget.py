@@ -9,9 +9,8 @@ import pytest
 
 from mnemoclaw.notes.forget import NothingToForget
 
-from conftest import read_back, write
+from conftest import REPO, read_back, write
 
-REPO = Path(__file__).resolve().parents[1]
 SECRET = "the locker code is zanzibar-7741"
 
 

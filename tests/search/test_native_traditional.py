@@ -20,8 +20,9 @@ from conftest import REPO
 sys.path.insert(0, str(REPO / "benchmarks"))
 pytest.importorskip("pycantonese", reason="the natively Traditional set needs pycantonese (the [dev] extra)")
 
-from hkcancor import build  # noqa: E402
 from test_quality import sample  # noqa: E402
+
+from hkcancor import build  # noqa: E402
 
 # characters only Traditional script writes, as the corpus writes them
 TRADITIONAL_ONLY = re.compile("[們這個說還會時點嗰議學區邊聽講話當]")

@@ -19,13 +19,13 @@ import pytest
 from mnemoclaw.errors import ConfigError
 from mnemoclaw.tools.services import Caller
 
-from conftest import write
+from conftest import REPO, write
 from secret_phrases import NOTE, assert_no_secret
 
 uvicorn = pytest.importorskip("uvicorn")
 from mnemoclaw.ui.app import COOKIE, create_app  # noqa: E402
 
-STATIC = Path(__file__).resolve().parents[1] / "src" / "mnemoclaw" / "ui" / "static"
+STATIC = REPO / "src" / "mnemoclaw" / "ui" / "static"
 
 
 class Server:

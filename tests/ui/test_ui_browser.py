@@ -23,9 +23,10 @@ if CHROMIUM is None:
     pytest.skip("no Chromium installed (apt-get install chromium; .ci/run does)", allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install playwright)")
 
+from test_ui import Server  # noqa: E402
+
 from mnemoclaw.tools.services import Caller  # noqa: E402
 from mnemoclaw.ui.app import create_app  # noqa: E402
-from test_ui import Server  # noqa: E402
 
 
 @pytest.fixture

@@ -17,11 +17,9 @@ from mnemoclaw.backends.qmd import QmdConfig, query_words
 from mnemoclaw.backends.qmd_client import QmdClient, QmdError, parse_hits
 from mnemoclaw.backends.qmd_state import RETRY_SECONDS, SharedFallback
 from mnemoclaw.errors import ConfigError, PathDeniedError
-from test_state import read_only
 
-from conftest import write
+from conftest import REPO, read_only, write
 
-REPO = Path(__file__).resolve().parents[1]
 TOOLS = REPO / ".tools" / "node_modules"
 
 

@@ -2,83 +2,20 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import select
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from mnemoclaw.cli import cli
 
 from chat_server import ChatServer
-from conftest import REPO, write
-
-OPENCLAW_JSON = """\
-// OpenClaw's own config (JSON5). No workspace key: OpenClaw's default ~/.openclaw/workspace applies.
-{
-  agents: {
-    defaults: {
-      model: { primary: "anthropic/claude-sonnet-4" },
-      memorySearch: {
-        provider: "none",
-        sources: ["memory", "sessions"],
-        experimental: { sessionMemory: true },
-        store: { path: "__OC__/memory/{agentId}.sqlite" },   // OpenClaw's own index: never opened
-      },
-    },
-  },
-  channels: { telegram: { enabled: false } },
-}
-"""
-
-
-def _tree(root: Path) -> dict[str, str]:
-    out = {}
-    for p in sorted(root.rglob("*")):
-        st = p.lstat()
-        out[str(p.relative_to(root))] = (hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir",
-                                         st.st_mtime_ns, st.st_mode)
-    return out
-
-
-@pytest.fixture
-def openclaw(tmp_path: Path):
-    """A home directory holding an OpenClaw state dir, the way OpenClaw leaves it."""
-    home = tmp_path / "home"
-    oc = home / ".openclaw"
-    ws = oc / "workspace"
-    write(ws / "MEMORY.md", "- 用户喜欢喝乌龙茶\n- the deploy key lives in the vault\n")
-    write(ws / "memory" / "2026-03-02.md", "# 2026-03-02\n\n- 和王芳确认了周会改到周四\n- pelican migration planned for May\n")
-    write(ws / "AGENTS.md", "# AGENTS\n")
-    sessions = oc / "agents" / "main" / "sessions"
-    write(sessions / "3f2a.jsonl",
-          json.dumps({"type": "message", "message": {"role": "user", "content": "remember the walrus protocol"}})
-          + "\n" + '{"type": "message", "message": {"role": "assis')  # a torn last line: OpenClaw's to repair
-    write(sessions / "sessions.json", json.dumps({"agent:main:main": {
-        "sessionId": "3f2a", "updatedAt": 1767000000000, "compactionCount": 1}}))
-    write(oc / "openclaw.json", OPENCLAW_JSON.replace("__OC__", str(oc)))
-    # OpenClaw's own index, in OpenClaw's schema
-    (oc / "memory").mkdir()
-    con = sqlite3.connect(oc / "memory" / "main.sqlite")
-    con.executescript("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-                      "INSERT INTO meta VALUES ('memory_index_meta_v1', '{}');")
-    con.close()
-    return home, oc, ws
-
-
-def _env(home: Path, **extra: str) -> dict[str, str]:
-    env = {"HOME": str(home), "MNEMOCLAW_STATE_DIR": str(home / ".mnemoclaw")}
-    for key in ("MNEMOCLAW_CONFIG", "MNEMOCLAW_WORKSPACE", "MNEMOCLAW_PROVIDER", "MNEMOCLAW_AGENT"):
-        env[key] = None  # type: ignore[assignment]  (CliRunner removes it)
-    return {**env, **extra}
+from conftest import REPO, _env, _tree
 
 
 def test_every_command_leaves_openclaws_folder_byte_identical(openclaw, tmp_path):

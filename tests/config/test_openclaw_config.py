@@ -12,7 +12,9 @@ from mnemoclaw.api import Memory
 from mnemoclaw.config import load_settings, openclaw_settings
 from mnemoclaw.errors import ConfigError
 
-FIXTURES = Path(__file__).parent / "fixtures" / "openclaw"
+from conftest import REPO
+
+FIXTURES = REPO / "tests" / "fixtures" / "openclaw"
 
 
 def load(name, tmp_path, **kw):

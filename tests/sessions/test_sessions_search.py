@@ -6,9 +6,9 @@ import json
 from datetime import UTC, datetime
 
 import pytest
+from test_cli import run
 
 from mnemoclaw.config import load_settings
-from test_cli import run
 
 SECRET = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6"
 

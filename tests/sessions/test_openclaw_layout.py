@@ -12,9 +12,8 @@ from click.testing import CliRunner
 
 from mnemoclaw.cli import cli
 from mnemoclaw.sessions.openclaw import parse_version
-from test_openclaw import _env, _tree
 
-from conftest import write
+from conftest import _env, _tree, write
 
 CONFIG = """\
 // openclaw.json as OpenClaw 2026.9 leaves it
