@@ -44,6 +44,19 @@ DEFAULT_STATE_DIR = "~/.mnemoclaw"
 DEFAULT_CONFIG_NAME = "config.json5"  # in the state directory, when no --config names one
 
 
+def parse_object(text: str, path: str | Path) -> dict[str, Any]:
+    """A config file's text as the object it must hold, or ConfigError naming the file."""
+    import json5  # imported here: only needed when a config file exists
+
+    try:
+        data = parse.loads(text, json5.loads)
+    except ValueError as exc:
+        raise ConfigError(f"config file {path} is not valid JSON5: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path} must hold an object at the top level")
+    return data
+
+
 def load_file(path: str) -> dict[str, Any]:
     """Parse a JSON5 config file (comments and trailing commas allowed)."""
     try:
@@ -57,14 +70,7 @@ def load_file(path: str) -> dict[str, Any]:
         return {}
     if text in _PARSED:  # a long-running process resolves settings per request (serve/nearby.py)
         return copy.deepcopy(_PARSED[text])
-    import json5  # imported here: only needed when a config file exists
-
-    try:
-        data = parse.loads(text, json5.loads)
-    except ValueError as exc:
-        raise ConfigError(f"config file {path} is not valid JSON5: {exc}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"config file {path} must hold an object at the top level")
+    data = parse_object(text, path)
     if len(_PARSED) >= 16:
         _PARSED.pop(next(iter(_PARSED)))
     _PARSED[text] = copy.deepcopy(data)

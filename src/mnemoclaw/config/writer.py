@@ -12,7 +12,7 @@ from typing import Any
 
 from ..atomic import write_atomic
 from ..errors import ConfigError
-from ..text import parse
+from .load import parse_object
 
 # `workspace: "..."` in JSON5, the key quoted or not, the value in either quote
 _WORKSPACE_VALUE = re.compile(
@@ -39,15 +39,8 @@ def rewrite_file(path: Path, change: Callable[[dict[str, Any]], None]) -> Path:
     """Apply ``change`` to the config file at ``path`` (parsed, changed, written back as JSON in
     one rename); the old file is kept as ``<file>.bak``, which is returned. Comments are not
     kept (JSON5 has no round trip): ``set_workspace_value`` edits one value as text instead."""
-    import json5  # imported here: only needed when a config is rewritten
-
     raw = path.read_text(encoding="utf-8")
-    try:
-        doc = parse.loads(raw, json5.loads)
-    except ValueError as exc:
-        raise ConfigError(f"config file {path} is not valid JSON5: {exc}") from None
-    if not isinstance(doc, dict):
-        raise ConfigError(f"config file {path} must hold an object at the top level")
+    doc = parse_object(raw, path)
     change(doc)
     backup = Path(str(path) + ".bak")
     write_atomic(backup, raw)
