@@ -121,9 +121,42 @@ def test_a_name_of_letters_and_digits_is_also_looked_for_written_apart():
 
     assert name_parts("mir7a") == ("mir", "7a") and name_parts("400mg") == ("400", "mg")
     assert name_parts("gpt4o") == ("gpt", "4o") and name_parts("carolin") == () and name_parts("4821") == ()
-    query = keyword_query("Does 400mg of vitamin E help Caroline?")
-    assert query.names == ("400mg", "carolin") and query.parts == (("400", "mg"), ())
-    assert {"400", "mg"} <= set(query.counted) and set(query.terms) < set(query.counted)
+    query = keyword_query("Does miR7a of vitamin E help Caroline?")
+    assert query.names == ("mir7a", "carolin") and query.parts == (("mir", "7a"), ())
+    assert {"mir", "7a"} <= set(query.counted) and set(query.terms) < set(query.counted)
+
+
+def test_a_measurement_names_no_one_and_is_matched_in_its_other_forms():
+    from mnemoclaw.text.tokenize import keyword_query, measurements
+
+    # a number with a unit is what a question measures: memory that lacks it is not about someone else
+    assert keyword_query("Does 400mg of vitamin E help Caroline?").names == ("carolin",)
+    assert keyword_query("Who came 2nd in the race?").names == ()
+    assert keyword_query("有几个人身高高于175cm？").names == ()
+    # every form of one length or weight as the terms a note may hold
+    for text in ("175cm", "175 cm", "175厘米", "175公分", "1.75 m", "1.75米", "一米七五"):
+        assert measurements(text) == (("175cm", "175"),), text
+    assert measurements("一米七") == (("170cm", "170"),)
+    assert measurements("她体重120斤") == (("60kg", "60", "120"),)
+    assert measurements("60 kg") == (("60kg", "60"),)
+    assert measurements("no numbers here") == ()
+    assert {"175cm", "175"} <= set(keyword_query("身高175厘米的人是谁").terms)
+
+
+def test_a_latin_word_in_a_chinese_question_names_someone_only_written_as_a_name():
+    from mnemoclaw.text.tokenize import keyword_query
+
+    assert keyword_query("那个新APP挺有意思的，我使用的手机怎么样？").names == ()
+    assert keyword_query("我的iPhone是哪年买的").names == ()
+    assert "alic" in keyword_query("我昨天和Alice聊了什么").names
+
+
+def test_spoken_chinese_question_words_are_question_words():
+    from mnemoclaw.text.tokenize import keyword_query
+
+    terms = keyword_query("我用的手机是啥牌子来着？").terms
+    assert "牌子" in terms and "手机" in terms
+    assert not {"啥", "来着", "是啥", "子来"} & set(terms)
 
 
 def test_keyword_evidence_says_what_memory_never_mentions():

@@ -70,7 +70,24 @@ def test_a_message_about_a_memory_brings_it_and_small_talk_brings_nothing(mem):
     assert "orca-7" in got.block() and "[MEMORY.md#L1-L5]" in got.block()
     for message in ("thanks, that's great!", "ok", "what a lovely morning it is"):
         quiet = recall(mem.tools.services, message)
-        assert quiet.entries == [] and quiet.block() == "" and "scored" in quiet.why_none, (message, quiet.wire())
+        assert quiet.entries == [] and quiet.block() == "", (message, quiet.wire())
+        assert "scored" in quiet.why_none or "small talk" in quiet.why_none, quiet.why_none
+    assert "small talk" in recall(mem.tools.services, "Hi there! Thanks so much.").why_none
+
+
+def test_small_talk_in_memory_answers_nothing_and_corroborates_nothing():
+    from mnemoclaw.tools.recall import says_small_talk
+    from mnemoclaw.types import Hit
+
+    def hit(text: str, terms: dict[str, float]) -> Hit:
+        return Hit("memory/2026-11-03.md", 1, 3, 0.99, text, "memory", terms=terms)
+
+    greeting = "- **Caroline** (D1:1): Hey Mel! Good to see you! How have you been?\n- **Melanie** (D1:2): Hi Caroline!"
+    assert says_small_talk(hit(greeting, {"hei": 1.0, "good": 1.0}))
+    news = greeting + "\n- **Caroline** (D1:3): I went to the LGBTQ support group yesterday."
+    assert not says_small_talk(hit(news, {"support": 2.0, "group": 1.0}))
+    # what the message matched decides: the greeting lines of an entry with news in it too
+    assert says_small_talk(hit(news, {"hei": 1.0}))
 
 
 def test_daily_logs_come_only_when_configured_and_imports_never(mem, workspace):

@@ -162,6 +162,9 @@ class _QmdKeywords:
         lines = {**own.lines, **found.lines} if self.merge else found.lines
         return KeywordCandidates(lines, own.df, own.n_docs, own.avgdl)
 
+    def terms_starting(self, letters: str, shortest: int, longest: int) -> list[str]:
+        return self.own.terms_starting(letters, shortest, longest)
+
 
 class QmdBackend:
     name = "qmd"

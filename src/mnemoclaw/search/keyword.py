@@ -9,14 +9,15 @@ best line's score; docs/quality.md).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import numpy as np
 
+from ..text import spelling
 from ..text.names import han_nouns
 from ..text.script import HAN_RUN
-from ..text.tokenize import FRAME_WORDS, KeywordQuery, analyze, mostly_cjk
+from ..text.tokenize import CALENDAR_WORDS, FRAME_WORDS, STOP_WORDS, KeywordQuery, analyze, mostly_cjk
 from ..types import KeywordCandidates
 from . import bm25
 
@@ -33,6 +34,8 @@ class CandidateSource(Protocol):
 
     def keyword_candidates(self, query: KeywordQuery, depth: int,
                            sources: Sequence[str] | None = None) -> KeywordCandidates: ...
+
+    def terms_starting(self, letters: str, shortest: int, longest: int) -> list[str]: ...
 
 
 def rank(query: KeywordQuery, candidates: KeywordCandidates, limit: int) -> list[tuple[int, float]]:
@@ -158,15 +161,23 @@ def mentioned(name: str, parts: Sequence[str], held: Callable[[str], bool]) -> b
 
 
 def search_explained(store: CandidateSource, query: KeywordQuery, limit: int,
-                     sources: Sequence[str] | None = None) -> tuple[list[tuple[int, float]], KeywordEvidence]:
-    """``search``, and the evidence behind it for the relevance score (search/relevance.py)."""
+                     sources: Sequence[str] | None = None, *, named: Callable[[str], bool] | None = None,
+                     ) -> tuple[list[tuple[int, float]], KeywordEvidence]:
+    """``search``, and the evidence behind it for the relevance score (search/relevance.py).
+    ``named``: whether memory writes an index term as a name (where a name the query spells
+    another way is looked for; None: any term alike counts)."""
     if query.empty or limit <= 0:
         return [], KeywordEvidence()
     depth = min(limit * RESCORE_DEPTH, MAX_DEPTH)
     candidates = store.keyword_candidates(query, depth, sources)
+    respelled = _respelled(store, query, candidates.df, named)
+    if respelled is not query:  # a name memory spells another way: look for it as memory spells it
+        query = respelled
+        candidates = store.keyword_candidates(query, depth, sources)
     n_docs = max(candidates.n_docs, 1)
-    weights = {t: bm25.idf(n_docs, candidates.df.get(t, 0)) for t in query.terms}
     df = candidates.df
+    query = _held_forms(query, df)
+    weights = {t: bm25.idf(n_docs, df.get(t, 0)) for t in query.terms}
     unseen = frozenset(t for t in query.terms if not df.get(t, 0))
     names = [(t, parts) for t, parts in zip(query.names, query.parts or [()] * len(query.names), strict=True)
              if t in weights or parts]
@@ -175,6 +186,55 @@ def search_explained(store: CandidateSource, query: KeywordQuery, limit: int,
                                names=tuple(t for t, _ in names), absent=absent, parts=dict(names),
                                written=query.written)
     return rank(query, candidates, limit), evidence
+
+
+def _held_forms(query: KeywordQuery, df: dict[str, int]) -> KeywordQuery:
+    """``query`` without the forms of a measurement memory does not hold when it holds another
+    (175cm asked, 175厘米 written: "175" counts, "175cm" is not held against the note); when it
+    holds none, one form (the number) counts against every note, not each."""
+    unheld: set[str] = set()
+    for group in query.variants:
+        if any(df.get(t, 0) for t in group):
+            unheld.update(t for t in group if not df.get(t, 0))
+        else:  # none held: one form counts against the notes, not each
+            unheld.update(t for t in group if t != group[-1])
+    return replace(query, terms=tuple(t for t in query.terms if t not in unheld)) if unheld else query
+
+
+# terms that are words before they are names: not taken for another spelling of one (Marcus / March)
+NOT_NAMES = frozenset(t for w in (*STOP_WORDS, *FRAME_WORDS, *CALENDAR_WORDS) for t in analyze(w))
+# the most spellings of one name a query looks for (the closest first)
+SPELLINGS_MAX = 3
+
+
+def _respelled(store: CandidateSource, query: KeywordQuery, df: dict[str, int],
+               named: Callable[[str], bool] | None) -> KeywordQuery:
+    """``query`` with each name of letters that memory never mentions replaced by the terms that
+    spell it another way in memory (text/spelling.py: Muhammad for Muhhamed, Aqib for Akib) and
+    that memory writes as a name (``named``), or ``query`` itself when there is none."""
+    found: dict[str, list[str]] = {}
+    for name, parts in zip(query.names, query.parts or [()] * len(query.names), strict=True):
+        if df.get(name, 0) or parts:
+            continue
+        written = next((w.lower() for w in query.written if analyze(w) == [name]), None)
+        if written is None or not spelling.is_word(written):
+            continue
+        shortest, longest = spelling.length_range(written)
+        near = [t for t in store.terms_starting(spelling.first_letters(written), shortest, longest)
+                if t not in NOT_NAMES and spelling.alike(written, t)]
+        near = sorted(near, key=lambda t: (abs(len(t) - len(name)), t))[:SPELLINGS_MAX]
+        near = [t for t in near if named is None or named(t)]
+        if near:
+            found[name] = near
+    if not found:
+        return query
+
+    def swap(terms: Sequence[str]) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(v for t in terms for v in found.get(t, [t])))
+
+    names = tuple(found[n][0] if n in found else n for n in query.names)
+    return replace(query, terms=swap(query.terms), names=names,
+                   phrases=tuple(tuple(found[t][0] if t in found else t for t in p) for p in query.phrases))
 
 
 def search(store: CandidateSource, query: KeywordQuery, limit: int,

@@ -19,6 +19,7 @@ from ..markdown.annotations import decode, retired
 from ..markdown.chunker import text_hash
 from ..store.base import CacheKey, ChunkSource, EmbeddingCache, KeywordSource, VectorSource
 from ..text.script import fold
+from ..text.smalltalk import question_of
 from ..types import Hit, SearchOutcome, UnrelatedReference
 from ..vectors import pair_spread, unit_rows
 from . import stages, unrelated
@@ -268,7 +269,7 @@ class Searcher:
             raise MnemoclawError(f"unknown search mode {mode!r}; expected one of {', '.join(MODES)}")
         if mode != "keyword" and self.provider is None:
             mode = "keyword"
-        query = query.strip()
+        query = question_of(query).strip()  # the greeting and the weather around it say nothing
         if not query:
             return SearchOutcome([], mode, 0)
         notes = self._annotations.refresh()

@@ -22,7 +22,7 @@ import numpy as np
 from ..markdown.annotations import decode
 from ..store.base import ChunkSource, KeywordSource, VectorSearch, VectorSource
 from ..text.dates import note_date, query_dates
-from ..text.tokenize import CJK_RUN, keyword_query, mostly_cjk
+from ..text.tokenize import CJK_RUN, WORD, KeywordQuery, analyze, keyword_query, mostly_cjk
 from ..types import Hit, StoredChunk, UnrelatedReference, VectorReference
 from . import keyword
 from .annotated import (
@@ -131,7 +131,8 @@ def gather(query: str, mode: str, n_cand: int, sources: Sequence[str] | None, *,
         else:
             embedding = _SIDE.submit(embed, query)
     if mode in ("hybrid", "keyword"):
-        ranked, words = keyword.search_explained(keywords, keyword_query(query), n_cand, sources)
+        ranked, words = keyword.search_explained(keywords, keyword_query(query), n_cand, sources,
+                                                 named=lambda term: written_as_name(term, keywords, chunks))
         text = dict(ranked)
     if both is not None:
         qvec, vector = both.result()
@@ -143,6 +144,20 @@ def gather(query: str, mode: str, n_cand: int, sources: Sequence[str] | None, *,
     text_missing = 0.0 if len(text) < n_cand else None
     rows = chunks.chunks(list(dict.fromkeys([*vector, *text])))
     return Gathered(text, vector, words, qvec, rows, text_missing)
+
+
+def written_as_name(term: str, keywords: KeywordSource, chunks: ChunkSource) -> bool:
+    """Whether memory writes index term ``term`` as a name somewhere: capitalised, in one of the
+    first chunks that hold it (where a name the query spells another way is looked for)."""
+    found = keywords.keyword_candidates(KeywordQuery((term,)), NAME_LOOKUP)
+    for row in chunks.chunks(list(found.lines)[:NAME_LOOKUP]).values():
+        if any(w[0].isupper() and analyze(w) == [term] for w in WORD.findall(row.text)):
+            return True
+    return False
+
+
+# how many chunks holding a term are read to see it written as a name
+NAME_LOOKUP = 3
 
 
 def date_levels(query: str, rows: dict[int, StoredChunk],

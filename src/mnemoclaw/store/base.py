@@ -84,6 +84,10 @@ class KeywordSource(Protocol):
                            sources: Sequence[str] | None = None) -> KeywordCandidates:
         """At most ``depth`` chunks holding a query term, with the corpus statistics."""
 
+    def terms_starting(self, letters: str, shortest: int, longest: int) -> list[str]:
+        """The index's terms that start with one of ``letters`` and are ``shortest`` to
+        ``longest`` characters long (where a respelled name is looked for: text/spelling.py)."""
+
 
 class VectorSource(Protocol):
     """What a search's vector side reads."""

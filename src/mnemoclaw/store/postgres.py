@@ -84,6 +84,14 @@ class PostgresStore(PostgresVectors, PostgresUpkeep):
         lines = {rid: [line.split(" ") for line in terms.split("\n")] for rid, terms in rows}
         return KeywordCandidates(lines, df, n_docs, avgdl)
 
+    def terms_starting(self, letters: str, shortest: int, longest: int) -> list[str]:
+        out: list[str] = []
+        for ch in dict.fromkeys(letters):  # mc_df's key (ns, term) reads a range of terms
+            out += [t for (t,) in self._rows(
+                "SELECT DISTINCT term FROM mc_df WHERE ns = ANY(%s) AND term >= %s AND term < %s AND df > 0 "
+                "AND length(term) BETWEEN %s AND %s", (self._read_ns, ch, chr(ord(ch) + 1), shortest, longest))]
+        return out
+
     def file_candidates(self, query: KeywordQuery, paths: Sequence[str],
                         sources: Sequence[str] | None = None) -> KeywordCandidates:
         if query.empty or not paths:

@@ -144,6 +144,14 @@ class SQLiteStore(SQLiteVectors, SQLiteUpkeep):
                 lines[rid] = [line.split(" ") for line in text.split("\n")]
         return KeywordCandidates(lines, df, n_docs, avgdl)
 
+    def terms_starting(self, letters: str, shortest: int, longest: int) -> list[str]:
+        out: list[str] = []
+        for ch in dict.fromkeys(letters):
+            out += [t for (t,) in self.conn.execute(
+                "SELECT term FROM chunks_vocab WHERE term >= ? AND term < ? AND length(term) BETWEEN ? AND ?",
+                (ch, chr(ord(ch) + 1), shortest, longest))]
+        return out
+
     def corpus_size(self) -> int:
         return self._corpus_stats()[0]
 

@@ -68,7 +68,9 @@ STOP_WORDS = frozenset(
 # (they mark the question, not its topic). Measured on CMRC 2018: recall@1 0.970 -> 0.981.
 _ZH_QUESTION_WORDS = sorted(
     "什么时候 为什么 什么 多少 哪个 哪些 哪里 哪儿 哪一 哪年 怎么样 怎么 如何 是谁 谁是 几个 何时 多久 多长 第几 请问 "
-    "哪 谁 几 吗 呢 么".split(),
+    "哪 谁 几 吗 呢 么 "
+    # the spoken forms: 啥 (什么), 咋 (怎么), 来着 (… again?), and the particles that soften a question
+    "啥时候 为啥 干啥 啥样 咋样 咋办 咋 啥 来着 是不是 有没有 嘛 呀 吧 啦".split(),
     key=len,
     reverse=True,
 )
@@ -285,6 +287,9 @@ class KeywordQuery:
     # the names in Latin letters as the query writes them, each word and each run of such words
     # ("Denver Broncos", "Denver", "Broncos"): what a note in another script may translate
     written: tuple[str, ...] = ()
+    # terms that say one thing in other forms (175cm, 175 and 175厘米; 60kg and 120斤): of each
+    # group, the forms memory holds count, the others are not held against a note (measurements)
+    variants: tuple[tuple[str, ...], ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -306,6 +311,7 @@ def keyword_query(query: str) -> KeywordQuery:
     written: list[str] = []
     run: list[str] = []  # the names of letters written one after another
     first = True
+    cjk = mostly_cjk(query)
     for piece in _ZH_QUESTION.sub(" ", fold(_wont(query))).split():
         words = []
         named = False
@@ -322,7 +328,8 @@ def keyword_query(query: str) -> KeywordQuery:
             words.append(term)
             stop = folded in STOP_WORDS
             (dropped if stop else terms).append(term)
-            if not stop and folded not in FRAME_WORDS and folded not in CALENDAR_WORDS and _names_something(tok, first):
+            if not stop and folded not in FRAME_WORDS and folded not in CALENDAR_WORDS and _names_something(tok, first) \
+                    and not (cjk and not tok.istitle()):
                 names.append(term)
                 written.append(tok)
                 run.append(tok)
@@ -346,8 +353,41 @@ def keyword_query(query: str) -> KeywordQuery:
         elif len(name) > 2:
             names.append(name)
     unique = tuple(dict.fromkeys(names))
+    groups = measurements(query)
+    terms += [t for g in groups for t in g]
     return KeywordQuery(tuple(dict.fromkeys(terms)), tuple(dict.fromkeys(phrases)), unique,
-                        tuple(name_parts(n) for n in unique), tuple(dict.fromkeys(written)))
+                        tuple(name_parts(n) for n in unique), tuple(dict.fromkeys(written)), groups)
+
+
+# A number with a unit: what a question measures, not whom it names ("175cm", "400mg", "2nd")
+_UNITS = ("cm|mm|km|m|kg|g|mg|mcg|lb|lbs|oz|ml|l|gb|mb|kb|tb|hz|khz|mhz|ghz|kw|kwh|w|v|mah|h|hr|hrs|min|mins|"
+          "s|sec|secs|ms|yo|k|x|ft|in|mph|kmh|kph|c|f|yr|yrs|y|d|wk|wks|mo|px|pt|p|st|nd|rd|th|am|pm")
+_MEASURE = re.compile(rf"\d+(?:\.\d+)?(?:{_UNITS})", re.IGNORECASE)
+_ZH_DIGITS = {ch: i for i, ch in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}
+# a length or a weight in the forms a note may write it: (what it says, its value, the unit it is in)
+_LENGTHS = (
+    (re.compile(r"(\d+(?:\.\d+)?)\s*(?:cm|厘米|公分)(?![A-Za-z])", re.IGNORECASE), 1.0, "cm"),
+    (re.compile(r"(\d+\.\d+)\s*(?:m|米)(?![A-Za-z])", re.IGNORECASE), 100.0, "cm"),
+    (re.compile(r"(\d+(?:\.\d+)?)\s*(?:kg|公斤|千克)(?![A-Za-z])", re.IGNORECASE), 1.0, "kg"),
+    (re.compile(r"(\d+(?:\.\d+)?)\s*斤"), 0.5, "kg"),
+)
+_ZH_HEIGHT = re.compile(r"([一两])米([一二三四五六七八九])([一二三四五六七八九])?")
+
+
+def measurements(text: str) -> tuple[tuple[str, ...], ...]:
+    """The lengths and weights ``text`` gives, each as the index terms of its forms: "175厘米",
+    "1.75 m", "一米七五" and "175cm" all as ("175cm", "175"); "120斤" as ("60kg", "60", "120")."""
+    out: list[tuple[str, ...]] = []
+    for pattern, scale, unit in _LENGTHS:
+        for m in pattern.finditer(text):
+            value = float(m.group(1)) * scale
+            number = f"{value:g}" if value != int(value) else str(int(value))
+            written = m.group(1) if scale != 1.0 and m.group(1).isdigit() else number
+            out.append(tuple(t for t in dict.fromkeys((f"{number}{unit}", number, written)) if "." not in t))
+    for m in _ZH_HEIGHT.finditer(text):
+        cm = 100 * _ZH_DIGITS[m.group(1)] + 10 * _ZH_DIGITS[m.group(2)] + (_ZH_DIGITS[m.group(3)] if m.group(3) else 0)
+        out.append((f"{cm}cm", str(cm)))
+    return tuple(dict.fromkeys(out))
 
 
 def _end_run(run: list[str], written: list[str]) -> None:
@@ -376,7 +416,7 @@ def name_parts(term: str) -> tuple[str, ...]:
 def _names_something(word: str, first: bool) -> bool:
     """A capitalised word (past the first, which any sentence capitalises; an acronym anywhere),
     or one of letters and digits both: the name of a person, place or thing."""
-    if len(word) < 2:
+    if len(word) < 2 or _MEASURE.fullmatch(word):
         return False
     if any(ch.isdigit() for ch in word):
         return any(ch.isalpha() for ch in word)

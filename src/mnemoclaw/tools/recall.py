@@ -26,7 +26,8 @@ from ..markdown import provenance
 from ..markdown.annotations import strip_comments
 from ..search.bm25 import idf
 from ..text.script import fold
-from ..text.tokenize import content_words
+from ..text.smalltalk import is_small_talk
+from ..text.tokenize import analyze, content_words
 from ..types import Hit
 from .services import ToolServices
 from .wire import make_snippet
@@ -193,6 +194,16 @@ def specific(hit: Hit, chunks: int = 0) -> Specific:
     return Specific(excess, max(shared, default=0.0), sum(shared) / total if total else 0.0, chunks)
 
 
+def says_small_talk(hit: Hit) -> bool:
+    """Whether what an entry matched is small talk (a greeting, thanks, the weather): the lines
+    holding the query's words, or, where none does, all its lines. Such an entry answers nothing,
+    and two of them corroborate nothing."""
+    lines = [line for line in hit.text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    terms = set(hit.terms)
+    matched = [line for line in lines if terms & set(analyze(line))] or lines
+    return bool(matched) and all(is_small_talk(line) for line in matched)
+
+
 def said_trigger(message: str, triggers: Any) -> str | None:
     """The first trigger phrase the message says (case, width and Chinese script folded; a
     Latin phrase as whole words)."""
@@ -255,6 +266,7 @@ def recall(services: ToolServices, message: str, *, last_turn: str | None = None
         chunks = 0
     triggered: list[tuple[Hit, str, str]] = []
     judged: list[tuple[Hit, str, Specific, bool]] = []  # scoring the floor, no trigger said: the gate decides
+    chatting = is_small_talk(message)  # a greeting looks for nothing: only what the owner ties to words comes
     for hit, query in found.values():
         if hit.weak or not may_inject(hit.path, hit.source, sources, hit.annotations):
             continue
@@ -264,7 +276,7 @@ def recall(services: ToolServices, message: str, *, last_turn: str | None = None
         trigger = said_trigger(message, hit.annotations.get("trigger")) if owned else None
         if trigger is not None:
             triggered.append((hit, query, trigger))
-        elif hit.score >= floor:
+        elif hit.score >= floor and not chatting and not says_small_talk(hit):
             judged.append((hit, query, specific(hit, chunks), episodic(hit.path, hit.source)))
     comes = gate([(spec, said) for _, _, spec, said in judged]) if gate is not None else [True] * len(judged)
     # a record of what was said that stood out alone, held back for want of a second
@@ -287,6 +299,8 @@ def recall(services: ToolServices, message: str, *, last_turn: str | None = None
     if not out.entries and held_back:
         out.why_none = ("only one entry of the daily logs or transcripts stood out for this message, and such an "
                         "entry comes only when a second one does too")
+    elif not out.entries and chatting:
+        out.why_none = "the message is small talk (a greeting, thanks, the weather): there is nothing to recall for it"
     elif not out.entries:
         out.why_none = f"nothing in memory scored {floor:g} or more for this message"
     return out

@@ -1,0 +1,37 @@
+"""Another spelling of a name (text/spelling.py): alike by sound or by one typo, not by chance."""
+
+import pytest
+
+from mnemoclaw.text.spelling import alike, first_letters, length_range, sound
+from mnemoclaw.text.tokenize import analyze
+
+
+@pytest.mark.parametrize("asked, held", [
+    ("Muhammad", "Muhhamed"), ("Mohammed", "Muhhamed"), ("Aqib", "Akib"), ("Eliza", "Elise"),
+    ("Nikolas", "Nicolas"), ("Caroline", "Karoline"), ("Deborah", "Debra"), ("Jon", "John"),
+    ("Katherine", "Katharine"), ("Melanie", "Melaney"),
+])
+def test_spellings_of_one_name_are_alike_as_the_index_holds_them(asked, held):
+    term = analyze(held)[0]  # memory's side is an index term: lowercased and stemmed
+    assert alike(asked, term), (asked, term)
+    assert term[0] in first_letters(asked.lower())
+    low, high = length_range(asked.lower())
+    assert low <= len(term) <= high
+
+
+@pytest.mark.parametrize("asked, held", [
+    ("Tom", "Tim"), ("Evan", "even"), ("Nate", "note"), ("Gina", "Jean"), ("Keiko", "Chidi"),
+    ("Sam", "some"), ("Muhammad", "made"), ("Caroline", "careful"), ("Priya", "pray"),
+])
+def test_other_names_and_words_are_not_alike(asked, held):
+    assert not alike(asked, analyze(held)[0])
+
+
+def test_the_same_word_or_a_number_is_no_other_spelling():
+    assert not alike("caroline", "carolin")  # "Caroline" stemmed: the name itself, found as it is
+    assert not alike("r2d2", "r2d3") and not alike("muhammad", "2024")
+
+
+def test_sound_merges_letters_written_for_one_sound():
+    assert sound("muhammad") == sound("mohamed") == "md"
+    assert sound("nikolas") == sound("nicolas") and sound("philip") == sound("filip")
