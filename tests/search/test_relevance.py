@@ -131,6 +131,25 @@ def test_a_question_about_someone_memory_never_mentions_gets_nothing(memory, mod
         assert got and got[0]["path"] == path, (query, got)
 
 
+@pytest.mark.parametrize("mode", ["hybrid", "keyword"])
+def test_a_name_spelt_another_way_than_memory_spells_it_is_still_answered(memory, mode):
+    """Danna for Dana, Chiddi for Chidi, Marhta for Marta: memory holds the person; a name memory
+    holds in no spelling at all (the SOMEONE_ELSE questions above) still gets nothing."""
+    for query, path in [("Where is Danna training for her marathon?", "memory/2026-11-09.md"),
+                        ("When does Chiddi visit?", "memory/2026-11-18.md"),
+                        ("What should I ask Marhta about?", "memory/2026-11-21.md")]:
+        got = memory.tools.memory_search(query, mode=mode)["results"]
+        assert got and got[0]["path"] == path, (query, got)
+
+
+def test_a_question_wrapped_in_small_talk_is_scored_on_the_question(memory):
+    plain = memory.tools.memory_search("where is Dana training for her marathon?")["results"]
+    wrapped = memory.tools.memory_search("Hi! Lovely weather today. By the way, where is Dana training for her "
+                                         "marathon?")["results"]
+    assert [(r["path"], r["score"]) for r in wrapped] == [(r["path"], r["score"]) for r in plain]
+    assert memory.tools.memory_search("哎呀，今天天气真好。我本来想说的是，量子计算机的原理是什么？")["results"] == []
+
+
 def test_a_name_memory_holds_written_apart_still_counts_as_mentioned(tmp_path):
     """"400mg" and "miR7a" are in memory as "400 mg" and "miR-7a": the question is about this
     memory, and it is answered; a name memory holds in no form still makes it about something else."""

@@ -104,6 +104,14 @@ def test_keyword_candidates_carry_what_bm25_needs(store):
     assert store.keyword_candidates(query, 10, sources=["sessions"]).lines == {}
 
 
+def test_terms_starting_reads_the_index_terms_by_first_letter_and_length(store):
+    store.apply([write("a.md", ["Muhhamed sailed to Kyoto", "a quiet harbour"]), write("b.md", ["Akib met Mara"])])
+    assert sorted(store.terms_starting("m", 4, 8)) == ["mara", "meet", "muhham"]  # as the index holds them (met: meet)
+    assert sorted(store.terms_starting("kq", 1, 10)) == ["kyoto", "quiet"]
+    assert sorted(store.terms_starting("a", 1, 4)) == ["a", "akib"]
+    assert store.terms_starting("z", 1, 20) == []
+
+
 def test_file_candidates_are_the_chunks_of_those_files_holding_a_term(store):
     store.apply([write("a.md", ["the walrus sings", "a quiet harbour"]), write("b.md", ["a walrus too"]),
                  write("c.md", ["walrus three"], source="sessions")])
