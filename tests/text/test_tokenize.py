@@ -237,3 +237,15 @@ def test_a_highlighter_is_given_the_irregular_forms_of_the_query_s_words_as_the_
     assert irregular_in("Maya Won the cup; we went home, a wonder", ["did", "Maya", "win", "go"]) == ["Won", "went"]
     assert irregular_in("Maya won the cup", ["won"]) == []  # as typed, the highlighter finds it itself
     assert irregular_in("数据库迁移", ["数据库"]) == []
+
+
+def test_a_name_after_a_preposition_is_not_whom_the_question_is_about():
+    from mnemoclaw.text.tokenize import keyword_query
+
+    assert keyword_query("Did I ever go to Paris?").names == ()
+    assert keyword_query("What did Caroline say about her trip with Marcus?").names == ("carolin",)
+    assert keyword_query("Which NFL team played at Super Bowl 50?").names == ("nfl",)
+    # still a term, and still a name another script may write (Paris as 巴黎)
+    query = keyword_query("Who went with Dana to Lagos?")
+    assert {"dana", "lago"} <= set(query.terms) and {"Dana", "Lagos"} <= set(query.written)
+    assert keyword_query("status of PR-4821").names == ("pr",)  # an identifier is the subject wherever it stands

@@ -90,6 +90,16 @@ FRAME_WORDS = frozenset(
     """.split()
 )
 
+# Words that put a name aside from the question's subject: a place, a companion, a topic
+# ("went to Paris", "with Marcus", "about Lisbon"): memory that never mentions it may still hold
+# the answer about the person asking (docs/quality.md, "Names memory never mentions")
+PREPOSITIONS = frozenset(
+    """
+    to in at from with about of for on into onto near by via toward towards across through around
+    without against among between behind beyond inside outside over under
+    """.split()
+)
+
 # Words English capitalises that name no one: the days and months a question dates itself by
 CALENDAR_WORDS = frozenset(
     """
@@ -312,6 +322,8 @@ def keyword_query(query: str) -> KeywordQuery:
     run: list[str] = []  # the names of letters written one after another
     first = True
     cjk = mostly_cjk(query)
+    prev = ""  # the word before, folded
+    aside = False  # the name run under way follows a preposition
     for piece in _ZH_QUESTION.sub(" ", fold(_wont(query))).split():
         words = []
         named = False
@@ -330,12 +342,17 @@ def keyword_query(query: str) -> KeywordQuery:
             (dropped if stop else terms).append(term)
             if not stop and folded not in FRAME_WORDS and folded not in CALENDAR_WORDS and _names_something(tok, first) \
                     and not (cjk and not tok.istitle()):
-                names.append(term)
+                # a name after a preposition (in Paris, with Marcus) is not whom the question is
+                # about, nor is the rest of its run (at Super Bowl 50); an identifier is (of PR-4821)
+                aside = ((aside and bool(run)) or prev in PREPOSITIONS) and tok.istitle() and tok.isalpha()
+                if not aside:
+                    names.append(term)
                 written.append(tok)
                 run.append(tok)
                 named = True
             elif run:
                 _end_run(run, written)
+            prev = folded
             first = False
         if len(words) > 1 and not CJK_RUN.search(piece):
             phrases.append(tuple(words))
