@@ -77,7 +77,8 @@ def _unlead(clause: str) -> str:
 
 
 # what a line of a conversation's log opens with: "- **Caroline** (D1:2):", "**user**:", "> "
-_SPEAKER = re.compile(r"^\s*(?:[->]\s*|\*\s+)*(?:\*\*[^*]{1,60}\*\*|[\w .'-]{1,40}(?=\s*[(:：]))?\s*(?:\([^)]{0,40}\))?\s*[:：]?\s*")
+_SPEAKER = re.compile(r"^\s*(?:[->]\s*|\*\s+)*(?:\*\*[^*]{1,60}\*\*|[\w .'-]{1,40}(?=\s*[(:：]))?"
+                      r"\s*(?:\([^)]{0,40}\))?\s*[:：]?\s*")
 
 
 _VOCATIVE = re.compile(r"[A-Z][a-z]+(?: [A-Z][a-z]+)?")

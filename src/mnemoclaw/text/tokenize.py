@@ -340,8 +340,8 @@ def keyword_query(query: str) -> KeywordQuery:
             words.append(term)
             stop = folded in STOP_WORDS
             (dropped if stop else terms).append(term)
-            if not stop and folded not in FRAME_WORDS and folded not in CALENDAR_WORDS and _names_something(tok, first) \
-                    and not (cjk and not tok.istitle()):
+            framing = folded in FRAME_WORDS or folded in CALENDAR_WORDS
+            if not stop and not framing and _names_something(tok, first) and not (cjk and not tok.istitle()):
                 # a name after a preposition (in Paris, with Marcus) is not whom the question is
                 # about, nor is the rest of its run (at Super Bowl 50); an identifier is (of PR-4821)
                 aside = ((aside and bool(run)) or prev in PREPOSITIONS) and tok.istitle() and tok.isalpha()
@@ -399,8 +399,8 @@ _EN_WORD = {v: w for w, v in _EN_VALUE.items()}
 _EN_NUMBER = re.compile(rf"\b(?:{'|'.join(_EN_VALUE)}|\d{{1,2}})\b", re.IGNORECASE)
 _ZH_NUMERAL = "〇零一二两三四五六七八九十百千"
 # a run of Chinese numerals that is a number: two or more, or one before a counter (三个, 五岁)
-_ZH_NUMBER = re.compile(rf"(?<![米{_ZH_NUMERAL}])(?:[{_ZH_NUMERAL}]{{2,}}|[{_ZH_NUMERAL}](?=[个岁年月号日次天人只本位条张件家口场周]))"
-                        rf"(?!米)")
+_ZH_COUNTERS = "个岁年月号日次天人只本位条张件家口场周"
+_ZH_NUMBER = re.compile(rf"(?<![米{_ZH_NUMERAL}])(?:[{_ZH_NUMERAL}]{{2,}}|[{_ZH_NUMERAL}](?=[{_ZH_COUNTERS}]))(?!米)")
 _ZH_UNITS = {"十": 10, "百": 100, "千": 1000}
 
 
@@ -432,9 +432,9 @@ def number_forms(text: str) -> tuple[tuple[str, ...], ...]:
         if value in _EN_WORD and not (word.isdigit() and len(word) > 1 and word[0] == "0"):
             out.append((str(value), _EN_WORD[value]))
     for m in _ZH_NUMBER.finditer(fold(text)):
-        value = _zh_value(m.group())
-        if value is not None:
-            out.append((str(value), *cjk_grams(m.group())))
+        zh = _zh_value(m.group())
+        if zh is not None:
+            out.append((str(zh), *cjk_grams(m.group())))
     return tuple(dict.fromkeys(out))
 
 
