@@ -59,10 +59,9 @@ from mnemoclaw.eval.runner import IN_SCOPE, EvalOptions, evaluate, evidence_in
 from mnemoclaw.search.relevance import (
     DEFAULT_MIN_SCORE,
     MODEL_FILE,
-    NAMES_ABSENT_FACTOR,
     Evidence,
     Model,
-    about_something_else,
+    adjusted,
     keyword_backed,
     models,
 )
@@ -112,7 +111,7 @@ def collect(args: argparse.Namespace) -> None:
                             holds = [h.path] if h.path in relevant else []
                         ref, far = e.reference, e.unrelated
                         rows.append({"e": [e.coverage, e.bm25, e.cosine, e.date, e.vector_rel, e.text_rel, e.content,
-                                           e.unseen, e.names_unseen, e.names_missing, e.other_script],
+                                           e.unseen, e.names_unseen, e.names_missing, e.other_script, e.crossing],
                                      "ref": [ref.mean, ref.sd, ref.pair_mean, ref.pair_sd] if ref else None,
                                      "far": [far.mean, far.best, far.pair_sd] if far else None,
                                      "holds": holds, "doc": h.path})
@@ -139,11 +138,11 @@ def collect(args: argparse.Namespace) -> None:
 # -- fitting --------------------------------------------------------------------------------
 def evidence(row: dict[str, Any]) -> Evidence:
     cov, bm, cos, date, vrel, trel, *more = row["e"]
-    content, unseen, names_unseen, names_missing, other_script = (more + [None] * 5)[:5]
+    content, unseen, names_unseen, names_missing, other_script, crossing = (more + [None] * 6)[:6]
     ref = VectorReference(*row["ref"]) if row["ref"] else None
     far = UnrelatedReference(*row["far"]) if row.get("far") else None
     return Evidence(cov, bm, cos, ref, int(date), vrel, trel, far, content, unseen, names_unseen, names_missing,
-                    bool(other_script))
+                    bool(other_script), bool(crossing))
 
 
 def features(row: dict[str, Any], mode: str) -> tuple[float, ...]:
@@ -155,8 +154,7 @@ def scores(model: Model, hits: list[dict[str, Any]], mode: str) -> np.ndarray:
     if not hits:
         return np.array([])
     found = [evidence(h) for h in hits]
-    p = predict(model, np.array([evidence_features(e, mode) for e in found]))
-    return p * NAMES_ABSENT_FACTOR if about_something_else(found) else p
+    return adjusted(found, predict(model, np.array([evidence_features(e, mode) for e in found])))
 
 
 def held_out(record: dict[str, Any]) -> bool:

@@ -59,6 +59,7 @@ class KeywordEvidence:
     absent: frozenset[str] = frozenset()  # those memory never mentions, whole or in parts
     parts: dict[str, tuple[str, ...]] = field(default_factory=dict)  # each name's parts (KeywordQuery.parts)
     written: tuple[str, ...] = ()  # the names in Latin letters as the query writes them (KeywordQuery.written)
+    cjk: bool = False  # the query is written mostly in CJK characters (KeywordQuery.cjk)
 
     @property
     def total(self) -> float:
@@ -184,7 +185,7 @@ def search_explained(store: CandidateSource, query: KeywordQuery, limit: int,
     absent = frozenset(t for t, parts in names if not mentioned(t, parts, lambda u: bool(df.get(u, 0))))
     evidence = KeywordEvidence(weights, candidates.lines, complete=len(candidates.lines) < depth, unseen=unseen,
                                names=tuple(t for t, _ in names), absent=absent, parts=dict(names),
-                               written=query.written)
+                               written=query.written, cjk=query.cjk)
     return rank(query, candidates, limit), evidence
 
 

@@ -173,16 +173,42 @@ def about_something_else(evidence: Sequence[Evidence]) -> bool:
     return bool(evidence) and (evidence[0].names_unseen or 0.0) >= 1.0 and not evidence[0].other_script
 
 
+# A chunk that holds under this share of the question's content words (its IDF weight, the frame
+# left out) and means less to the question than the sentences about nothing in memory do is not
+# an answer, whatever else the model reads: a question memory has nothing on, asked of a memory
+# too small for the model's reference to tell (docs/quality.md, "Off the question").
+OFF_TOPIC_CONTENT = 0.3
+OFF_TOPIC_FACTOR = NAMES_ABSENT_FACTOR
+
+
+def off_topic(e: Evidence) -> bool:
+    """Whether a chunk neither holds the question's content words nor comes near its meaning:
+    under ``OFF_TOPIC_CONTENT`` of the content words, and a cosine under the best of the
+    unrelated sentences (search/unrelated.py). Needs both sides: never in one mode alone, nor
+    across scripts (an English question of a Chinese note shares no word with it)."""
+    far = e.unrelated
+    if e.content is None or e.cosine is None or far is None or far.pair_sd < MIN_SPREAD or e.crossing:
+        return False
+    return e.content < OFF_TOPIC_CONTENT and e.cosine < far.best
+
+
+def adjusted(evidence: Sequence[Evidence], p: np.ndarray) -> np.ndarray:
+    """The model's chances ``p`` for one query's candidates, with the rules nothing is fitted in:
+    ``NAMES_ABSENT_FACTOR`` of every one for a query about something else, ``OFF_TOPIC_FACTOR``
+    of a chunk off the question (``off_topic``)."""
+    if about_something_else(evidence):
+        p = p * NAMES_ABSENT_FACTOR
+    off = np.array([off_topic(e) for e in evidence], dtype=bool)
+    return np.where(off, p * OFF_TOPIC_FACTOR, p) if off.any() else p
+
+
 def probabilities(evidence: Sequence[Evidence], mode: str) -> list[float]:
     """P(the chunk answers the query | its evidence) for each of one query's candidates, by the
-    model fitted for ``mode``; for a query about something else (``about_something_else``),
-    ``NAMES_ABSENT_FACTOR`` of it."""
+    model fitted for ``mode``, with the rules of ``adjusted``."""
     if not evidence:
         return []
     x = np.array([features(e, mode) for e in evidence], dtype=np.float64)
-    p = models()[mode].predict(x)
-    if about_something_else(evidence):
-        p = p * NAMES_ABSENT_FACTOR
+    p = adjusted(evidence, models()[mode].predict(x))
     return [float(v) for v in p]
 
 

@@ -314,7 +314,8 @@ def score(cands: Sequence[Candidate], g: Gathered, mode: str, *, reference: Vect
             content=words.content_coverage(f.id, row.text, present) if keyed else None,
             unseen=words.unseen_share if keyed else None, names_unseen=words.names_unseen if keyed else None,
             names_missing=words.names_missing(present) if keyed else None,
-            other_script=keyed and words.names_unseen >= 1.0 and words.other_script(row.text))
+            other_script=keyed and words.names_unseen >= 1.0 and words.other_script(row.text),
+            crossing=keyed and bool(words.weights) and mostly_cjk(row.text) != words.cjk)
         found.append((c, evidence))
     if found and spell is not None and found[0][1].other_script and g.words.written \
             and mostly_cjk(found[0][0].row.text) and not g.words.spelt_in(found[0][0].row.text, spell):

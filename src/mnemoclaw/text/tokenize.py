@@ -300,6 +300,7 @@ class KeywordQuery:
     # terms that say one thing in other forms (175cm, 175 and 175厘米; 60kg and 120斤): of each
     # group, the forms memory holds count, the others are not held against a note (measurements)
     variants: tuple[tuple[str, ...], ...] = ()
+    cjk: bool = False  # the query is written mostly in CJK characters (mostly_cjk)
 
     @property
     def empty(self) -> bool:
@@ -373,7 +374,7 @@ def keyword_query(query: str) -> KeywordQuery:
     groups = (*measurements(query), *number_forms(query))
     terms += [t for g in groups for t in g]
     return KeywordQuery(tuple(dict.fromkeys(terms)), tuple(dict.fromkeys(phrases)), unique,
-                        tuple(name_parts(n) for n in unique), tuple(dict.fromkeys(written)), groups)
+                        tuple(name_parts(n) for n in unique), tuple(dict.fromkeys(written)), groups, cjk)
 
 
 # A number with a unit: what a question measures, not whom it names ("175cm", "400mg", "2nd")
