@@ -3,7 +3,8 @@
     python benchmarks/beam.py [--beam /work/.mirror/mohammadtavakoli78+BEAM/repo] [--scale 100K]
                               [--work-dir bench-results/work/beam] [--out bench-results/beam.json]
                               [--conversations 1,2,3] [--budget 8000] [--max-results 30]
-                              [--others 40] [--seed 7] [--layout daily|messages]
+                              [--others 40] [--seed 7] [--layout daily|messages|exchanges]
+                              [--mode keyword|vector|hybrid]
 
 Reads the BEAM conversations from ``--beam`` (a bare git mirror, read at HEAD, or a checked-out
 folder) and never copies them into the repository. Only the ``chats/100K`` scale is read: any
@@ -50,9 +51,13 @@ conversations (abstention excluded); the share answered with nothing is reported
 and abstention questions answered with nothing as their own row. Paired differences (mnemoclaw -
 fts5) come with a seeded bootstrap 95 % CI over questions.
 
-``--layout messages`` (a measurement, not the default engine) also indexes a copy of each
-workspace whose chunks are the messages themselves: each message its own annotated entry, so the
-chunker keeps it apart (long messages still split at the chunk size).
+``--layout messages`` / ``exchanges`` (measurements of where the headroom is; the engine and its
+defaults are unchanged) write each message, or each exchange (a turn: a user message and the
+replies to it), as an annotated entry of its own, ``<!-- importance: 5 -->`` on its heading (the
+importance an entry without one counts as, so the ranking is unchanged): the chunker chunks each
+annotated entry apart, so no chunk holds two units (a long one is still split at the chunk size,
+at line boundaries). Each layout has its own workspaces and index under the work dir. ``--mode``
+searches the same index by keyword or vector alone (default: the configured hybrid).
 """
 
 from __future__ import annotations
@@ -193,17 +198,45 @@ def build_logs(chat: list[dict]) -> tuple[dict[str, str], list[Span]]:
     return {rel: "\n".join(lines) + "\n" for rel, lines in files.items()}, spans
 
 
-def build_message_entries(chat: list[dict]) -> tuple[dict[str, str], list[Span]]:
-    """The same logs, each message an annotated entry of its own (``<!-- type: event -->`` on its
-    heading), which the chunker chunks apart from its neighbours."""
-    files, spans = build_logs(chat)
-    out = {}
-    for rel, text in files.items():
-        lines = text.split("\n")
-        for s in (s for s in spans if s.path == rel):
-            lines[s.start - 1] += " <!-- type: event -->"
-        out[rel] = "\n".join(lines)
-    return out, spans
+# a neutral annotation (the importance an entry without one counts as): it makes the entry a span of
+# its own, which the chunker chunks apart, and changes nothing in the ranking
+ENTRY = " <!-- importance: 5 -->"
+
+
+def build_entries(chat: list[dict], unit: str) -> tuple[dict[str, str], list[Span]]:
+    """The same logs, each message (``unit="messages"``) or each exchange of messages
+    (``"exchanges"``: a turn of the conversation, a user message and the replies to it) an annotated
+    entry of its own, which the chunker keeps apart from its neighbours (long ones are still split
+    at the chunk size). An exchange is written as a ``## Exchange`` section, its messages under it
+    as ``### User`` / ``### Assistant`` (what they said four levels deeper)."""
+    if unit == "messages":
+        files, spans = build_logs(chat)
+        out = {}
+        for rel, text in files.items():
+            lines = text.split("\n")
+            for s in (s for s in spans if s.path == rel):
+                lines[s.start - 1] += ENTRY
+            out[rel] = "\n".join(lines)
+        return out, spans
+    grouped: dict[str, list[str]] = {}
+    spans = []
+    for batch, day in zip(chat, batch_dates(chat), strict=True):
+        rel = f"memory/{day.isoformat()}.md"
+        lines = grouped.setdefault(rel, [f"# {day.isoformat()}"])
+        for turn in batch.get("turns", []):
+            lines += ["", "## Exchange" + ENTRY]
+            for m in turn:
+                said, _ = as_data(as_data(_PLAN_MARK.sub("", str(m.get("content", ""))).strip("\n"))[0])
+                lines.append("")
+                start = len(lines) + 1
+                lines += [f"### {'User' if m.get('role') == 'user' else 'Assistant'}", "", *said.split("\n")]
+                spans.append(Span(rel, start, len(lines), int(m["id"])))
+    return {rel: "\n".join(lines) + "\n" for rel, lines in grouped.items()}, spans
+
+
+def crossing(chunks: Sequence[Result], spans_by_path: dict[str, list[Span]]) -> float:
+    """The share of chunks holding lines of more than one message."""
+    return _mean([float(len(covered([(c.path, c.start, c.end)], spans_by_path)) > 1) for c in chunks])
 
 
 def _write_if_changed(path: str, text: str) -> None:
@@ -455,7 +488,7 @@ def load(beam: Beam, names: Sequence[str], layout: str) -> list[Conversation]:
             for q in items:
                 ids, rule = evidence_for(q, category, messages)
                 qs.append((category, q, ids, rule))
-        files, spans = build_message_entries(chat) if layout == "messages" else build_logs(chat)
+        files, spans = build_logs(chat) if layout == "daily" else build_entries(chat, layout)
         out.append(Conversation(name, messages, qs, files, spans))
     return out
 
@@ -511,6 +544,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     provider = None
     index_seconds = 0.0
     chunks_total = 0
+    crossed: list[float] = []
     t0 = time.monotonic()
     for n, conv in enumerate(convs, 1):
         root = os.path.join(os.path.abspath(args.work_dir), args.layout, conv.name)
@@ -522,12 +556,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         mem, provider = open_memory(root, provider)
         try:
             ti = time.monotonic()
-            report = mem.sync(progress=lambda d, t, c=conv.name: progress(f"index {c} ({n}/{len(convs)})", d, t, ti))
+            label = f"index {conv.name} ({n}/{len(convs)})"
+            report = mem.sync(progress=lambda d, t, label=label, ti=ti: progress(label, d, t, ti))
             index_seconds += time.monotonic() - ti
             if report.failed:
                 raise SystemExit(f"{len(report.failed)} files failed to index, e.g. {report.failed[0]}")
             chunks = stored_chunks(mem, ws)
             chunks_total += len(chunks)
+            crossed.append(crossing(chunks, spans_by_path))
             fts = Fts5(chunks)
 
             def lines_of(r: Result, fl=file_lines) -> list[tuple[int, str]]:
@@ -535,7 +571,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
             ts = time.monotonic()
             for i, (category, q, evidence, rule) in enumerate(conv.questions):
-                hits = mem.search(q["question"], max_results=args.max_results, sync=False)
+                hits = mem.search(q["question"], max_results=args.max_results, mode=args.mode, sync=False)
                 ours = [Result(_rel(h.path, ws), h.start_line, h.end_line, h.text, h.score) for h in hits]
                 theirs = fts.search(q["question"], args.max_results)
                 row: dict[str, Any] = {"conv": conv.name, "category": category, "rule": rule,
@@ -552,7 +588,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             others = [text for c, text in pool if c != conv.name]
             rng = random.Random(f"{args.seed}-{conv.name}")  # a workspace's draw does not depend on the others run
             for text in rng.sample(others, min(args.others, len(others))):
-                hits = mem.search(text, max_results=args.max_results, sync=False)
+                hits = mem.search(text, max_results=args.max_results, mode=args.mode, sync=False)
                 out_rows.append({"conv": conv.name, "empty": float(not hits),
                                  "weak": float(bool(hits) and hits[0].weak),
                                  "top_score": hits[0].score if hits else None,
@@ -562,13 +598,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     print(f"searched {len(convs)} conversations in {time.monotonic() - t0:.0f} s", file=sys.stderr)
     result = summarise(rows, out_rows, convs, args.seed)
     result.update({"scale": args.scale, "conversations": [c.name for c in convs], "budget": args.budget,
-                   "max_results": args.max_results, "layout": args.layout, "chunks": chunks_total,
+                   "max_results": args.max_results, "layout": args.layout, "mode": args.mode or "configured (hybrid)",
+                   "chunks": chunks_total, "chunks_crossing_messages": round(_mean(crossed), 4),
                    "index_seconds": round(index_seconds, 1), "wall_seconds": round(time.monotonic() - t_start, 1),
                    "provider": getattr(provider, "model", None) or type(provider).__name__,
                    "questions": rows, "out_of_scope_questions": out_rows})
     return result
 
 
+LAYOUTS = ("daily", "messages", "exchanges")
 METRICS = ("recall", f"recall@{TOP}", "all_found", "turns", "chars")
 SYSTEMS = ("mnemoclaw", "fts5", "oracle")
 
@@ -643,7 +681,9 @@ def main() -> None:
     ap.add_argument("--max-results", type=int, default=30)
     ap.add_argument("--others", type=int, default=40, help="other conversations' questions asked of each workspace")
     ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--layout", default="daily", choices=("daily", "messages"))
+    ap.add_argument("--layout", default="daily", choices=LAYOUTS)
+    ap.add_argument("--mode", default=None, choices=("keyword", "vector", "hybrid"),
+                    help="how mnemoclaw searches (default: the configured mode, hybrid)")
     args = ap.parse_args()
     if args.scale not in SCALES:
         ap.error(f"scale {args.scale!r} refused: only {', '.join(SCALES)} is read (the others are kept for an "
@@ -656,6 +696,7 @@ def main() -> None:
     print(f"\nevidence rules: {json.dumps(result['evidence_rules'])}")
     print(f"text rule where ids exist too (agrees, taken): {json.dumps(result['text_rule_agreement'])}")
     print(f"top-1 score: {json.dumps(result['top_score'])}; chunks {result['chunks']}; "
+          f"holding more than one message {result['chunks_crossing_messages']:.3f}; "
           f"indexing {result['index_seconds']} s; whole run {result['wall_seconds']} s")
 
 
