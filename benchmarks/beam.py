@@ -5,6 +5,7 @@
                               [--conversations 1,2,3] [--budget 8000] [--max-results 30]
                               [--others 40] [--seed 7] [--layout daily|messages|exchanges]
                               [--mode keyword|vector|hybrid]
+    python benchmarks/beam.py --compare FIRST.json SECOND.json [--system mnemoclaw|fts5|oracle]
 
 Reads the BEAM conversations from ``--beam`` (a bare git mirror, read at HEAD, or a checked-out
 folder) and never copies them into the repository. Only the ``chats/100K`` scale is read: any
@@ -537,7 +538,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         names = [n for n in names if n in wanted]
     convs = load(beam, names, args.layout)
     # the other conversations' questions (of the whole scale, whichever are run), abstention's left out
-    pool = [(other, q["question"]) for other in beam.conversations()
+    pool = [(other, cat, q["question"]) for other in beam.conversations()
             for cat, items in beam.questions(other).items() if cat != NO_EVIDENCE for q in items]
     rows: list[dict[str, Any]] = []
     out_rows: list[dict[str, Any]] = []
@@ -585,11 +586,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                           args.budget, lines_of)
                 rows.append(row)
                 progress(f"search {conv.name} ({n}/{len(convs)})", i + 1, len(conv.questions), ts)
-            others = [text for c, text in pool if c != conv.name]
+            others = [(cat, text) for c, cat, text in pool if c != conv.name]
             rng = random.Random(f"{args.seed}-{conv.name}")  # a workspace's draw does not depend on the others run
-            for text in rng.sample(others, min(args.others, len(others))):
+            for cat, text in rng.sample(others, min(args.others, len(others))):
                 hits = mem.search(text, max_results=args.max_results, mode=args.mode, sync=False)
-                out_rows.append({"conv": conv.name, "empty": float(not hits),
+                out_rows.append({"conv": conv.name, "category": cat, "empty": float(not hits),
                                  "weak": float(bool(hits) and hits[0].weak),
                                  "top_score": hits[0].score if hits else None,
                                  "fts5_empty": float(not fts.search(text, args.max_results))})
@@ -638,7 +639,9 @@ def summarise(rows: list[dict], out_rows: list[dict], convs: Sequence[Conversati
         "text_rule_agreement": text_rule_agreement(convs),
         "out_of_scope": {"queries": len(out_rows), "empty": round(_mean([r["empty"] for r in out_rows]), 4),
                          "weak": round(_mean([r["weak"] for r in out_rows]), 4),
-                         "fts5_empty": round(_mean([r["fts5_empty"] for r in out_rows]), 4)},
+                         "fts5_empty": round(_mean([r["fts5_empty"] for r in out_rows]), 4),
+                         "empty_by_category": {c: round(_mean([r["empty"] for r in out_rows if r["category"] == c]), 4)
+                                               for c in CATEGORIES if any(r["category"] == c for r in out_rows)}},
         "top_score": {"median": tops[len(tops) // 2] if tops else None,
                       "share_at_least_0.999": round(_mean([float(t >= 0.999) for t in tops]), 4)},
     }
@@ -670,6 +673,30 @@ def table(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def compare(first: dict[str, Any], second: dict[str, Any], seed: int, system: str = "mnemoclaw") -> str:
+    """Two runs' ``system`` rows question by question (the same questions in the same order): the
+    second run's recall within budget and recall@5 less the first's, with bootstrap 95 % CIs."""
+    a = [r for r in first["questions"] if system in r]
+    b = [r for r in second["questions"] if system in r]
+    if [(r["conv"], r["category"]) for r in a] != [(r["conv"], r["category"]) for r in b]:
+        raise SystemExit("the two runs did not ask the same questions")
+    k = f"recall@{TOP}"
+    lines = [f"| category | n | first recall | second recall | diff [95 % CI] | first {k} | second {k} | "
+             "diff [95 % CI] | chars first / second |", "|---|---|---|---|---|---|---|---|---|"]
+    for cat in (*CATEGORIES, "all"):
+        pairs = [(x, y) for x, y in zip(a, b, strict=True) if cat in ("all", x["category"])]
+        if not pairs:
+            continue
+        cells = []
+        for m in ("recall", k):
+            d, lo, hi = bootstrap([y[system][m] - x[system][m] for x, y in pairs], seed)
+            cells += [f"{_mean([x[system][m] for x, _ in pairs]):.3f}", f"{_mean([y[system][m] for _, y in pairs]):.3f}",
+                      f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]"]
+        chars = f"{_mean([x[system]['chars'] for x, _ in pairs]):.0f} / {_mean([y[system]['chars'] for _, y in pairs]):.0f}"
+        lines.append(f"| {'**all**' if cat == 'all' else cat} | {len(pairs)} | " + " | ".join(cells) + f" | {chars} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--beam", default=DEFAULT_BEAM, help="a bare git mirror of BEAM (read at HEAD) or a checkout")
@@ -684,7 +711,17 @@ def main() -> None:
     ap.add_argument("--layout", default="daily", choices=LAYOUTS)
     ap.add_argument("--mode", default=None, choices=("keyword", "vector", "hybrid"),
                     help="how mnemoclaw searches (default: the configured mode, hybrid)")
+    ap.add_argument("--compare", nargs=2, metavar=("FIRST.json", "SECOND.json"), default=None,
+                    help="no run: two runs' results question by question (the second less the first)")
+    ap.add_argument("--system", default="mnemoclaw", choices=SYSTEMS, help="the row --compare reads")
     args = ap.parse_args()
+    if args.compare:
+        runs = []
+        for path in args.compare:
+            with open(path) as fh:
+                runs.append(json.load(fh))
+        print(compare(runs[0], runs[1], args.seed, args.system))
+        return
     if args.scale not in SCALES:
         ap.error(f"scale {args.scale!r} refused: only {', '.join(SCALES)} is read (the others are kept for an "
                  "independent check)")
@@ -693,7 +730,9 @@ def main() -> None:
     with open(args.out, "w") as fh:
         json.dump(result, fh, indent=1)
     print(table(result))
-    print(f"\nevidence rules: {json.dumps(result['evidence_rules'])}")
+    print(f"\nother conversations' questions answered with nothing, by their category: "
+          f"{json.dumps(result['out_of_scope']['empty_by_category'])}")
+    print(f"evidence rules: {json.dumps(result['evidence_rules'])}")
     print(f"text rule where ids exist too (agrees, taken): {json.dumps(result['text_rule_agreement'])}")
     print(f"top-1 score: {json.dumps(result['top_score'])}; chunks {result['chunks']}; "
           f"holding more than one message {result['chunks_crossing_messages']:.3f}; "
