@@ -4,7 +4,7 @@
                               [--work-dir bench-results/work/beam] [--out bench-results/beam.json]
                               [--conversations 1,2,3] [--budget 8000] [--max-results 30]
                               [--others 40] [--seed 7] [--layout daily|messages|exchanges]
-                              [--mode keyword|vector|hybrid]
+                              [--mode keyword|vector|hybrid] [--vector-weight 0.7]
     python benchmarks/beam.py --compare FIRST.json SECOND.json [--system mnemoclaw|fts5|oracle]
 
 Reads the BEAM conversations from ``--beam`` (a bare git mirror, read at HEAD, or a checked-out
@@ -58,7 +58,9 @@ replies to it), as an annotated entry of its own, ``<!-- importance: 5 -->`` on 
 importance an entry without one counts as, so the ranking is unchanged): the chunker chunks each
 annotated entry apart, so no chunk holds two units (a long one is still split at the chunk size,
 at line boundaries). Each layout has its own workspaces and index under the work dir. ``--mode``
-searches the same index by keyword or vector alone (default: the configured hybrid).
+searches the same index by keyword or vector alone (default: the configured hybrid);
+``--vector-weight`` fixes the hybrid's vector weight (the text weight is 1 - it) instead of the
+adaptive one, a search setting over the same index.
 """
 
 from __future__ import annotations
@@ -518,9 +520,9 @@ def progress(label: str, done: int, total: int, t0: float) -> None:
           file=sys.stderr, flush=True)
 
 
-def open_memory(root: str, provider: Any) -> tuple[Memory, Any]:
+def open_memory(root: str, provider: Any, overrides: dict[str, Any] | None = None) -> tuple[Memory, Any]:
     settings = load_settings(workspace=os.path.join(root, "workspace"), state_dir=os.path.join(root, "state"),
-                             config={}, overrides={}, env={})
+                             config={}, overrides=overrides or {}, env={})
     if provider is None:
         provider = resolve_provider(settings)
     return Memory(settings, provider=provider, background=False), provider
@@ -543,6 +545,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
     out_rows: list[dict[str, Any]] = []
     provider = None
+    # a fixed vector weight instead of the adaptive one: a search setting, the index is the same
+    overrides = ({"query": {"hybrid": {"vectorWeight": args.vector_weight, "textWeight": 1 - args.vector_weight}}}
+                 if args.vector_weight is not None else {})
     index_seconds = 0.0
     chunks_total = 0
     crossed: list[float] = []
@@ -554,7 +559,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for s in conv.spans:
             spans_by_path[s.path].append(s)
         file_lines = {rel: text.split("\n") for rel, text in conv.files.items()}
-        mem, provider = open_memory(root, provider)
+        mem, provider = open_memory(root, provider, overrides)
         try:
             ti = time.monotonic()
             label = f"index {conv.name} ({n}/{len(convs)})"
@@ -600,6 +605,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     result = summarise(rows, out_rows, convs, args.seed)
     result.update({"scale": args.scale, "conversations": [c.name for c in convs], "budget": args.budget,
                    "max_results": args.max_results, "layout": args.layout, "mode": args.mode or "configured (hybrid)",
+                   "vector_weight": args.vector_weight if args.vector_weight is not None else "adaptive",
                    "chunks": chunks_total, "chunks_crossing_messages": round(_mean(crossed), 4),
                    "index_seconds": round(index_seconds, 1), "wall_seconds": round(time.monotonic() - t_start, 1),
                    "provider": getattr(provider, "model", None) or type(provider).__name__,
@@ -711,6 +717,8 @@ def main() -> None:
     ap.add_argument("--layout", default="daily", choices=LAYOUTS)
     ap.add_argument("--mode", default=None, choices=("keyword", "vector", "hybrid"),
                     help="how mnemoclaw searches (default: the configured mode, hybrid)")
+    ap.add_argument("--vector-weight", type=float, default=None,
+                    help="compare: a fixed hybrid vector weight (text weight 1 - it) instead of the adaptive one")
     ap.add_argument("--compare", nargs=2, metavar=("FIRST.json", "SECOND.json"), default=None,
                     help="no run: two runs' results question by question (the second less the first)")
     ap.add_argument("--system", default="mnemoclaw", choices=SYSTEMS, help="the row --compare reads")
