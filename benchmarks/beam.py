@@ -27,7 +27,8 @@ embedder, no API key, the default minScore floor; each question is asked for ``-
 
 Evidence (``evidence_for``), per question, the first rule that gives any message:
 ``ids``: its ``source_chat_ids`` (a list, or lists under keys), the ids the conversation has;
-``named``: references naming a message (``chat_id: 58``, ``Session 60: ...``, a bare number);
+``named``: references naming a message (``chat_id: 58``, a bare number; not ``Session 60: ...``,
+whose number is not always a message id);
 ``text``: for a statement the user made (``preference_being_tested``, ``instruction_being_tested``)
 the user message holding the largest share of its content words (lowercased alphanumeric words of
 two characters or more, a short stop list out), taken when that share is at least 0.4 (ties: the
@@ -99,7 +100,8 @@ _STOP = frozenset("the a an and or of to in on for with is are was were be been 
                   "how when".split())
 _WORDS = re.compile(r"[a-z0-9]+")
 _PLAN_MARK = re.compile(r"\s*->->\s*\d+\s*,\s*\d+\s*$")
-_CHAT_ID = re.compile(r"^\s*(?:chat_id|session)\s*[:#]?\s*(\d+)\b", re.I)
+# "Session N: ..." is not read: in temporal-reasoning questions its N is mostly not a cited message
+_CHAT_ID = re.compile(r"^\s*chat_id\s*[:#]?\s*(\d+)\b", re.I)
 _TOKEN = re.compile(r"\w+")
 
 
@@ -308,14 +310,7 @@ def evidence_for(question: dict, category: str, messages: Sequence[dict]) -> tup
     ids = list(dict.fromkeys(i for i in _ints(question.get("source_chat_ids")) if i in known))
     if ids:
         return ids, "ids"
-    refs = question.get("conversation_references", question.get("conversation_reference")) or []
-    named: list[int] = []
-    for ref in refs if isinstance(refs, list) else [refs]:
-        if isinstance(ref, int) and not isinstance(ref, bool):
-            named.append(ref)
-        elif isinstance(ref, str) and (m := _CHAT_ID.match(ref)):
-            named.append(int(m.group(1)))
-    named = list(dict.fromkeys(i for i in named if i in known))
+    named = list(dict.fromkeys(i for i in named_references(question) if i in known))
     if named:
         return named, "named"
     found = []
@@ -496,6 +491,31 @@ def load(beam: Beam, names: Sequence[str], layout: str) -> list[Conversation]:
     return out
 
 
+def named_references(question: dict) -> list[int]:
+    """The message ids a question's references name (``chat_id: 58``, or 58)."""
+    refs = question.get("conversation_references", question.get("conversation_reference")) or []
+    named: list[int] = []
+    for ref in refs if isinstance(refs, list) else [refs]:
+        if isinstance(ref, int) and not isinstance(ref, bool):
+            named.append(ref)
+        elif isinstance(ref, str) and (m := _CHAT_ID.match(ref)):
+            named.append(int(m.group(1)))
+    return named
+
+
+def named_rule_agreement(convs: Sequence[Conversation]) -> list[int]:
+    """Where a question cites ids and its references name messages too: [named ids among the
+    cited ones, named ids]."""
+    out = [0, 0]
+    for conv in convs:
+        for _, q, ids, rule in conv.questions:
+            if rule == "ids":
+                for i in named_references(q):
+                    out[0] += int(i in ids)
+                    out[1] += 1
+    return out
+
+
 def text_rule_agreement(convs: Sequence[Conversation]) -> dict[str, list[int]]:
     """Where a question cites ids and states a user statement too: how often the ``text`` rule
     (taken) picks one of the cited messages; per category [agrees, taken]."""
@@ -643,6 +663,7 @@ def summarise(rows: list[dict], out_rows: list[dict], convs: Sequence[Conversati
         "by_category": by_cat,
         "evidence_rules": {c: dict(Counter(r["rule"] for r in groups[c])) for c in CATEGORIES},
         "text_rule_agreement": text_rule_agreement(convs),
+        "named_rule_agreement": named_rule_agreement(convs),
         "out_of_scope": {"queries": len(out_rows), "empty": round(_mean([r["empty"] for r in out_rows]), 4),
                          "weak": round(_mean([r["weak"] for r in out_rows]), 4),
                          "fts5_empty": round(_mean([r["fts5_empty"] for r in out_rows]), 4),
@@ -741,7 +762,8 @@ def main() -> None:
     print(f"\nother conversations' questions answered with nothing, by their category: "
           f"{json.dumps(result['out_of_scope']['empty_by_category'])}")
     print(f"evidence rules: {json.dumps(result['evidence_rules'])}")
-    print(f"text rule where ids exist too (agrees, taken): {json.dumps(result['text_rule_agreement'])}")
+    print(f"text rule where ids exist too (agrees, taken): {json.dumps(result['text_rule_agreement'])}; "
+          f"named references among the cited ids: {result['named_rule_agreement']}")
     print(f"top-1 score: {json.dumps(result['top_score'])}; chunks {result['chunks']}; "
           f"holding more than one message {result['chunks_crossing_messages']:.3f}; "
           f"indexing {result['index_seconds']} s; whole run {result['wall_seconds']} s")

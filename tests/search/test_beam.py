@@ -65,7 +65,7 @@ def test_each_message_is_a_block_its_content_cannot_break():
 def test_evidence_comes_from_ids_first_then_named_references_then_the_user_s_statement():
     assert beam.evidence_for({"source_chat_ids": {"first": [6], "second": [0, 6, 99]}}, "knowledge_update",
                              MESSAGES) == ([6, 0], "ids")  # duplicates and unknown ids dropped
-    assert beam.evidence_for({"source_chat_ids": [], "conversation_references": ["chat_id: 2", "Session 4: back"]},
+    assert beam.evidence_for({"source_chat_ids": [], "conversation_references": ["chat_id: 2", 4, "Session 6: x"]},
                              "multi_session_reasoning", MESSAGES) == ([2, 4], "named")
     assert beam.evidence_for({"source_chat_ids": [], "preference_being_tested": "I prefer writing in quiet libraries"},
                              "preference_following", MESSAGES) == ([2], "text")
