@@ -64,8 +64,8 @@ searches the same index by keyword or vector alone (default: the configured hybr
 adaptive one, a search setting over the same index.
 """
 
-from __future__ import annotations
-
+# no ``from __future__ import annotations``: the dataclasses here are made while the module loads
+# outside sys.modules (tests/test_lint.py loads every script so), where string annotations fail
 import argparse
 import json
 import os
@@ -239,7 +239,7 @@ def build_entries(chat: list[dict], unit: str) -> tuple[dict[str, str], list[Spa
     return {rel: "\n".join(lines) + "\n" for rel, lines in grouped.items()}, spans
 
 
-def crossing(chunks: Sequence[Result], spans_by_path: dict[str, list[Span]]) -> float:
+def crossing(chunks: "Sequence[Result]", spans_by_path: dict[str, list[Span]]) -> float:
     """The share of chunks holding lines of more than one message."""
     return _mean([float(len(covered([(c.path, c.start, c.end)], spans_by_path)) > 1) for c in chunks])
 
