@@ -38,15 +38,16 @@ of recall. The run reports how often ``text`` picks a cited message where ids ex
 Scoring at a fixed context budget (``--budget`` characters): results are taken in order; a
 result's characters are its chunk text (the lines ``startLine..endLine`` as indexed, joined by
 newlines, which is what the agent reads), plus one for the newline between results; the result that
-crosses the budget is cut to its leading lines that fit (at least nothing; its line range shrinks
-to them). A message is covered when any of its lines is in a returned range. Per question:
+crosses the budget is cut to its leading lines that fit (possibly none; its line range shrinks
+to them), and no result after it is read. A message is covered when any of its lines is in a returned range. Per question:
 recall = share of its evidence messages covered, all-found = every one covered, turns = messages
 covered, chars = characters returned. recall@5: the first five results, whole, no budget.
 
 Baseline ``fts5``: the very chunks mnemoclaw indexed (read from its store), in an SQLite FTS5
 table (default unicode61 tokenizer), the question's word tokens OR-ed, ordered by bm25(), scored
 the same way. ``oracle``: the five of those chunks holding the most evidence (greedy: each next
-chunk the one adding most uncovered evidence), an upper bound on recall@5.
+chunk the one adding most uncovered evidence), the bound on what ranking these chunks can reach
+at five (greedy, so it may sit a little under the exact best five).
 
 Out of scope: each workspace is asked ``--others`` questions drawn (seeded) from the other
 conversations (abstention excluded); the share answered with nothing is reported (target >= 0.9),
