@@ -111,7 +111,8 @@ def collect(args: argparse.Namespace) -> None:
                             holds = [h.path] if h.path in relevant else []
                         ref, far = e.reference, e.unrelated
                         rows.append({"e": [e.coverage, e.bm25, e.cosine, e.date, e.vector_rel, e.text_rel, e.content,
-                                           e.unseen, e.names_unseen, e.names_missing, e.other_script, e.crossing],
+                                           e.unseen, e.names_unseen, e.names_missing, e.other_script, e.crossing,
+                                           e.named],
                                      "ref": [ref.mean, ref.sd, ref.pair_mean, ref.pair_sd] if ref else None,
                                      "far": [far.mean, far.best, far.pair_sd] if far else None,
                                      "holds": holds, "doc": h.path})
@@ -138,11 +139,11 @@ def collect(args: argparse.Namespace) -> None:
 # -- fitting --------------------------------------------------------------------------------
 def evidence(row: dict[str, Any]) -> Evidence:
     cov, bm, cos, date, vrel, trel, *more = row["e"]
-    content, unseen, names_unseen, names_missing, other_script, crossing = (more + [None] * 6)[:6]
+    content, unseen, names_unseen, names_missing, other_script, crossing, named = (more + [None] * 7)[:7]
     ref = VectorReference(*row["ref"]) if row["ref"] else None
     far = UnrelatedReference(*row["far"]) if row.get("far") else None
     return Evidence(cov, bm, cos, ref, int(date), vrel, trel, far, content, unseen, names_unseen, names_missing,
-                    bool(other_script), bool(crossing))
+                    bool(other_script), bool(crossing), bool(named))
 
 
 def features(row: dict[str, Any], mode: str) -> tuple[float, ...]:

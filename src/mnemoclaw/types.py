@@ -97,7 +97,8 @@ class Evidence:
     names_unseen: float | None = None  # share of the query's names (people, places, ids) memory never mentions
     names_missing: float | None = None  # share of them this chunk does not mention
     other_script: bool = False  # the chunk's script may spell the query's names another way (KeywordEvidence)
-    crossing: bool = False  # the chunk is written in another script than the query (Chinese, Latin letters)
+    crossing: bool = False  # the chunk holds next to no word in the query's script (stages.written_in)
+    named: bool = False  # the query names someone or something (KeywordEvidence.names)
 
 
 @dataclass(frozen=True, slots=True)

@@ -200,3 +200,33 @@ def test_the_vectors_of_names_are_kept_for_the_most_recent_and_each_call_gets_al
         assert got.shape == (5, first.shape[1]) and np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
         assert np.allclose(got[0], first[2]) and np.allclose(got[3], first[0]) and np.allclose(got[0], got[4])
         assert len(s._name_vectors) == 3
+
+
+def test_a_chunk_off_the_question_is_no_answer_whatever_the_model_reads():
+    """Under 30 % of the content words and a cosine under the best unrelated sentence: off the
+    question (relevance.off_topic), unless it mentions everyone the question names or is written
+    in another script than the question (words cannot match there)."""
+    from dataclasses import replace
+
+    from mnemoclaw.search.relevance import adjusted, off_topic
+
+    far = UnrelatedReference(0.05, 0.20, 0.08)
+    off = Evidence(coverage=0.1, bm25=0.2, cosine=0.12, unrelated=far, content=0.1, unseen=0.8)
+    assert off_topic(off)
+    assert not off_topic(replace(off, content=0.5))  # the chunk holds the question's words
+    assert not off_topic(replace(off, cosine=0.25))  # it means more than the unrelated sentences
+    assert not off_topic(replace(off, named=True, names_missing=0.0))  # it mentions whom the question names
+    assert off_topic(replace(off, named=True, names_missing=1.0))
+    assert not off_topic(replace(off, crossing=True))  # an English question of a Chinese note
+    assert not off_topic(replace(off, content=None))  # one side alone decides nothing
+    p = adjusted([off, replace(off, content=0.9)], np.array([0.8, 0.8]))
+    assert p[0] < 0.05 < p[1] == 0.8
+
+
+def test_written_in_counts_the_words_of_the_query_s_script():
+    from mnemoclaw.search.stages import written_in
+
+    assert written_in("我们决定把数据库迁移到 PostgreSQL", cjk=True)
+    assert not written_in("我们决定把数据库迁移到 PostgreSQL 和 MySQL", cjk=False)  # two Latin words
+    assert written_in("- Prefers oat milk in coffee, 喜欢喝乌龙茶", cjk=False)
+    assert not written_in("The Panthers beat the Broncos 24-10", cjk=True)

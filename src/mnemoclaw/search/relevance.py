@@ -185,9 +185,14 @@ def off_topic(e: Evidence) -> bool:
     """Whether a chunk neither holds the question's content words nor comes near its meaning:
     under ``OFF_TOPIC_CONTENT`` of the content words, and a cosine under the best of the
     unrelated sentences (search/unrelated.py). Needs both sides: never in one mode alone, nor
-    across scripts (an English question of a Chinese note shares no word with it)."""
+    across scripts (an English question of a Chinese note shares no word with it), nor for a
+    chunk that mentions every name the question gives."""
     far = e.unrelated
     if e.content is None or e.cosine is None or far is None or far.pair_sd < MIN_SPREAD or e.crossing:
+        return False
+    # a chunk that mentions everyone the question names is on it, however common the names are
+    # in memory (a conversation's speakers are in every chunk and weigh next to nothing)
+    if e.named and not e.names_missing:
         return False
     return e.content < OFF_TOPIC_CONTENT and e.cosine < far.best
 

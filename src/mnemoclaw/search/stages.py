@@ -22,7 +22,7 @@ import numpy as np
 from ..markdown.annotations import decode
 from ..store.base import ChunkSource, KeywordSource, VectorSearch, VectorSource
 from ..text.dates import note_date, query_dates
-from ..text.tokenize import CJK_RUN, WORD, KeywordQuery, analyze, keyword_query, mostly_cjk
+from ..text.tokenize import CJK_RUN, WORD, KeywordQuery, analyze, count_cjk, keyword_query, mostly_cjk
 from ..types import Hit, StoredChunk, UnrelatedReference, VectorReference
 from . import keyword
 from .annotated import (
@@ -144,6 +144,20 @@ def gather(query: str, mode: str, n_cand: int, sources: Sequence[str] | None, *,
     text_missing = 0.0 if len(text) < n_cand else None
     rows = chunks.chunks(list(dict.fromkeys([*vector, *text])))
     return Gathered(text, vector, words, qvec, rows, text_missing)
+
+
+# the fewest words of a script (CJK characters, words of Latin letters) a chunk writes the
+# query's script in: under it, the query's words cannot match the chunk's (Evidence.crossing)
+SCRIPT_WORDS = 3
+
+
+def written_in(text: str, *, cjk: bool) -> bool:
+    """Whether ``text`` writes at least ``SCRIPT_WORDS`` words in the query's script: CJK
+    characters for a Chinese query, words of Latin letters for another (a bilingual note is
+    written in both)."""
+    if cjk:
+        return count_cjk(text) >= SCRIPT_WORDS
+    return sum(1 for w in WORD.findall(text) if not w.isdigit()) >= SCRIPT_WORDS
 
 
 def written_as_name(term: str, keywords: KeywordSource, chunks: ChunkSource) -> bool:
@@ -315,7 +329,8 @@ def score(cands: Sequence[Candidate], g: Gathered, mode: str, *, reference: Vect
             unseen=words.unseen_share if keyed else None, names_unseen=words.names_unseen if keyed else None,
             names_missing=words.names_missing(present) if keyed else None,
             other_script=keyed and words.names_unseen >= 1.0 and words.other_script(row.text),
-            crossing=keyed and bool(words.weights) and mostly_cjk(row.text) != words.cjk)
+            crossing=keyed and bool(words.weights) and not written_in(row.text, cjk=words.cjk),
+            named=keyed and bool(words.names))
         found.append((c, evidence))
     if found and spell is not None and found[0][1].other_script and g.words.written \
             and mostly_cjk(found[0][0].row.text) and not g.words.spelt_in(found[0][0].row.text, spell):
