@@ -7,8 +7,11 @@ configuration), then cuts the snippets of the first five results again with each
 lengths, ``LINE/BEST`` (search/snippets.py ``LINE_MAX`` for every line, ``BEST_LINE_MAX`` for the
 line that matched best) and reports, on the even and the odd questions:
 
-- snippet recall@5: the evidence lines the snippets show, of all the question's evidence (a line
-  shortened to its best part counts as shown);
+- snippet recall@5 by text: the evidence lines the snippets' text shows, of all the question's
+  evidence (the eval's ``snippet_recall@5``: a line shows with who said it, its dialogue id and
+  40 characters of what was said, ``eval.runner.holds``);
+- by lines: the evidence lines the snippets' line ranges (``snippetLines``) name, shown or cut
+  (``snippet_recall_lines@5``, what snippet recall counted before);
 - answer words shown: of the answer's words the five chunks hold, the share the snippets show
   (the eval's ``snippet_answer@5``): what a line cut short loses.
 
@@ -53,22 +56,25 @@ def main() -> None:
              EvalOptions(mode="hybrid", scope_field="conv", queries_dir=os.path.join(bench, "locomo", "turns"),
                          work_dir=args.work_dir, collect=keep))
 
-    def measure(line_max: int, best_max: int, part: list[tuple[str, Any, list[Any]]]) -> tuple[float, float]:
-        lines, words = [], []
+    def measure(line_max: int, best_max: int,
+                part: list[tuple[str, Any, list[Any]]]) -> tuple[float, float, float]:
+        text_shown, lines, words = [], [], []
         for text, evidence, top in part:
-            shown, answered = snippets_show(top, evidence, answers.get(text), line_max, best_max)
-            lines.append(shown)
-            if answered is not None:
-                words.append(answered)
-        return mean(lines), mean(words)
+            shown = snippets_show(top, evidence, answers.get(text), line_max, best_max)
+            text_shown.append(shown.text)
+            lines.append(shown.lines)
+            if shown.words is not None:
+                words.append(shown.words)
+        return mean(text_shown), mean(lines), mean(words)
 
     halves = (asked[0::2], asked[1::2])
-    print("| line length / the best line's | snippet recall@5, even / odd questions | answer words shown, even / odd |"
-          "\n|---|---|---|")
+    print("| line length / the best line's | snippet recall@5 by text, even / odd questions "
+          "| by lines, even / odd | answer words shown, even / odd |\n|---|---|---|---|")
     for pair in args.lengths.split(","):
         line_max, best_max = (int(n) for n in pair.split("/"))
-        (r0, w0), (r1, w1) = (measure(line_max, best_max, h) for h in halves)
-        print(f"| {line_max} / {best_max} | {r0:.4f} / {r1:.4f} | {w0:.4f} / {w1:.4f} |", flush=True)
+        (t0, l0, w0), (t1, l1, w1) = (measure(line_max, best_max, h) for h in halves)
+        print(f"| {line_max} / {best_max} | {t0:.4f} / {t1:.4f} "
+              f"| {l0:.4f} / {l1:.4f} | {w0:.4f} / {w1:.4f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,17 @@ QUESTION_PASSES = 0.6
 LINE_MAX = 100
 BEST_LINE_MAX = 220
 PREFIX_MAX = 40  # a line's "speaker: " kept in front of the part shown
+# Who speaks a dialogue line: "- **Caroline** (D3:5): ", a saved session's "- **User**: ", a
+# transcript's "User: ", "小明：", a bare "- (D1:3) ". A name is bold, or at most three words; a
+# dialogue id or a time may follow it in brackets.
+_ID = r"\([^()\n]*\d[^()\n]*\)"
+SPEAKER = re.compile(
+    r"[ \t]*(?:[-*+][ \t]+)?"
+    r"(?:\*\*[^*\n]+?[:：]\*\*[ \t]*"  # **User:**
+    rf"|(?:\*\*[^*\n]+?\*\*|__[^_\n]+?__|[^\s:：*_()#>|][^\s:：]*(?: [^\s:：]+){{0,2}}?)(?:[ \t]*{_ID})?"
+    r"[ \t]*(?::[ \t]+|：[ \t]*)"
+    rf"|{_ID}[ \t]+)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +186,14 @@ class _Shortened:
             most = self.longer[1] if self.longer is not None and self.longer[0] == i else self.line_max
             line = self.done[i] = _shorten(self.full[i], self.terms, most)
         return line
+
+
+def speaker(line: str) -> str:
+    """The start of ``line`` that says who speaks, as the dialogue writers put it (``- **Caroline**
+    (D3:5): ``, a saved session's ``- **User**: ``, a transcript's ``User: ``, ``小明：``, a bare
+    ``- (D1:3) ``), or "" when it has none."""
+    found = SPEAKER.match(line)
+    return found.group(0) if found and len(found.group(0)) <= PREFIX_MAX and found.end() < len(line) else ""
 
 
 def _shorten(line: str, terms: Mapping[str, float], line_max: int) -> str:
