@@ -27,7 +27,7 @@ from ..api import Memory
 from ..config import load_settings
 from ..embeddings.base import EmbeddingProvider, cpu_count
 from ..errors import EvalDataError
-from ..search.snippets import BEST_LINE_MAX, LINE_MAX, choose_all, speaker
+from ..search.snippets import BEST_LINE_MAX, LINE_MAX, PREFIX_ALLOWANCE, choose_all, speaker
 from ..text.tokenize import analyze, keyword_query
 from ..tools import SNIPPET_MAX_CHARS
 from .beir import Doc, Query, load_corpus, load_qrels, load_queries
@@ -486,12 +486,13 @@ def holds(snippet: str, line: str, mark: str) -> bool:
 
 
 def snippets_show(top: list, evidence: dict[str, tuple[str, int]], answer: Any = None,
-                  line_max: int = LINE_MAX, best_line_max: int = BEST_LINE_MAX) -> Shown:
+                  line_max: int = LINE_MAX, best_line_max: int = BEST_LINE_MAX,
+                  allowance: int = PREFIX_ALLOWANCE) -> Shown:
     """What an agent reading only the snippets of ``top`` sees: the share of the evidence lines
     their text shows (and the share their line ranges name), and of the answer's words ``top``
     holds the share they show (None without an answer, or when ``top`` holds none of its words)."""
     snippets = choose_all(((h.path, h.text, h.start_line, h.terms, h.analysed) for h in top), SNIPPET_MAX_CHARS,
-                          line_max, best_line_max)
+                          line_max, best_line_max, allowance)
     named: set[str] = set()
     shown: set[str] = set()
     for h, snippet in zip(top, snippets, strict=True):
