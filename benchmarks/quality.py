@@ -237,7 +237,8 @@ def main() -> None:
                   f"{w['empty']:.3f}")
             if name in MEMORIES:
                 shown = w.get("snippet_answer@5", {}).get("shown")
-                print(f"  hit@5 {w['hit@5']:.3f}, snippet recall@5 {w['snippet_recall@5']:.3f}, "
+                print(f"  hit@5 {w['hit@5']:.3f}, snippet recall@5 {w['snippet_recall@5']:.3f} "
+                      f"(by lines {w['snippet_recall_lines@5']:.3f}), "
                       + (f"answer words the snippets show {shown:.3f}, " if shown is not None else "")
                       + f"multi-hop recall@5 {w['by_category'].get('1', {}).get('recall@5', 0):.3f}, "
                       f"average returned chunk {w['avg_chunk_chars@5']} chars")

@@ -124,7 +124,10 @@ def test_locomo_workspace_mode_answers_what_it_holds_and_nothing_else(bench):
     assert r["recall@5"] >= 0.866
     assert r["hit@5"] >= 0.916
     assert r["by_category"]["1"]["recall@5"] >= 0.552
-    assert r["snippet_recall@5"] >= 0.83
+    # counted by the text an agent reads (a cut line keeps who said it): 0.856, and 0.856 by the
+    # lines snippetLines names (0.843 and 0.855 before a cut line kept its speaker)
+    assert r["snippet_recall@5"] >= 0.85
+    assert r["snippet_recall_lines@5"] >= 0.85
     assert r["snippet_answer@5"]["shown"] >= 0.86
     # the other corpora's questions: measured 0.999 / 0.994 / 0.993 (the issue asks for 0.95)
     for label in FOREIGN:

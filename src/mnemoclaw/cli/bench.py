@@ -79,7 +79,8 @@ def eval_cmd(obj: Ctx, directory, scope_field, queries_dir, mode, min_score, lim
     click.echo(f"{result['dataset']}: {result['queries']} queries, mode {result['mode']}, "
                f"{result['provider']}/{result['model'] or '-'}, fusion {result['fusion']}, "
                f"minScore {result['min_score']:g}")
-    keys = [k for k in ("recall@1", "recall@5", "recall@10", "hit@5", "snippet_recall@5", "mrr@10", "ndcg@10")
+    keys = [k for k in ("recall@1", "recall@5", "recall@10", "hit@5", "snippet_recall@5", "snippet_recall_lines@5",
+                          "mrr@10", "ndcg@10")
             if k in result]
     click.echo("  " + "  ".join(f"{k} {result[k]:.3f}" for k in keys))
     if "snippet_answer@5" in result:

@@ -27,7 +27,7 @@ from ..api import Memory
 from ..config import load_settings
 from ..embeddings.base import EmbeddingProvider, cpu_count
 from ..errors import EvalDataError
-from ..search.snippets import BEST_LINE_MAX, LINE_MAX, choose_all
+from ..search.snippets import BEST_LINE_MAX, LINE_MAX, PREFIX_ALLOWANCE, choose_all, speaker
 from ..text.tokenize import analyze, keyword_query
 from ..tools import SNIPPET_MAX_CHARS
 from .beir import Doc, Query, load_corpus, load_qrels, load_queries
@@ -35,6 +35,10 @@ from .metrics import mean, mrr_at, ndcg_at, percentile, recall_at
 
 K_VALUES = (1, 5, 10)
 EVIDENCE = re.compile(r"\((D\d+:\d+)\)")
+# how much of an evidence line a snippet must show, after who said it, for the line to be shown:
+# about eight English words; every line a snippet shows holds 70 or more (a 100-character
+# line less its speaker and an ellipsis at each end) unless it is shorter or cut past its speaker
+HELD_CHARS = 40
 
 PhaseProgress = Callable[[str, int, int], None]  # (phase, done, total)
 IN_SCOPE = "in scope"
@@ -407,7 +411,7 @@ def _evaluate_workspaces(root: str, subdirs: list[str], options: EvalOptions,
         session.close()
     if not results:
         raise EvalDataError(f"no query in {qdir} has evidence ids found in {root}")
-    out = _summarise(results, tuple(f"hit@{k}" for k in K_VALUES) + ("snippet_recall@5",))
+    out = _summarise(results, tuple(f"hit@{k}" for k in K_VALUES) + ("snippet_recall@5", "snippet_recall_lines@5"))
     out["avg_chunk_chars@5"] = round(mean(chunk_chars), 1)
     answered = [r.scores["snippet_answer@5"] for r in results if "snippet_answer@5" in r.scores]
     if answered:  # the questions whose answer's words the first five chunks hold
@@ -455,21 +459,55 @@ def evidence_in(hit: Any, evidence: dict[str, tuple[str, int]]) -> set[str]:
     return {e for e, (p, ln) in evidence.items() if p == path and hit.start_line <= ln <= hit.end_line}
 
 
+@dataclass(frozen=True)
+class Shown:
+    """What an agent reading only the snippets of the first results sees of a question's evidence."""
+
+    text: float  # the share of the evidence lines the snippets' text holds (``holds``)
+    lines: float  # the share of them the snippets' line ranges (snippetLines) name
+    words: float | None  # of the answer's words the chunks hold, the share the snippets show
+
+
+def holds(snippet: str, line: str, mark: str) -> bool:
+    """Whether a snippet's text shows ``line``, the evidence line marked ``mark`` (``(D3:5)``): one
+    of its lines starts with the line's speaker (``- **Caroline** (D3:5): ``, snippets.speaker;
+    nothing for a line without one), holds the mark, and goes on with a piece of the rest of the
+    line, as written, of at least ``HELD_CHARS`` characters (all of it when it is shorter). An
+    ellipsis where the line was cut does not count. Named by snippetLines but cut past who
+    said it, or to a few words, a line is not shown."""
+    head = speaker(line)
+    rest = line[len(head):]
+    for shown in snippet.split("\n"):
+        if shown.startswith(head) and mark in shown:
+            piece = shown[len(head):].strip("…")
+            if piece in rest and len(piece) >= min(HELD_CHARS, len(rest)):
+                return True
+    return False
+
+
 def snippets_show(top: list, evidence: dict[str, tuple[str, int]], answer: Any = None,
-                  line_max: int = LINE_MAX, best_line_max: int = BEST_LINE_MAX) -> tuple[float, float | None]:
+                  line_max: int = LINE_MAX, best_line_max: int = BEST_LINE_MAX,
+                  allowance: int = PREFIX_ALLOWANCE) -> Shown:
     """What an agent reading only the snippets of ``top`` sees: the share of the evidence lines
-    they show, and of the answer's words ``top`` holds the share they show (None without an
-    answer, or when ``top`` holds none of its words)."""
+    their text shows (and the share their line ranges name), and of the answer's words ``top``
+    holds the share they show (None without an answer, or when ``top`` holds none of its words)."""
     snippets = choose_all(((h.path, h.text, h.start_line, h.terms, h.analysed) for h in top), SNIPPET_MAX_CHARS,
-                          line_max, best_line_max)
+                          line_max, best_line_max, allowance)
+    named: set[str] = set()
     shown: set[str] = set()
     for h, snippet in zip(top, snippets, strict=True):
         path = os.path.realpath(h.path) if os.path.isabs(h.path) else h.path
-        shown |= {e for e, (p, ln) in evidence.items() if p == path and any(a <= ln <= b for a, b in snippet.ranges)}
+        lines = h.text.split("\n")
+        for e, (p, ln) in evidence.items():
+            if p == path and any(a <= ln <= b for a, b in snippet.ranges):
+                named.add(e)
+                if holds(snippet.text, lines[ln - h.start_line], f"({e})"):
+                    shown.add(e)
     words = set(keyword_query(str(answer)).terms) if answer not in (None, "") else set()
     held = words & {t for h in top for t in analyze(h.text)}
     seen = {t for s in snippets for t in analyze(s.text)} if held else set()
-    return len(shown) / len(evidence), (len(held & seen) / len(held) if held else None)
+    return Shown(len(shown) / len(evidence), len(named) / len(evidence),
+                 len(held & seen) / len(held) if held else None)
 
 
 def _score_evidence(hits: list, evidence: dict[str, tuple[str, int]], answer: Any = None) -> dict[str, float]:
@@ -498,10 +536,11 @@ def _score_evidence(hits: list, evidence: dict[str, tuple[str, int]], answer: An
     scores["mrr@10"] = 1.0 / first_hit if first_hit and first_hit <= 10 else 0.0
     scores["empty"] = float(not hits)
     scores["weak"] = float(bool(hits) and hits[0].weak)
-    lines, words = snippets_show(hits[:5], evidence, answer)
-    scores["snippet_recall@5"] = lines
-    if words is not None:
-        scores["snippet_answer@5"] = words
+    shown = snippets_show(hits[:5], evidence, answer)
+    scores["snippet_recall@5"] = shown.text
+    scores["snippet_recall_lines@5"] = shown.lines
+    if shown.words is not None:
+        scores["snippet_answer@5"] = shown.words
     dcg = sum(g / math.log2(i + 1) for i, g in enumerate(gains[:10], 1))
     ideal = sum(1 / math.log2(i + 1) for i in range(1, min(n, 10) + 1))
     scores["ndcg@10"] = dcg / ideal

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-import unicodedata
 from collections.abc import Iterator
 
-from ..text.tokenize import count_cjk
+from ..text.tokenize import count_cjk, is_attached
 from ..types import Chunk
 
 # part of the index fingerprint: chunks made another way are made again
@@ -23,8 +22,6 @@ DEFAULT_OVERLAP = 80
 # An ATX heading line. A chunk of nothing but these (and blank lines) says nothing on its own:
 # search returns what it heads instead (search/stages.py ``headings_give_way``)
 HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
-# Characters that must stay attached to the character before them.
-_JOINERS = {"\u200d", "\u20e3"}
 
 
 def text_hash(text: str) -> str:
@@ -34,17 +31,6 @@ def text_hash(text: str) -> str:
 def _weight(text: str) -> int:
     # char-equivalents: 4 of them make a token, and a CJK character is a whole token
     return len(text) + 3 * count_cjk(text)
-
-
-def _is_attached(ch: str) -> bool:
-    return (
-        unicodedata.combining(ch) != 0
-        or ch in _JOINERS
-        or "\ufe00" <= ch <= "\ufe0f"
-        or "\U000e0100" <= ch <= "\U000e01ef"
-        or "\U0001f3fb" <= ch <= "\U0001f3ff"  # skin-tone modifiers
-        or "\udc00" <= ch <= "\udfff"  # a low surrogate left by lenient decoding
-    )
 
 
 def _slice_line(line: str, budget: int) -> Iterator[str]:
@@ -62,7 +48,7 @@ def _slice_line(line: str, budget: int) -> Iterator[str]:
             end += 1
         # do not cut before a combining mark, a joiner or a variation selector
         cut = end
-        while start < cut < n and _is_attached(line[cut]):
+        while start < cut < n and is_attached(line[cut]):
             cut -= 1
         if cut == start:
             cut = end

@@ -124,6 +124,23 @@ def count_cjk(text: str) -> int:
     return len(_CJK_CHAR.findall(text))
 
 
+# Characters that must stay attached to the character before them.
+_JOINERS = {"\u200d", "\u20e3"}
+
+
+def is_attached(ch: str) -> bool:
+    """Whether ``ch`` belongs to the character before it, so text is never cut just before it:
+    a combining mark, a joiner, a variation selector, a skin tone."""
+    return (
+        unicodedata.combining(ch) != 0
+        or ch in _JOINERS
+        or "\ufe00" <= ch <= "\ufe0f"
+        or "\U000e0100" <= ch <= "\U000e01ef"
+        or "\U0001f3fb" <= ch <= "\U0001f3ff"  # skin-tone modifiers
+        or "\udc00" <= ch <= "\udfff"  # a low surrogate left by lenient decoding
+    )
+
+
 def estimate_tokens(text: str) -> int:
     """Tokens as budgeted by the chunker: 4 characters a token, a CJK character a whole token."""
     cjk = count_cjk(text)
