@@ -99,6 +99,7 @@ class Evidence:
     other_script: bool = False  # the chunk's script may spell the query's names another way (KeywordEvidence)
     crossing: bool = False  # the chunk holds next to no word in the query's script (stages.written_in)
     named: bool = False  # the query names someone or something (KeywordEvidence.names)
+    one_unseen: float = 0.0  # share of the content words' weight on the heaviest word no chunk holds
 
 
 @dataclass(frozen=True, slots=True)

@@ -88,8 +88,13 @@ def test_search_follow_append_edit_and_conflict_in_a_browser(browser_page, works
     assert page.locator(".result").count() >= 1 and "MEMORY.md#L" in page.inner_text(".result .cite")
     assert "postgresql" in page.inner_text(".result .why")
     page.screenshot(path=str(shots / "search.png"), full_page=True)
-    # what else was found, under the floor, comes after the answer marked as a weak match
+    # what else was found, under the floor, comes after the answer marked as a weak match (the
+    # daily log's bridge line under MEMORY.md's PostgreSQL line; a note holding none of the words and
+    # meaning less than sentences about nothing is off the question, not shown at all)
     page.goto(server.base + "/search?q=Hangzhou+staging&mode=hybrid")
+    page.wait_for_selector(".result")
+    assert page.locator(".result").count() == 1
+    page.goto(server.base + "/search?q=bridge+PostgreSQL+anything&mode=hybrid")
     page.wait_for_selector(".result")
     results = page.locator(".result")
     assert results.count() == 2 and results.nth(0).locator(".weak").count() == 0

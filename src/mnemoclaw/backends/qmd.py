@@ -516,7 +516,7 @@ class QmdBackend:
         # docs/qmd.md): one qmd process a search, and no look-up of which words are rarest
         if not self.config.merge_builtin and len(words) > 1:
             df = self.store.keyword_candidates(keyword_query(" ".join(words)), 1).df
-            terms = {w: keyword_query(w).terms for w in words}
+            terms = {w: keyword_query(w).as_written for w in words}
             rare = sorted(words, key=lambda w: min((df.get(t, 0) for t in terms[w]), default=0))
             tries += ([rare[:2]] if len(words) > 2 else []) + [rare[:1]]
         by_name = self._by_name()

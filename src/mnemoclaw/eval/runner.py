@@ -503,7 +503,7 @@ def snippets_show(top: list, evidence: dict[str, tuple[str, int]], answer: Any =
                 named.add(e)
                 if holds(snippet.text, lines[ln - h.start_line], f"({e})"):
                     shown.add(e)
-    words = set(keyword_query(str(answer)).terms) if answer not in (None, "") else set()
+    words = set(keyword_query(str(answer)).as_written) if answer not in (None, "") else set()
     held = words & {t for h in top for t in analyze(h.text)}
     seen = {t for s in snippets for t in analyze(s.text)} if held else set()
     return Shown(len(shown) / len(evidence), len(named) / len(evidence),

@@ -145,7 +145,7 @@ def plan(target: str, files: Sequence[SourceFile], resolve: Callable[[str], tupl
             raise NothingToForget(f"{shown} has {len(lines)} lines; lines {start}-{end} are not in it")
         cut = Removal(shown, abspath, "memory", start, end, tuple(lines[start - 1 : end]))
         return ForgetPlan(target, [cut]) if writable else ForgetPlan(target, fenced=[cut])
-    terms = set(keyword_query(target).terms)
+    terms = set(keyword_query(target).as_written)
     if not terms:
         raise NothingToForget(f"{target!r} has no words to look for")
     out = ForgetPlan(target)

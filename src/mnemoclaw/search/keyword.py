@@ -92,6 +92,15 @@ class KeywordEvidence:
         return sum(w for t, w in content.items() if t in present) / total
 
     @property
+    def one_unseen(self) -> float:
+        """The share of the content words' weight (``content_coverage``) on the heaviest word no
+        chunk holds: one unmatched word (a typo, a word memory writes another way), which alone
+        should not take a chunk off the question."""
+        content = {t: w for t, w in self.weights.items() if t not in FRAME_TERMS} or self.weights
+        total = sum(content.values())
+        return max((w for t, w in content.items() if t in self.unseen), default=0.0) / total if total else 0.0
+
+    @property
     def unseen_share(self) -> float:
         """The share of the query's IDF weight on words no chunk holds: what memory never mentions."""
         total = self.total

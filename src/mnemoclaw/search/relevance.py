@@ -183,7 +183,8 @@ OFF_TOPIC_FACTOR = NAMES_ABSENT_FACTOR
 
 def off_topic(e: Evidence) -> bool:
     """Whether a chunk neither holds the question's content words nor comes near its meaning:
-    under ``OFF_TOPIC_CONTENT`` of the content words, and a cosine under the best of the
+    under ``OFF_TOPIC_CONTENT`` of the content words (the heaviest word no chunk holds left out:
+    one unmatched word never decides), and a cosine under the best of the
     unrelated sentences (search/unrelated.py). Needs both sides: never in one mode alone, nor
     across scripts (an English question of a Chinese note shares no word with it), nor for a
     chunk that mentions every name the question gives."""
@@ -194,7 +195,9 @@ def off_topic(e: Evidence) -> bool:
     # in memory (a conversation's speakers are in every chunk and weigh next to nothing)
     if e.named and not e.names_missing:
         return False
-    return e.content < OFF_TOPIC_CONTENT and e.cosine < far.best
+    # one word memory never holds (a typo, another spelling) leaves the rest to decide
+    rest = e.content / (1.0 - e.one_unseen) if e.one_unseen < 1.0 else 0.0
+    return rest < OFF_TOPIC_CONTENT and e.cosine < far.best
 
 
 def adjusted(evidence: Sequence[Evidence], p: np.ndarray) -> np.ndarray:

@@ -330,7 +330,7 @@ def score(cands: Sequence[Candidate], g: Gathered, mode: str, *, reference: Vect
             names_missing=words.names_missing(present) if keyed else None,
             other_script=keyed and words.names_unseen >= 1.0 and words.other_script(row.text),
             crossing=keyed and bool(words.weights) and not written_in(row.text, cjk=words.cjk),
-            named=keyed and bool(words.names))
+            named=keyed and bool(words.names), one_unseen=words.one_unseen if keyed else 0.0)
         found.append((c, evidence))
     if found and spell is not None and found[0][1].other_script and g.words.written \
             and mostly_cjk(found[0][0].row.text) and not g.words.spelt_in(found[0][0].row.text, spell):

@@ -318,10 +318,17 @@ class KeywordQuery:
     # group, the forms memory holds count, the others are not held against a note (measurements)
     variants: tuple[tuple[str, ...], ...] = ()
     cjk: bool = False  # the query is written mostly in CJK characters (mostly_cjk)
+    forms: tuple[str, ...] = ()  # the terms of ``variants`` the query does not write itself ("five" for 5)
 
     @property
     def empty(self) -> bool:
         return not self.terms
+
+    @property
+    def as_written(self) -> tuple[str, ...]:
+        """The terms of the words the query writes, without the other forms of its numbers and
+        measurements: what a line must hold to say what the query says."""
+        return tuple(t for t in self.terms if t not in self.forms) if self.forms else self.terms
 
     @property
     def counted(self) -> tuple[str, ...]:
@@ -389,9 +396,11 @@ def keyword_query(query: str) -> KeywordQuery:
             names.append(name)
     unique = tuple(dict.fromkeys(names))
     groups = (*measurements(query), *number_forms(query))
-    terms += [t for g in groups for t in g]
+    own = set(terms)
+    forms = tuple(dict.fromkeys(t for g in groups for t in g if t not in own))
+    terms += forms
     return KeywordQuery(tuple(dict.fromkeys(terms)), tuple(dict.fromkeys(phrases)), unique,
-                        tuple(name_parts(n) for n in unique), tuple(dict.fromkeys(written)), groups, cjk)
+                        tuple(name_parts(n) for n in unique), tuple(dict.fromkeys(written)), groups, cjk, forms)
 
 
 # A number with a unit: what a question measures, not whom it names ("175cm", "400mg", "2nd")

@@ -30,7 +30,7 @@ PERSON = "person"  # the person at this machine (the CLI): real paths, commands 
 
 def make_snippet(text: str, query: str, limit: int = SNIPPET_MAX_CHARS) -> str:
     """At most ``limit`` characters of a chunk: its lines that hold the query's words."""
-    return provenance.without_provenance(choose(text, 1, dict.fromkeys(keyword_query(query).terms, 1.0), limit).text)
+    return provenance.without_provenance(choose(text, 1, dict.fromkeys(keyword_query(query).as_written, 1.0), limit).text)
 
 
 @dataclass
@@ -53,7 +53,7 @@ class SearchAnswer:
         results = []
         # startLine/endLine: the whole chunk (what memory_get reads back); snippetLines: the
         # lines the snippet shows, chosen by what matched
-        fallback_terms = dict.fromkeys(keyword_query(self.query).terms, 1.0)
+        fallback_terms = dict.fromkeys(keyword_query(self.query).as_written, 1.0)
         snippets = choose_all(((h.path, h.text, h.start_line, h.terms or fallback_terms, h.analysed)
                                for h in self.hits),
                               SNIPPET_MAX_CHARS)
