@@ -30,7 +30,8 @@ PERSON = "person"  # the person at this machine (the CLI): real paths, commands 
 
 def make_snippet(text: str, query: str, limit: int = SNIPPET_MAX_CHARS) -> str:
     """At most ``limit`` characters of a chunk: its lines that hold the query's words."""
-    return provenance.without_provenance(choose(text, 1, dict.fromkeys(keyword_query(query).as_written, 1.0), limit).text)
+    terms = dict.fromkeys(keyword_query(query).as_written, 1.0)
+    return provenance.without_provenance(choose(text, 1, terms, limit).text)
 
 
 @dataclass
