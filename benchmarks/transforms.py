@@ -34,6 +34,7 @@ import argparse
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -416,6 +417,18 @@ def table(spec: SetSpec, result: dict[str, Any]) -> str:
     return "\n".join(rows) + "\n"
 
 
+def commit() -> str | None:
+    """The commit measured (the engine is this checkout's), with "+" when files differ from it."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True,
+                              timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=HERE,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except OSError:
+        return None
+    return head + ("+" if dirty else "") if head else None
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bench", default=None)
@@ -493,7 +506,7 @@ def main() -> None:
     elapsed = round(time.monotonic() - started, 1)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as fh:
-        json.dump({"seconds": elapsed, "mode": args.mode, "seed": args.seed, "limit": args.limit,
+        json.dump({"seconds": elapsed, "commit": commit(), "mode": args.mode, "seed": args.seed, "limit": args.limit,
                    "sets": results}, fh, indent=2, ensure_ascii=False)
     print(f"done in {elapsed / 60:.1f} min; figures in {args.out}", file=sys.stderr)
 
