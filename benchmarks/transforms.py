@@ -353,10 +353,10 @@ def run(spec: SetSpec, variant: str, own: Asked, foreign: list[Asked], args: arg
     opts = EvalOptions(mode=args.mode, queries_dir=own.directory, work_dir=spec.work, min_score=args.min_score,
                        foreign_dirs=asked, foreign_limit=foreign_limit(spec, args), limit_queries=args.limit or None,
                        collect=collect, **options)
-    summary = evaluate(spec.corpus, opts, progress)
+    report = evaluate(spec.corpus, opts, progress)
     if unmapped:
         print(f"  warning: {unmapped} searches whose question was not found in its file", file=sys.stderr)
-    return summary, records
+    return report, records
 
 
 def mean(xs: list[float]) -> float | None:
@@ -396,8 +396,9 @@ def cell(value: float | None, plain: float | None = None, digits: int = 3) -> st
     return text + (f" ({plain:.{digits}f})" if plain is not None else "")
 
 
-def table(spec: SetSpec, result: dict[str, Any]) -> str:
-    rows = [f"### {spec.label} (`{spec.name}`)", "",
+def table(name: str, result: dict[str, Any]) -> str:
+    """One set's figures: a row for the plain questions and one for each transform."""
+    rows = [f"### {result['label']} (`{name}`)", "",
             "| questions | answerable / out of scope | answerable answered [] | recall@5 | "
             "out of scope answered | weak: answerable / out of scope | even: [] / R@5 / OOS answered | "
             "odd: [] / R@5 / OOS answered |", "|---|---|---|---|---|---|---|---|"]
@@ -414,6 +415,28 @@ def table(spec: SetSpec, result: dict[str, Any]) -> str:
                     f"{cell(a['empty'], pa.get('empty'))} | {cell(a['recall@5'], pa.get('recall@5'))} | "
                     f"{cell(a['oos_answered'], pa.get('oos_answered'))} | {cell(a['weak'])} / {cell(a['oos_weak'])} | "
                     f"{half[0]} | {half[1]} |")
+    return "\n".join(rows) + "\n"
+
+
+def summary(results: dict[str, Any]) -> str:
+    """Every set on one line: each transform's headline error beside the plain questions' on the same ones."""
+    def pair(r: dict[str, Any] | None, key: str) -> str:
+        if not r or "skipped" in r:
+            return "–"
+        return cell(r["transformed"]["all"][key], r["plain_same"]["all"][key] if "plain_same" in r else None)
+
+    rows = ["| set | plain: [] / R@5 / out of scope answered | respelled: [] | units: [] | smalltalk: [] / "
+            "out of scope answered | colloquial: [] / out of scope answered | merged: R@5 / out of scope answered | "
+            "unheld: answered |", "|---|---|---|---|---|---|---|---|"]
+    for name, result in results.items():
+        v = result["variants"]
+        plain = v["plain"]["transformed"]["all"]
+        rows.append(f"| {name} | {cell(plain['empty'])} / {cell(plain['recall@5'])} / {cell(plain['oos_answered'])} | "
+                    f"{pair(v.get('respelled'), 'empty')} | {pair(v.get('units'), 'empty')} | "
+                    f"{pair(v.get('smalltalk'), 'empty')} / {pair(v.get('smalltalk'), 'oos_answered')} | "
+                    f"{pair(v.get('colloquial'), 'empty')} / {pair(v.get('colloquial'), 'oos_answered')} | "
+                    f"{pair(v.get('merged'), 'recall@5')} / {pair(v.get('merged'), 'oos_answered')} | "
+                    f"{pair(v.get('unheld'), 'oos_answered').split(' (')[0]} |")
     return "\n".join(rows) + "\n"
 
 
@@ -442,7 +465,13 @@ def main() -> None:
     ap.add_argument("--work-dir", default="bench-results/work/transforms", help="the rewritten query files")
     ap.add_argument("--index-dir", default="bench-results/work", help="the indexes (quality.py's)")
     ap.add_argument("--out", default="bench-results/transforms.json")
+    ap.add_argument("--from-json", default=None, metavar="PATH", help="print the tables of a saved run, run nothing")
     args = ap.parse_args()
+    if args.from_json:
+        with open(args.from_json, encoding="utf-8") as fh:
+            saved = json.load(fh)
+        print("\n".join(table(name, result) for name, result in saved["sets"].items()) + "\n" + summary(saved["sets"]))
+        return
     started = time.monotonic()
     bench = args.bench or q.default_bench()
     names = [n for n in args.sets.split(",") if n]
@@ -487,14 +516,14 @@ def main() -> None:
             print(f"[{step}/{steps}] {spec.name} {variant}: {len(own.changed)} of {own.total} questions"
                   + (f", out of scope {sum(len(a.changed) for a in foreign)} of {sum(a.total for a in foreign)}"
                      if foreign and variant not in OUT_OF_SCOPE else ""), file=sys.stderr, flush=True)
-            summary, records = run(spec, variant, own, foreign, args, progress)
+            report, records = run(spec, variant, own, foreign, args, progress)
             if variant == "plain":
                 plain_records = records
             changed = {a.key: a.changed for a in [own, *foreign]}
             entry = compare(records, plain_records, changed)
             entry.update(changed={a.key: len(a.changed) for a in [own, *foreign]},
                          answerable_total=summarise(plain_records)["answerable"],
-                         runner={k: summary.get(k) for k in ("queries", "recall@5", "empty", "weak", "out_of_scope",
+                         runner={k: report.get(k) for k in ("queries", "recall@5", "empty", "weak", "out_of_scope",
                                                              "latency_ms_p50", "latency_ms_p95")},
                          seconds=round(time.monotonic() - t, 1))
             result["variants"][variant] = entry
@@ -502,7 +531,8 @@ def main() -> None:
             print(f"    [] {cell(a['empty'])}  recall@5 {cell(a['recall@5'])}  out of scope answered "
                   f"{cell(a['oos_answered'])}  ({entry['seconds']} s)", file=sys.stderr, flush=True)
         results[spec.name] = result
-        print(table(spec, result), flush=True)
+        print(table(spec.name, result), flush=True)
+    print(summary(results), flush=True)
     elapsed = round(time.monotonic() - started, 1)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as fh:
