@@ -21,7 +21,8 @@ half of a corpus left out) and, for sets quality.py asks none, the other corpora
 (EXTRA_FOREIGN), and every ``unheld`` question. A transform that applies to some questions only
 (a name to respell, a number to rewrite) is measured on those, with the plain questions' figure
 on the same questions in brackets. Every figure is given on the even and the odd questions (by
-their place in the query file) apart too, so a rule can be fitted on one half and read on the other.
+their place in the query file; another corpus's by their place among those drawn from it) apart
+too, so a rule can be fitted on one half and read on the other.
 
 ``newcomer`` is a small hand-written memory (benchmarks/newcomer/: eighteen notes about one
 person) asked questions it answers and general questions it does not (docs/quality.md,
@@ -253,13 +254,16 @@ def tail(key: str) -> str:
 
 class Asked(NamedTuple):
     """A query folder as a run asks it: its directory, each question's place in the file (by text),
-    and the places the transform changed."""
+    the places the transform changed, and each place's half (0 even, 1 odd: by place in the file, or
+    for another corpus's questions by place among those drawn, which are every 6th or 10th of a file)."""
 
     key: str
     directory: str
     place: dict[str, int]
     changed: set[int]
     total: int
+    half: dict[int, int]
+    kind: dict[int, str]  # respelled: how each changed question's name was ("transliteration", "typo", ...)
 
 
 def prepare(sources: Sources, key: str, variant: str, work: str, seed: int, sample: int = 0) -> Asked:
@@ -272,17 +276,20 @@ def prepare(sources: Sources, key: str, variant: str, work: str, seed: int, samp
     src = sources.path(key)
     rows = read_jsonl(os.path.join(src, "queries.jsonl"))
     picked = spread(list(range(len(rows))), sample) if sample else list(range(len(rows)))
+    half = {i: (rank if sample else i) % 2 for rank, i in enumerate(picked)}
     if variant in ("plain", "merged"):
         place: dict[str, int] = {}
         for i in picked:
             place.setdefault(rows[i].get("text") or "", i)
-        return Asked(key, src, place, set(picked), len(picked))
+        return Asked(key, src, place, set(picked), len(picked), half, {})
     lex = sources.lexicon(key, seed)
-    out, place, changed = [], {}, set()
+    out, place, changed, kind = [], {}, set(), {}
     for i in picked:
+        before = dict(lex.counts)
         new = apply(variant, rows[i].get("text") or "", lex, str(rows[i]["_id"]))
         if new is not None:
             changed.add(i)
+            kind.update((i, k) for k, n in lex.counts.items() if n != before.get(k, 0))
         if new is not None or not sample and variant not in OUT_OF_SCOPE:
             text = new if new is not None else rows[i].get("text") or ""
             out.append({**rows[i], "text": text})
@@ -294,12 +301,13 @@ def prepare(sources: Sources, key: str, variant: str, work: str, seed: int, samp
     link = os.path.join(directory, "qrels.tsv")
     if os.path.isfile(qrels) and not os.path.exists(link):
         os.symlink(qrels, link)
-    return Asked(key, directory, place, changed, len(picked))
+    return Asked(key, directory, place, changed, len(picked), half, kind)
 
 
 class Record(NamedTuple):
     key: str
     place: int
+    half: int
     label: str
     answerable: bool
     empty: bool
@@ -341,8 +349,8 @@ def run(spec: SetSpec, variant: str, own: Asked, foreign: list[Asked], args: arg
             return
         answerable = kind == IN_SCOPE and variant not in OUT_OF_SCOPE
         label = variant if variant in OUT_OF_SCOPE else kind
-        records.append(Record(asked.key, place, label, answerable, not hits, bool(hits) and hits[0].weak,
-                              recall5(hits, relevant) if answerable else 0.0))
+        records.append(Record(asked.key, place, asked.half.get(place, place % 2), label, answerable, not hits,
+                              bool(hits) and hits[0].weak, recall5(hits, relevant) if answerable else 0.0))
 
     options = dict(spec.options)
     if variant == "merged":
@@ -376,17 +384,25 @@ def summarise(records: list[Record]) -> dict[str, Any]:
 
 
 def halves(records: list[Record]) -> dict[str, Any]:
-    return {"all": summarise(records), "even": summarise([r for r in records if r.place % 2 == 0]),
-            "odd": summarise([r for r in records if r.place % 2 == 1])}
+    return {"all": summarise(records), "even": summarise([r for r in records if r.half == 0]),
+            "odd": summarise([r for r in records if r.half == 1])}
 
 
-def compare(records: list[Record], plain: list[Record], changed: dict[str, set[int]]) -> dict[str, Any]:
+def compare(records: list[Record], plain: list[Record], asked: list[Asked]) -> dict[str, Any]:
     """The variant's figures on the questions it changed, and the plain questions' on the same ones
-    (the out-of-scope ones of the kinds the variant asked)."""
+    (the out-of-scope ones of the kinds the variant asked); for respelled, the answerable ones by
+    how the name was respelled as well."""
+    changed = {a.key: a.changed for a in asked}
     mine = [r for r in records if r.place in changed.get(r.key, set())]
     kinds = {r.label for r in records}
     same = [r for r in plain if r.place in changed.get(r.key, set()) and (r.answerable or r.label in kinds)]
-    return {"transformed": halves(mine), "plain_same": halves(same)}
+    out: dict[str, Any] = {"transformed": halves(mine), "plain_same": halves(same)}
+    how = {a.key: a.kind for a in asked}
+    by_kind = {k: summarise([r for r in mine if r.answerable and how[r.key].get(r.place) == k])
+               for k in sorted({k for a in asked[:1] for k in a.kind.values()})}
+    if by_kind:
+        out["by_kind"] = {k: {key: v[key] for key in ("answerable", "empty", "recall@5")} for k, v in by_kind.items()}
+    return out
 
 
 def cell(value: float | None, plain: float | None = None, digits: int = 3) -> str:
@@ -519,8 +535,7 @@ def main() -> None:
             report, records = run(spec, variant, own, foreign, args, progress)
             if variant == "plain":
                 plain_records = records
-            changed = {a.key: a.changed for a in [own, *foreign]}
-            entry = compare(records, plain_records, changed)
+            entry = compare(records, plain_records, [own, *foreign])
             entry.update(changed={a.key: len(a.changed) for a in [own, *foreign]},
                          answerable_total=summarise(plain_records)["answerable"],
                          runner={k: report.get(k) for k in ("queries", "recall@5", "empty", "weak", "out_of_scope",
