@@ -44,6 +44,8 @@ PLAN = (
         ("sessions", "transcripts as text, word-for-word search over them"),
         ("tools", "the agent tools: descriptions, schemas, bounds (specs.py), the wire format (wire.py)"),
         ("eval.metrics", "recall, nDCG, MRR"),
+        ("eval.transforms", "questions asked another way: names respelled, numbers in other forms, small talk, "
+                            "colloquial forms, people memory does not hold"),
     )),
     Layer(2, "ports", "the only places that touch SQL, models, HTTP, sockets, file locks", (
         ("store", "the index: the Store protocol cut by job, SQLite and Postgres (each cut by job) behind "

@@ -21,7 +21,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ..api import Memory
 from ..config import load_settings
@@ -33,6 +33,7 @@ from ..tools import SNIPPET_MAX_CHARS
 from .beir import Doc, Query, load_corpus, load_qrels, load_queries
 from .metrics import mean, mrr_at, ndcg_at, percentile, recall_at
 
+T = TypeVar("T")
 K_VALUES = (1, 5, 10)
 EVIDENCE = re.compile(r"\((D\d+:\d+)\)")
 # how much of an evidence line a snippet must show, after who said it, for the line to be shown:
@@ -231,7 +232,7 @@ def _evaluate_beir(directory: str, options: EvalOptions, progress: PhaseProgress
     for q in queries:
         queries_by_scope[_scope_of(q, options.scope_field)].append(q)
     asked = [(_label(d), q) for d in options.foreign_dirs
-             for q in _spread(load_queries(os.path.abspath(d)), options.foreign_limit)]
+             for q in spread(load_queries(os.path.abspath(d)), options.foreign_limit)]
     foreign_empty: dict[str, list[float]] = defaultdict(list)
     foreign_weak: dict[str, list[float]] = defaultdict(list)
 
@@ -314,7 +315,7 @@ def _leave_half_out(corpus: list[Doc], queries: list[Query], qrels: dict[str, An
     keep = {d.id for d in corpus if kept(d)}
     inside = [q for q in queries if all(d in keep for d in qrels[q.id])]
     outside = [q for q in queries if not any(d in keep for d in qrels[q.id])]
-    return [d for d in corpus if d.id in keep], inside, _spread(outside, limit)
+    return [d for d in corpus if d.id in keep], inside, spread(outside, limit)
 
 
 def _evidence_lines(folder: str) -> dict[str, tuple[str, int]]:
@@ -350,7 +351,7 @@ def _evaluate_workspaces(root: str, subdirs: list[str], options: EvalOptions,
             by_scope[scope] = by_scope[scope][:room]
             kept += len(by_scope[scope])
     foreign = [(_label(d), q) for d in options.foreign_dirs
-               for q in _spread(load_queries(os.path.abspath(d)), options.foreign_limit)]
+               for q in spread(load_queries(os.path.abspath(d)), options.foreign_limit)]
     session = _Session(options, progress)
     results: list[_QueryResult] = []
     chunk_chars: list[int] = []
@@ -395,7 +396,7 @@ def _evaluate_workspaces(root: str, subdirs: list[str], options: EvalOptions,
                 asked = list(foreign)
                 if options.others:
                     pool = [q for s2, qs in sorted(by_scope.items()) if s2 not in members for q in qs]
-                    asked += [(OTHER_SCOPES, q) for q in _spread(pool, options.others)]
+                    asked += [(OTHER_SCOPES, q) for q in spread(pool, options.others)]
                 for kind, q in asked:
                     hits = mem.search(q.text, max_results=10, min_score=options.min_score, mode=options.mode,
                                       sync=False)
@@ -446,7 +447,7 @@ def _label(directory: str) -> str:
     return f"{os.path.basename(os.path.dirname(path))}/{os.path.basename(path)}"
 
 
-def _spread(items: list[Query], n: int) -> list[Query]:
+def spread(items: list[T], n: int) -> list[T]:
     """At most ``n`` of ``items``, evenly spaced (a file's first questions share one topic)."""
     if n <= 0:
         return []
