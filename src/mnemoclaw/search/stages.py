@@ -146,18 +146,20 @@ def gather(query: str, mode: str, n_cand: int, sources: Sequence[str] | None, *,
     return Gathered(text, vector, words, qvec, rows, text_missing)
 
 
-# the fewest words of a script (CJK characters, words of Latin letters) a chunk writes the
-# query's script in: under it, the query's words cannot match the chunk's (Evidence.crossing)
+# how much of a chunk must be in the query's script (CJK characters, words of Latin letters; two
+# characters taken for a word) for the query's words to be able to match it (Evidence.crossing):
+# a bilingual note is written in both, a Chinese paragraph naming three English things is not
 SCRIPT_WORDS = 3
+SCRIPT_SHARE = 0.2
 
 
 def written_in(text: str, *, cjk: bool) -> bool:
-    """Whether ``text`` writes at least ``SCRIPT_WORDS`` words in the query's script: CJK
-    characters for a Chinese query, words of Latin letters for another (a bilingual note is
-    written in both)."""
-    if cjk:
-        return count_cjk(text) >= SCRIPT_WORDS
-    return sum(1 for w in WORD.findall(text) if not w.isdigit()) >= SCRIPT_WORDS
+    """Whether ``text`` is written in the query's script: at least ``SCRIPT_WORDS`` of its words,
+    and ``SCRIPT_SHARE`` of them."""
+    han = count_cjk(text) / 2
+    latin = sum(1 for w in WORD.findall(text) if not w.isdigit())
+    mine = han if cjk else latin
+    return mine >= SCRIPT_WORDS and mine >= SCRIPT_SHARE * (han + latin)
 
 
 def written_as_name(term: str, keywords: KeywordSource, chunks: ChunkSource) -> bool:
