@@ -132,8 +132,9 @@ def test_locomo_workspace_mode_answers_what_it_holds_and_nothing_else(bench):
     # the other corpora's questions: measured 0.999 / 0.994 / 0.993 (the issue asks for 0.95)
     for label in FOREIGN:
         assert r["out_of_scope"][label]["empty"] >= 0.95, (label, r["out_of_scope"])
-    # questions about the other conversations name people this one never mentions: 0.961 measured
-    # (the issue asks for 0.90)
+    # questions about the other conversations name people this one never mentions: 0.920 measured
+    # (0.961 before a name spelt alike and one after a preposition stopped counting as unheard of;
+    # docs/quality.md, "Asked another way"; the issue asks for 0.90)
     assert r["out_of_scope"]["other scopes"]["empty"] >= 0.90, r["out_of_scope"]
 
 
