@@ -25,9 +25,9 @@ needs_bench = pytest.mark.skipif(BENCH is None, reason="benchmark data not found
 # (set, scope, queries, metric, floor for hybrid)
 CASES = [
     ("locomo/turns", "conv", None, "recall@5", 0.56),
-    # measured 0.9286 (0.9294 before Chinese names were looked for, docs/quality.md); the floor
-    # leaves room for one tie that a newer numpy could order differently
-    ("xquad/zh-sentence", None, None, "recall@5", 0.927),
+    # measured 0.9252 (0.9286 before a chunk off the question scored next to nothing, 0.9294 before
+    # Chinese names were looked for, docs/quality.md); the floor leaves room for two questions
+    ("xquad/zh-sentence", None, None, "recall@5", 0.923),
     ("xquad/en-paragraph", None, "xquad/zh-paragraph", "recall@5", 0.90),
     ("scifact/beir-test", None, None, "ndcg@10", 0.68),
     ("cmrc2018/dev-paragraph", None, None, "recall@1", 0.97),

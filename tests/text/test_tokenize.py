@@ -252,12 +252,10 @@ def test_a_name_after_a_preposition_is_not_whom_the_question_is_about():
 
 
 def test_a_number_is_matched_in_its_other_forms():
-    from mnemoclaw.text.tokenize import keyword_query, number_forms
+    from mnemoclaw.text.tokenize import number_forms
 
     assert number_forms("How many kids does Melanie have, three?") == (("3", "three"),)
     assert number_forms("She has 3 kids") == (("3", "three"),)
-    assert number_forms("他今年二十三岁")[0][0] == "23" and number_forms("二〇一九年去了哪里")[0][0] == "2019"
-    assert number_forms("一百二十")[0][0] == "120" and number_forms("我有三个孩子") == (("3", "三"),)
-    assert number_forms("一米七五") == ()  # a height (measurements), not 75
+    # Chinese numerals stay Chinese: read as digits they matched every English paragraph's numbers
+    assert number_forms("他今年二十三岁") == () and number_forms("我有三个孩子") == ()
     assert number_forms("in 2019") == () and number_forms("no numbers") == ()
-    assert {"2019", "一九"} <= set(keyword_query("二〇一九年去了哪里").terms)

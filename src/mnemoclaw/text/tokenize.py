@@ -424,44 +424,18 @@ _EN_TENS = {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, 
 _EN_VALUE = {w: i for i, w in enumerate(_EN_NUMBERS)} | _EN_TENS
 _EN_WORD = {v: w for w, v in _EN_VALUE.items()}
 _EN_NUMBER = re.compile(rf"\b(?:{'|'.join(_EN_VALUE)}|\d{{1,2}})\b", re.IGNORECASE)
-_ZH_NUMERAL = "〇零一二两三四五六七八九十百千"
-# a run of Chinese numerals that is a number: two or more, or one before a counter (三个, 五岁)
-_ZH_COUNTERS = "个岁年月号日次天人只本位条张件家口场周"
-_ZH_NUMBER = re.compile(rf"(?<![米{_ZH_NUMERAL}])(?:[{_ZH_NUMERAL}]{{2,}}|[{_ZH_NUMERAL}](?=[{_ZH_COUNTERS}]))(?!米)")
-_ZH_UNITS = {"十": 10, "百": 100, "千": 1000}
-
-
-def _zh_value(run: str) -> int | None:
-    """The value of a run of Chinese numerals: 二〇一九 2019, 二十三 23, 十五 15, 一百二十 120."""
-    if not any(ch in _ZH_UNITS for ch in run):
-        return int("".join(str(_ZH_DIGITS[ch]) for ch in run)) if all(ch in _ZH_DIGITS for ch in run) else None
-    total, digit = 0, None
-    for ch in run:
-        if ch in _ZH_DIGITS:
-            if digit is not None:  # two digits in a row in a number of units: not one number
-                return None
-            digit = _ZH_DIGITS[ch]
-        elif ch in _ZH_UNITS:
-            total += (1 if digit is None else digit) * _ZH_UNITS[ch]
-            digit = None
-        else:
-            return None
-    return total + (digit or 0)
-
-
 def number_forms(text: str) -> tuple[tuple[str, ...], ...]:
     """The numbers ``text`` writes in a form a note may write another way, each as the index terms
-    of its forms: "three" and "3" as ("3", "three"); 二〇一九 as ("2019", its own terms)."""
+    of its forms: "three" and "3" as ("3", "three")."""
     out: list[tuple[str, ...]] = []
     for m in _EN_NUMBER.finditer(text):
         word = m.group().lower()
         value = int(word) if word.isdigit() else _EN_VALUE[word]
         if value in _EN_WORD and not (word.isdigit() and len(word) > 1 and word[0] == "0"):
             out.append((str(value), _EN_WORD[value]))
-    for m in _ZH_NUMBER.finditer(fold(text)):
-        zh = _zh_value(m.group())
-        if zh is not None:
-            out.append((str(zh), *cjk_grams(m.group())))
+    # Chinese numerals are not read as digits: a Chinese question's 三 or 第一 then matches every
+    # English paragraph's 3 and 1, and Chinese questions of English notes lost 0.028 of recall@5
+    # (docs/quality.md, "Asked another way"); heights in 一米七五 form are (measurements)
     return tuple(dict.fromkeys(out))
 
 
