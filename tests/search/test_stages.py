@@ -230,3 +230,32 @@ def test_an_english_question_whose_nearest_note_is_chinese_leans_on_the_vector_s
     assert not stages.latin_over_cjk(gathered({1: 0.3, 2: 0.8}, {"panther": 2.0}))  # its nearest note is English
     assert not stages.latin_over_cjk(gathered({1: 0.8, 2: 0.3}, {"黑豹": 2.0}))  # a Chinese question keeps the adaptive weight
     assert not stages.latin_over_cjk(gathered({}, {"panther": 2.0}))  # keyword mode: no vector side
+
+
+def test_a_question_over_single_messages_leans_on_the_vector_side_and_one_over_many_turns_does_not():
+    message = "## User\n\nI'm moving the app to Postgres next week."
+    piece = "Use a connection pool.\n\nSet the timeout to 30 seconds."  # the middle of a long reply
+    turns = "- **Caroline** (D1:1): I went hiking.\n- **Melanie** (D1:2): Where to?"
+    note = "Deploy with docker compose."
+
+    def gathered(*texts: str) -> stages.Gathered:
+        rows = {i: StoredChunk(i, "memory/2024-01-01.md", "memory", i, i, t) for i, t in enumerate(texts, 1)}
+        vector = {i: 0.9 - 0.01 * i for i in rows}
+        return stages.Gathered(text={1: 1.0}, vector=vector, words=KeywordEvidence({"postgr": 1.0}), qvec=None,
+                               rows=rows, text_missing=None)
+
+    assert stages.over_messages(gathered(message, piece, piece, message))
+    assert not stages.over_messages(gathered(turns, turns, message))  # the conversation's chunks hold many turns
+    assert not stages.over_messages(gathered(note, note, piece))  # nobody speaks: notes, not a conversation
+
+    def first(*texts: str) -> int:
+        # the vector side barely prefers 1 (the adaptive weight is its least), the keyword side holds 3 alone
+        g = gathered(*texts)
+        g = replace(g, vector={1: 0.80, 2: 0.78, 3: 0.76}, text={3: 2.0}, text_missing=0.0)
+        cands, _ = stages.fuse_candidates(g, {}, fusion="zscore", vector_weight=None, text_weight=None,
+                                          archive=True, decay=False, half_life_days=30.0, now=0.0)
+        return cands[0].id
+
+    assert first(message, piece, message) == 1
+    assert first(note, note, note) == 3
+    assert stages.speakers_in(turns) == 2 and stages.speakers_in(message) == 1 and stages.speakers_in(piece) == 0

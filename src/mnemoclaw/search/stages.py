@@ -20,6 +20,7 @@ from datetime import UTC, date, datetime
 import numpy as np
 
 from ..markdown.annotations import decode
+from ..markdown.chunker import speakers
 from ..store.base import ChunkSource, KeywordSource, VectorSearch, VectorSource
 from ..text.dates import note_date, query_dates
 from ..text.tokenize import CJK_RUN, WORD, KeywordQuery, analyze, count_cjk, keyword_query, mostly_cjk
@@ -223,6 +224,31 @@ def latin_over_cjk(g: Gathered) -> bool:
     return best is not None and mostly_cjk(best.text)
 
 
+# A question whose nearest chunks by meaning are each within one message of a conversation (a log
+# chunked by message: markdown/chunker.py) weighs the vector side at least this much: such a
+# chunk's vector is about one message, where a chunk of many turns averages them. Fitted on BEAM
+# conversations 1-10 (docs/quality.md, "Long conversations"); LoCoMo's chunks hold many short
+# turns each and keep the adaptive weight.
+MESSAGE_VECTOR_WEIGHT = 0.7
+# how many of the best vector candidates are looked at, and the largest share of those saying who
+# speaks that may hold two messages or more
+MESSAGE_LOOK, MESSAGE_MIXED = 10, 0.25
+
+
+def speakers_in(text: str) -> int:
+    """How many speakers open a message in a chunk."""
+    return len({who for _, who, _ in speakers(text.split("\n"))})
+
+
+def over_messages(g: Gathered) -> bool:
+    """Whether the query's best vector candidates are within single messages: some say who
+    speaks, and few of those hold two messages or more."""
+    best = sorted(g.vector, key=g.vector.__getitem__, reverse=True)[:MESSAGE_LOOK]
+    counts = [speakers_in(g.rows[i].text) for i in best if i in g.rows]
+    said = [n for n in counts if n]
+    return bool(said) and sum(n > 1 for n in said) <= MESSAGE_MIXED * len(said)
+
+
 def fuse_candidates(g: Gathered, boost: dict[int, float], *, fusion: str, vector_weight: float | None,
                     text_weight: float | None, archive: bool, decay: bool, half_life_days: float,
                     now: float) -> tuple[list[Candidate], int]:
@@ -230,6 +256,9 @@ def fuse_candidates(g: Gathered, boost: dict[int, float], *, fusion: str, vector
     the archive is not searched, left out), each with its decay; and how many were fused."""
     if fusion == "zscore" and vector_weight is None and text_weight is None and latin_over_cjk(g):
         vector_weight = max(adaptive_vector_weight(g.vector), ACROSS_SCRIPTS_VECTOR_WEIGHT)
+        text_weight = 1.0 - vector_weight
+    elif fusion == "zscore" and vector_weight is None and text_weight is None and over_messages(g):
+        vector_weight = max(adaptive_vector_weight(g.vector), MESSAGE_VECTOR_WEIGHT)
         text_weight = 1.0 - vector_weight
     fused = fuse(g.vector, g.text, fusion, vector_weight, text_weight, g.text_missing, boost or None)
     out = []
@@ -467,3 +496,4 @@ def select(scored: list[Hit], front: list[Hit], floor: float, k: int, *,
         front = [replace(h, score=max(h.score, top)) for h in front]
         kept = _monotone(front + kept)
     return kept[:k]
+
