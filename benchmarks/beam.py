@@ -569,6 +569,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     # a fixed vector weight instead of the adaptive one: a search setting, the index is the same
     overrides = ({"query": {"hybrid": {"vectorWeight": args.vector_weight, "textWeight": 1 - args.vector_weight}}}
                  if args.vector_weight is not None else {})
+    floors = [float(f) for f in args.floors.split(",")] if args.floors else []
     index_seconds = 0.0
     chunks_total = 0
     crossed: list[float] = []
@@ -607,6 +608,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                        "weak": float(bool(hits) and hits[0].weak)}
                 if evidence:
                     row["mnemoclaw"] = score(ours, evidence, spans_by_path, args.budget, lines_of)
+                    row["floors"] = {str(f): score([r for r in ours if r.score >= f], evidence, spans_by_path,
+                                                   args.budget, lines_of)["recall"] for f in floors}
                     row["fts5"] = score(theirs, evidence, spans_by_path, args.budget, lines_of)
                     row["oracle"] = score(oracle(chunks, evidence, spans_by_path), evidence, spans_by_path,
                                           args.budget, lines_of)
@@ -660,7 +663,18 @@ def summarise(rows: list[dict], out_rows: list[dict], convs: Sequence[Conversati
                                    "fts5": round(_mean([r["fts5_empty"] for r in group]), 4)}
         by_cat[cat] = entry
     tops = sorted(r["top_score"] for r in rows if r["top_score"] is not None)
+    scored = [r for r in rows if "floors" in r]
+    answerable = [r for r in rows if r["category"] != NO_EVIDENCE]
+
+    def nothing(r: dict, f: float) -> float:
+        return float(r["top_score"] is None or r["top_score"] < f)
+
+    floors = {f: {"recall": round(_mean([r["floors"][f] for r in scored]), 4),
+                  "answerable_empty": round(_mean([nothing(r, float(f)) for r in answerable]), 4),
+                  "out_of_scope_empty": round(_mean([nothing(r, float(f)) for r in out_rows]), 4)}
+              for f in (scored[0]["floors"] if scored else {})}
     return {
+        "floors": floors,
         "by_category": by_cat,
         "evidence_rules": {c: dict(Counter(r["rule"] for r in groups[c])) for c in CATEGORIES},
         "text_rule_agreement": text_rule_agreement(convs),
@@ -698,6 +712,11 @@ def table(result: dict[str, Any]) -> str:
         lines.append(f"| abstention questions | {a['questions']} | {a['answered_empty']['mnemoclaw']:.3f} | "
                      f"{a['answered_empty']['fts5']:.3f} |")
     lines.append(f"| other conversations' questions | {oos['queries']} | {oos['empty']:.3f} | {oos['fts5_empty']:.3f} |")
+    if result.get("floors"):
+        lines += ["", "| a higher floor over the same results | recall | answerable answered with nothing | "
+                  "other conversations' questions answered with nothing |", "|---|---|---|---|"]
+        for f, e in result["floors"].items():
+            lines.append(f"| {f} | {e['recall']:.3f} | {e['answerable_empty']:.3f} | {e['out_of_scope_empty']:.3f} |")
     return "\n".join(lines)
 
 
@@ -741,6 +760,9 @@ def main() -> None:
                     help="how mnemoclaw searches (default: the configured mode, hybrid)")
     ap.add_argument("--vector-weight", type=float, default=None,
                     help="compare: a fixed hybrid vector weight (text weight 1 - it) instead of the adaptive one")
+    ap.add_argument("--floors", default="0.1,0.2,0.3,0.5,0.7,0.9,0.95,0.99,0.999",
+                    help="higher score floors, each applied to the same results: recall and out-of-scope "
+                         "questions answered with nothing at each (both kinds of error)")
     ap.add_argument("--compare", nargs=2, metavar=("FIRST.json", "SECOND.json"), default=None,
                     help="no run: two runs' results question by question (the second less the first)")
     ap.add_argument("--system", default="mnemoclaw", choices=SYSTEMS, help="the row --compare reads")
