@@ -84,7 +84,8 @@ MEMORY_SEARCH: dict[str, Any] = {
         },
     },
     "chunking": {
-        "tokens": F(400, "int", lo=8, hi=100_000, doc="a chunk's budget (a CJK character counts as a token)"),
+        "tokens": F(400, "int", lo=8, hi=100_000, doc="a chunk's budget (a CJK character counts as a token); a "
+                    "conversation's log is chunked by message, a long one split between paragraphs"),
         "overlap": F(80, "int", lo=0, hi=100_000, doc="tokens a chunk repeats of the one before (whole lines)"),
     },
     "query": {
