@@ -4,7 +4,7 @@
                               [--work-dir bench-results/work/beam] [--out bench-results/beam.json]
                               [--conversations 1,2,3] [--budget 8000] [--max-results 30]
                               [--others 40] [--seed 7] [--layout daily|messages|exchanges]
-                              [--mode keyword|vector|hybrid] [--vector-weight 0.7]
+                              [--mode keyword|vector|hybrid] [--vector-weight 0.7] [--floors 0.5,0.9]
     python benchmarks/beam.py --compare FIRST.json SECOND.json [--system mnemoclaw|fts5|oracle]
 
 Reads the BEAM conversations from ``--beam`` (a bare git mirror, read at HEAD, or a checked-out
@@ -54,7 +54,14 @@ conversations (abstention excluded); the share answered with nothing is reported
 and abstention questions answered with nothing as their own row. Paired differences (mnemoclaw -
 fts5) come with a seeded bootstrap 95 % CI over questions.
 
-``--layout messages`` / ``exchanges`` (measurements of where the headroom is; the engine and its
+The daily logs are a conversation's log to the chunker (``markdown/chunker.py``): each message is
+chunked apart (short ones together, whole; a long one split between paragraphs), and the run
+reports the share of chunks still holding lines of two messages. ``--floors``: each higher floor
+applied to the same results (those scoring under it dropped), with the recall left, the answerable
+questions left with nothing and the other conversations' questions answered with nothing: both
+kinds of error on one curve, without searching again.
+
+``--layout messages`` / ``exchanges`` (measurements of other units; the engine and its
 defaults are unchanged) write each message, or each exchange (a turn: a user message and the
 replies to it), as an annotated entry of its own, ``<!-- importance: 5 -->`` on its heading (the
 importance an entry without one counts as, so the ranking is unchanged): the chunker chunks each
