@@ -125,6 +125,12 @@ def test_short_messages_share_chunks_whole():
         assert estimate_tokens(c.text) <= 101
 
 
+def test_a_turn_longer_than_a_small_chunk_budget_is_still_split_to_it():
+    turns = [("User" if i % 2 == 0 else "Assistant", f"Turn {i}: " + "word " * 100) for i in range(6)]  # ~510 chars
+    chunks = chunk_markdown(_log(*turns), tokens=64, overlap=8)
+    assert chunks and all(estimate_tokens(c.text) <= 65 for c in chunks)
+
+
 def test_a_code_block_stays_whole_where_it_fits():
     code = "```python\n" + "\n".join(f"x{i} = {i}" if i % 4 else "" for i in range(40)) + "\n```"
     reply = "Here is the script.\n\n" + "Some context. " * 60 + "\n\n" + code + "\n\n" + "After it. " * 60

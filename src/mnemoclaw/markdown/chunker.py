@@ -72,7 +72,7 @@ def chunk_markdown(
     overlap_w = max(0, min(overlap, tokens - 1) * 4)
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     blocks = messages(lines) if conversation is not False else None
-    if conversation is None and blocks is not None and not is_conversation(lines, blocks):
+    if conversation is None and blocks is not None and not is_conversation(blocks):
         blocks = None
     if blocks:
         return _by_messages(lines, blocks, max_w, overlap_w)
@@ -207,7 +207,7 @@ def messages(lines: list[str]) -> list[tuple[int, int, str | None]] | None:
     return [(a, b, opens.get(a)) for a, b in zip(starts, [*starts[1:], len(lines)], strict=True)]
 
 
-def is_conversation(lines: list[str], blocks: list[tuple[int, int, str | None]]) -> bool:
+def is_conversation(blocks: list[tuple[int, int, str | None]]) -> bool:
     """Whether the blocks are a conversation: two speakers or more, taking turns at least twice
     (``A, B, A``), or two roles (a user and an assistant) speaking at least once each. One bold
     label (``**Note**:``) or two are a note's, not a conversation."""
@@ -286,7 +286,7 @@ def _by_messages(lines: list[str], blocks: list[tuple[int, int, str | None]], ma
 
     for a, b, _ in blocks:
         w = _block_weight(lines, a, b)
-        if w <= SHORT_MESSAGE:
+        if w <= min(SHORT_MESSAGE, max_w):
             fill([(a, b, w)], w)
             continue
         close()
@@ -319,7 +319,7 @@ def chunk_spans(
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     # whether the file is a conversation is the whole file's to say, not one entry's
     blocks = messages(lines)
-    conversation = blocks is not None and is_conversation(lines, blocks)
+    conversation = blocks is not None and is_conversation(blocks)
     out: list[tuple[Chunk, dict]] = []
     for span in spans:
         body = "\n".join(lines[span.start - 1 : span.end])
