@@ -150,6 +150,7 @@ _SPEAKER_BOLD = re.compile(
 _SPEAKER_ROLE = re.compile(
     r"[ \t]{0,3}(?:[-*+][ \t]+)?(" + _ROLES + r")(?:[ \t]*\([^)\n]{0,60}\))?[ \t]*[:\uff1a][ \t]", re.I)
 _ROLE_WORDS = re.compile(_ROLES, re.I)
+_MAYBE = re.compile(r"[ \t]{0,3}(?:#|(?:[-*+][ \t]+)?(?:\*\*|" + _ROLES + r"\b))", re.I)
 # Messages this short (char-equivalents, 150 tokens: a chat turn) share chunks with their
 # neighbours, up to the chunk size; a longer one is a chunk of its own. At 100 tokens LoCoMo's
 # longest turns (400-600 characters) stood alone and its workspace recall@5 fell 0.006; BEAM's
@@ -178,8 +179,12 @@ def speakers(lines: list[str]) -> list[tuple[int, str, int]]:
     the reply's."""
     from .annotations import in_code  # the one reading of fences
 
-    code = in_code(lines)
-    found = [(i, *who) for i, line in enumerate(lines) if not code[i] and (who := speaker(line)) is not None]
+    # most lines of most chunks open with none of what a speaker opens with: a search asks this
+    # of ten chunks, so the regular expressions and the fences are read only where one might
+    found = [(i, *who) for i, line in enumerate(lines) if _MAYBE.match(line) and (who := speaker(line)) is not None]
+    if found and any(mark in line for line in lines for mark in ("```", "~~~")):
+        code = in_code(lines)
+        found = [f for f in found if not code[f[0]]]
     if any(level for _, _, level in found):
         found = [f for f in found if f[2]]
     return found

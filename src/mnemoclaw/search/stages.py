@@ -243,10 +243,15 @@ def speakers_in(text: str) -> int:
 def over_messages(g: Gathered) -> bool:
     """Whether the query's best vector candidates are within single messages: some say who
     speaks, and few of those hold two messages or more."""
-    best = sorted(g.vector, key=g.vector.__getitem__, reverse=True)[:MESSAGE_LOOK]
-    counts = [speakers_in(g.rows[i].text) for i in best if i in g.rows]
-    said = [n for n in counts if n]
-    return bool(said) and sum(n > 1 for n in said) <= MESSAGE_MIXED * len(said)
+    best = [i for i in sorted(g.vector, key=g.vector.__getitem__, reverse=True)[:MESSAGE_LOOK] if i in g.rows]
+    said = mixed = 0
+    for i in best:
+        n = speakers_in(g.rows[i].text)
+        said += n > 0
+        mixed += n > 1
+        if mixed > MESSAGE_MIXED * len(best):  # more than the rest could make up for: chunks of many turns
+            return False
+    return said > 0 and mixed <= MESSAGE_MIXED * said
 
 
 def fuse_candidates(g: Gathered, boost: dict[int, float], *, fusion: str, vector_weight: float | None,
