@@ -102,7 +102,8 @@ MEMORY_SEARCH: dict[str, Any] = {
                             "are experimental: kept for benchmarks, measured below zscore"),
             # null: the fusion's own measured weights (0.7/0.3 for "weighted")
             "vectorWeight": F(None, "float", lo=0.0, hi=1.0, nullable=True,
-                              doc="a fixed vector weight (null: adapted per query)"),
+                              doc="a fixed vector weight (null: adapted per query, and at least 0.7 over "
+                                  "single messages of a conversation)"),
             "textWeight": F(None, "float", lo=0.0, hi=1.0, nullable=True, doc="a fixed keyword weight"),
             "candidateMultiplier": F(4, "int", lo=1, hi=100,
                                      doc="candidates per side for weighted and rrf fusion, times maxResults"),
