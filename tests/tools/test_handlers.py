@@ -56,6 +56,7 @@ class FakeServices:
         self._transcripts = list(transcripts)
         self.read_error = read_error
         self.searched: list[tuple[str, dict[str, Any]]] = []
+        self.recalls: list[tuple[str, list[Any], str, Any]] = []
 
     @property
     def settings(self) -> Any:
@@ -88,6 +89,9 @@ class FakeServices:
 
     def corpus_size(self) -> int:
         return 10
+
+    def recalled(self, query: str, found: Sequence[Any], *, via: str, caller: Any) -> None:
+        self.recalls.append((query, list(found), via, caller))
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from ..promote.events import RecallEvents
 from ..store.base import ChunkSource, EmbeddingCache, FileIndex, Purge, WriteLock
 from ..types import IndexReport
 from . import tombstones
@@ -110,6 +111,14 @@ def finish(store: Owed, state_dir: Path, sync: Callable[[], IndexReport], *,
         done.cached_vectors_deleted = store.cache_delete(gone)
         store.scrub()
     reached("scrubbed")
+    # the recall events of what was forgotten go too (promote/events.py): the lines by their keyed
+    # hashes, a forgotten session's transcript whole; again after a kill, until settled
+    owed_paths_keyed = set(owed.paths)
+    events = RecallEvents(state_dir)
+    try:
+        events.forget(set(owed.texts), lambda p: tombstones.keyed(key, "path", p) in owed_paths_keyed)
+    finally:
+        events.close()
     left = _still_said(store, paths, set(owed.texts), key)
     if left:
         done.report.warnings.append((tombstones.FILE, f"a forget was stopped before it removed {left} line(s) from "

@@ -132,6 +132,23 @@ def keyed(key: bytes, kind: str, value: str) -> str:
     return hmac.new(key, f"{kind}\n{value}".encode(), hashlib.sha256).hexdigest()[:32]
 
 
+def line_keys(state_dir: str | Path, lines: Sequence[str]) -> list[str]:
+    """The lines (of them long enough to tell apart) as a forget of them records them, so what
+    keeps a line elsewhere (recall events: promote/events.py) is reached by that forget, even one
+    finished by the next command after a kill."""
+    said = [s for s in (said_key(line) for line in lines) if s]
+    if not said:
+        return []
+    key = _KEYS.get(str(state_dir))
+    if key is None:  # a key never changes once made: read once a process
+        key = _KEYS[str(state_dir)] = _key(Path(state_dir), create=True)
+    assert key is not None
+    return [keyed(key, TEXT, s) for s in said]
+
+
+_KEYS: dict[str, bytes | None] = {}
+
+
 def _plain(kind: str, value: str) -> str:
     """A value as it is hashed: a person's name in any case is one person; a line as
     ``said_key`` knows it."""

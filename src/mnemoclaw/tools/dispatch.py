@@ -108,7 +108,7 @@ class Tools:
     def recall(self, message: str, *, last_turn: str | None = None,
                options: dict[str, Any] | None = None) -> Recall:
         """What memory puts before the reply to ``message`` (``tools/recall.py``)."""
-        return recall(self.services, message, last_turn=last_turn, options=options)
+        return recall(self.services, message, last_turn=last_turn, options=options, caller=self.caller)
 
     def answer(self, hits: list[Hit], query: str, mode: str | None = None, min_score: float | None = None, *,
                citations: bool | None = None) -> SearchAnswer:

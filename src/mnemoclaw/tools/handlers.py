@@ -14,7 +14,7 @@ from ..errors import MnemoclawError
 from ..markdown import provenance
 from ..sessions.search import parse_day, search_sessions
 from ..types import Hit
-from .services import Caller, ToolServices
+from .services import Caller, Found, ToolServices
 from .specs import (
     ALL_CORPORA_RESULTS,
     ANNOTATION_PARAMS,
@@ -53,6 +53,18 @@ def answer(services: ToolServices, caller: Caller, hits: list[Hit], query: str, 
                        sessions=s.sessions)
     explain(out, s, caller.reader)
     out.warnings[:] = [public(services, caller, w) for w in out.warnings]
+    return out
+
+
+def found(hits: list[Hit], results: list[dict[str, Any]]) -> list[Found]:
+    """What a search answered, as recall events read it: each result's shown lines."""
+    out = []
+    for h, r in zip(hits, results, strict=True):
+        ranges = tuple((int(a), int(b)) for a, b in r.get("snippetLines") or ()) or ((h.start_line, h.end_line),)
+        lines = h.text.split("\n")
+        shown = "\n".join(lines[n - h.start_line] for a, b in ranges for n in range(a, b + 1)
+                          if 0 <= n - h.start_line < len(lines)) if h.source == "sessions" else ""
+        out.append(Found(h.path, h.source, ranges, h.score, shown))
     return out
 
 
@@ -99,6 +111,8 @@ def memory_search(services: ToolServices, caller: Caller, query: str, max_result
     except (MnemoclawError, ValueError, OSError) as exc:
         return search_failed(exc, lambda said: public(services, caller, said))
     wire = answer(services, caller, hits, args["query"], mode, args["min_score"]).wire()
+    services.recalled(args["query"], found(hits, wire["results"]), via="cli" if caller.reader == PERSON else "tool",
+                      caller=caller)
     if corpus != "memory":
         wire["corpus"] = corpus
     return wire

@@ -29,8 +29,8 @@ from ..text.script import fold
 from ..text.smalltalk import is_small_talk
 from ..text.tokenize import analyze, content_words
 from ..types import Hit
-from .services import ToolServices
-from .wire import make_snippet
+from .services import Caller, Found, ToolServices
+from .wire import make_snippet, snippet_lines
 
 CURATED_FILES = frozenset({"MEMORY.md", "memory.md", "USER.md"})
 # a message of at most this many words is searched with the turn before it too ("and her sister?")
@@ -232,7 +232,8 @@ def _query(message: str, last_turn: str | None) -> list[str]:
 
 def recall(services: ToolServices, message: str, *, last_turn: str | None = None,
            options: dict[str, Any] | None = None,
-           gate: Callable[[list[tuple[Specific, bool]]], list[bool]] | None = standing_out) -> Recall:
+           gate: Callable[[list[tuple[Specific, bool]]], list[bool]] | None = standing_out,
+           caller: Caller | None = None) -> Recall:
     """The entries to put before the model's reply to ``message`` (``last_turn``: what was said
     just before it). ``options`` overrides ``memory.recall``; ``gate`` (None: none) says which of
     the entries scoring the floor come, from what each shows beside its score (``standing_out``;
@@ -282,19 +283,21 @@ def recall(services: ToolServices, message: str, *, last_turn: str | None = None
     # a record of what was said that stood out alone, held back for want of a second
     held_back = gate is not None and any(said and spec.passes() and not ok
                                          for (_, _, spec, said), ok in zip(judged, comes, strict=True))
-    picked: list[tuple[int, float, Recalled]] = []
+    picked: list[tuple[int, float, Recalled, str]] = []
     chosen = [*triggered, *((hit, query, None) for (hit, query, _, _), ok in zip(judged, comes, strict=True) if ok)]
     for hit, query, trigger in chosen:
         text = make_snippet(hit.text, query, ENTRY_CHARS)
         picked.append((0 if trigger else 1, -hit.score,
                        Recalled(hit.path, hit.start_line, hit.end_line, hit.score, text, hit.source, trigger,
-                                hit)))
+                                hit), query))
     picked.sort(key=lambda p: (p[0], p[1]))
     budget = int(opts["maxChars"])
-    for _, _, entry in picked[: int(opts["maxEntries"])]:
+    queries: list[str] = []
+    for _, _, entry, query in picked[: int(opts["maxEntries"])]:
         if len(entry.text) > budget:
             break
         out.entries.append(entry)
+        queries.append(query)
         budget -= len(entry.text)
     if not out.entries and held_back:
         out.why_none = ("only one entry of the daily logs or transcripts stood out for this message, and such an "
@@ -303,4 +306,9 @@ def recall(services: ToolServices, message: str, *, last_turn: str | None = None
         out.why_none = "the message is small talk (a greeting, thanks, the weather): there is nothing to recall for it"
     elif not out.entries:
         out.why_none = f"nothing in memory scored {floor:g} or more for this message"
+    if out.entries:  # what was put before the reply was recalled: promotion counts it
+        shown = [Found(e.path, e.source, snippet_lines(e.hit.text if e.hit else e.text, e.start_line, query,
+                                                       ENTRY_CHARS), e.score, e.text)
+                 for e, query in zip(out.entries, queries, strict=True)]
+        services.recalled(message, shown, via="recall", caller=caller or Caller())
     return out

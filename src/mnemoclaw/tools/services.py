@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..promote.record import Found
 from ..types import Hit
 from .wire import AGENT, PERSON, Situation
 
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from ..config import Settings
     from ..notes.handle import Notes
 
-__all__ = ["AGENT", "PERSON", "Caller", "ToolServices", "Transcript"]
+__all__ = ["AGENT", "PERSON", "Caller", "Found", "ToolServices", "Transcript"]
 
 
 @dataclass(frozen=True)
@@ -82,4 +83,8 @@ class ToolServices(Protocol):
 
     def corpus_size(self) -> int:
         """How many chunks the index ranks among (0 when it cannot tell)."""
+
+    def recalled(self, query: str, found: Sequence[Found], *, via: str, caller: Caller) -> None:
+        """Record that a search for ``query`` returned these results (recall events, which
+        ``mnemoclaw promote`` reads); never raises."""
 

@@ -34,6 +34,13 @@ def make_snippet(text: str, query: str, limit: int = SNIPPET_MAX_CHARS) -> str:
     return provenance.without_provenance(choose(text, 1, terms, limit).text)
 
 
+def snippet_lines(text: str, start_line: int, query: str,
+                  limit: int = SNIPPET_MAX_CHARS) -> tuple[tuple[int, int], ...]:
+    """The file lines ``make_snippet`` shows of a chunk starting at ``start_line`` (1-based, inclusive)."""
+    terms = dict.fromkeys(keyword_query(query).as_written, 1.0)
+    return choose(text, start_line, terms, limit).ranges
+
+
 @dataclass
 class SearchAnswer:
     """What memory_search answers, before it goes on the wire."""
