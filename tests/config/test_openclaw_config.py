@@ -43,12 +43,12 @@ def test_what_the_current_shape_sets_and_mnemoclaw_does_not_apply_is_named_with_
     named = s.ignored()
     for key in ("memory.search.inputType", "memory.search.queryInputType", "memory.search.documentInputType",
                 "memory.search.outputDimensionality", "memory.search.multimodal", "memory.search.store.fts",
-                "memory.search.extraPaths[1].pattern", "plugins.entries.memory-core.config.dreaming",
-                "session.dmScope"):
+                "memory.search.extraPaths[1].pattern", "session.dmScope"):
         lines = [n for n in named if n.startswith(key)]
         assert len(lines) == 1, (key, named)
         assert "not applied" in lines[0] and ";" in lines[0], lines[0]  # and what runs instead
     assert not any("visibility" in n for n in named)  # applied (sessions_search), so not "not in effect"
+    assert not any("dreaming" in n for n in named)  # applied (mnemoclaw promote); it sets no model
     assert not any(n.startswith("plugins.slots") for n in named)  # memory-core: what mnemoclaw serves
     assert not any("memoryPolicy" in n for n in named)  # applied: excluded sessions are not memory
     assert s.exclude_sessions() == {"channels": ("whatsapp",), "chatTypes": ("group",)}

@@ -43,7 +43,9 @@ def test_the_origin_of_a_chunk_follows_from_where_it_is_and_what_it_says():
     assert provenance.sessions_by_id([1, 2]) == {}
     # an origin a person mistypes is refused (and the annotation ignored), an id keeps its case
     assert parse_value("origin", "Agent") == ("agent", None)
-    assert parse_value("origin", "robot")[1] == "origin 'robot' is not one of owner, agent, untrusted"
+    assert parse_value("origin", "robot")[1] == "origin 'robot' is not one of owner, agent, untrusted, promoted"
+    assert parse_value("from", "memory/2026-11-03.md#L4-L6") == ("memory/2026-11-03.md#L4-L6", None)
+    assert parse_value("from", "rm -rf /")[1].startswith("from 'rm -rf /' is not a citation")
     assert parse_value("session", "Ab12-CD") == ("Ab12-CD", None)
     assert provenance.without_provenance("## 14:05 <!-- importance: 8; origin: agent; session: s1 -->\n\nx") == \
         "## 14:05 <!-- importance: 8 -->\n\nx"

@@ -187,3 +187,20 @@ def test_search_follow_append_edit_and_conflict_in_a_browser(browser_page, works
     assert page.locator(".result").count() >= 1
     assert page.evaluate("document.documentElement.scrollWidth") <= 390  # nothing runs off the screen
     page.screenshot(path=str(shots / "phone.png"), full_page=True)
+
+
+def test_the_health_page_shows_what_promotion_would_do_next(browser_page, workspace):
+    server, page, shots, _ = browser_page
+    mem = server_mem(server)
+    mem.settings.raw.setdefault("memory", {})["dreaming"] = {"minScore": 0.5}
+    for q in ("where is the staging database now", "staging database migration", "which city hosts staging"):
+        mem.tools.memory_search(q)
+    page.goto(server.base + "/health")
+    section = page.inner_text("main")
+    assert "Promotion" in section and "Never run." in section
+    assert "would be promoted now" in section and "Migrated the staging database to Hangzhou." in section
+    page.click("table.promote a")  # the entry where it stands in its daily log
+    page.wait_for_url("**/file/memory/2026-11-30.md#L3")
+    assert page.locator("tr#L3").inner_text().endswith("Migrated the staging database to Hangzhou.")
+    page.goto(server.base + "/health")
+    page.screenshot(path=str(shots / "health-promotion.png"), full_page=True)

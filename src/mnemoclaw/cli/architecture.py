@@ -33,7 +33,8 @@ PLAN = (
         ("vectors", "vector arithmetic the stores and the search share"),
     )),
     Layer(1, "pure", "no I/O: text in, text or data out", (
-        ("text", "the tokenizer (CJK as characters and pairs, stems), dates, the one redactor, Chinese scripts"),
+        ("text", "the tokenizer (CJK as characters and pairs, stems), dates, cron schedules, the one redactor, "
+                 "Chinese scripts"),
         ("markdown", "chunking, annotations, provenance: where a chunk came from"),
         ("search.fusion", "z-score fusion and its weights"),
         ("search.bm25", "BM25 over any store's candidates"),
@@ -44,6 +45,8 @@ PLAN = (
         ("sessions", "transcripts as text, word-for-word search over them"),
         ("tools", "the agent tools: descriptions, schemas, bounds (specs.py), the wire format (wire.py)"),
         ("eval.metrics", "recall, nDCG, MRR"),
+        ("promote.entries", "what a recall names (a daily log's entry) and the guard rails a promoted line passes"),
+        ("promote.select", "the signals, gates and near-duplicates that choose what is promoted"),
         ("eval.transforms", "questions asked another way: names respelled, numbers in other forms, small talk, "
                             "colloquial forms, people memory does not hold"),
     )),
@@ -56,6 +59,7 @@ PLAN = (
         ("sessions.visibility", "which transcripts an agent may search (tools.sessions.visibility)"),
         ("notes.discovery", "which files are memory; links never followed"),
         ("notes.tombstones", "what forget took out, as keyed hashes, and the one filter every reader uses"),
+        ("promote.events", "the recall-event store: bounded, reached by forget, set aside when damaged"),
         ("serve.http", "the HTTP binding and the one token guard of the web UI and the MCP server"),
     )),
     Layer(3, "orchestration", "compose ports, return reports", (
@@ -70,6 +74,7 @@ PLAN = (
         ("embeddings.resolve", "which provider, and the one fallback decision"),
         ("notes", "every write to a memory file (the one writer, the one sandbox), forget and what it owes, "
                   "cleanup, imports"),
+        ("promote.record", "a search's results recorded as recall events"),
         ("tools.services", "what a tool handler asks of memory (ToolServices) and who calls (Caller)"),
         ("tools.handlers", "the agent tools' handlers, written against ToolServices"),
         ("tools.dispatch", "one table from a tool's name to its handler: call, Tools"),
@@ -81,6 +86,7 @@ PLAN = (
         ("runtime", "the chat session: the flush, compaction, pruning, bootstrap files, its tools"),
         ("serve", "the MCP server (mcp.py) and the socket a running process answers search and recall on"),
         ("ui", "the web app: views, one routes table, templates"),
+        ("promote", "mnemoclaw promote: plan, apply, undo, the diary"),
         ("eval", "retrieval quality on BEIR-layout data"),
     )),
     Layer(6, "edge", "parse, one call, one translated error", (

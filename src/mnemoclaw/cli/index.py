@@ -15,6 +15,7 @@ import click
 
 from ..errors import MnemoclawError
 from ..markdown.provenance import ORIGINS
+from ..promote.schedule import nightly
 from ..search.relevance import DEFAULT_MIN_SCORE
 from ..serve.nearby import Call, Commands, Declined, serving
 from ..tools import CORPORA, MAX_RESULTS, SEARCH
@@ -189,7 +190,8 @@ def watch(obj: Ctx, debounce_ms, poll: bool, as_json: bool) -> None:
             where = ", ".join(f"{t.path}{'/**' if t.recursive else ''}" for t in watcher.targets)
             click.echo(f"Watching {where} ({watcher.mode}, debounce {watcher.debounce * 1000:.0f} ms). Ctrl-C stops.",
                        err=True)
-        with serving(mem.settings, "watch", lambda: mem.provider, SERVED):
+        with serving(mem.settings, "watch", lambda: mem.provider, SERVED), \
+                nightly(mem.settings, lambda: obj.memory(settings=mem.settings)):
             while not stop.wait(1.0):
                 pass
         click.echo("Stopped.", err=True)
@@ -458,6 +460,19 @@ SERVED = Commands(lambda argv: cli.read_command_line(argv)[1].info_name,
                   {"search": _answer_search, "recall": _answer_recall})
 
 
+def _promote_line(p: dict) -> str:
+    """Promotion in one line: the schedule, the last run, what the next would promote."""
+    if p.get("error"):
+        return f"dreaming settings refused: {p['error']}"
+    when = f"nightly at {p['frequency']} (next {p['nextRun']})" if p["enabled"] else \
+        "by hand (`mnemoclaw promote`; dreaming.enabled runs it on a schedule)"
+    last = p["lastRun"]
+    said = f"last run {last['at']}: {last['promoted']} promoted" if last else "never run"
+    nxt = f"{len(p['candidates'])} of {p['recalledEntries']} recalled entries would be promoted now"
+    unknown = f"; not applied: {', '.join(p['unknownKeys'])}" if p["unknownKeys"] else ""
+    return f"{when}; {said}; {nxt}{unknown}"
+
+
 @cli.command()
 @click.argument("path")
 @click.option("--from", "from_line", type=click.IntRange(1), help="First line (1-based).")
@@ -489,9 +504,14 @@ def get(obj: Ctx, path: str, from_line, lines, as_json) -> None:
 def status(obj: Ctx, as_json: bool, fast: bool, deep: bool) -> None:
     """Show the workspace, index, provider, vector path, tokenizer, damage and whether a sync is due."""
     from ..embeddings.base import broken_plugins
+    from ..promote.run import summary
 
     with obj.memory() as mem:
         st = mem.status(check_integrity=not fast, deep=deep)
+        try:
+            st["promote"] = summary(mem)
+        except MnemoclawError as exc:  # a bad dreaming setting: said here, the rest of status still shown
+            st["promote"] = {"error": str(exc)}
     st["warnings"] = [*st["warnings"], *broken_plugins()]  # status alone imports every plugin to check it
     if as_json:
         emit_json(st)
@@ -520,6 +540,7 @@ def status(obj: Ctx, as_json: bool, fast: bool, deep: bool) -> None:
           if (mc := st.get("modelCache")) else []),
         ("fingerprint", st["fingerprint"] or "(not indexed yet)"),
         ("state", _state_line(st)),
+        ("promote", _promote_line(st["promote"])),
     ]
     if st.get("fallback"):
         fb = st["fallback"]

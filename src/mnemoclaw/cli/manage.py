@@ -1,4 +1,4 @@
-"""Commands that change memory on purpose: forget, cleanup, import, migrate, migrate-from-qmd, reset."""
+"""Commands that change memory on purpose: forget, cleanup, import, migrate, migrate-from-qmd, reset, promote."""
 
 from __future__ import annotations
 
@@ -357,21 +357,31 @@ def migrate(obj: Ctx, to_url: str | None, from_url: str | None, namespace: str |
 @click.pass_obj
 @translated
 def reset(obj: Ctx, dry_run: bool, as_json: bool) -> None:
-    """Clear this agent's derived index: the index file, its embedding cache and the state beside it.
+    """Clear this agent's derived index: the index file, its embedding cache, the state beside it
+    and its recall events.
 
     Never a Markdown file, never a transcript: the next `mnemoclaw index` (or search) rebuilds
     everything from them, embedding every chunk again. Refused while another process writes
     the index.
     """
+    from ..promote.events import RecallEvents
     from ..store.reset import reset_index
 
     settings = obj.settings()
     report = reset_index(settings.agent_id, settings.memory_search["store"]["driver"], settings.index_path,
                          settings.index_state_dir, settings.state_dir, dry_run=dry_run)
+    events = RecallEvents(settings.state_dir)
+    try:  # what searches recalled goes with the index that answered them
+        report["recallEntries"] = len(events.entries(settings.agent_id)) if dry_run else events.clear(settings.agent_id)
+    finally:
+        events.close()
     if as_json:
         emit_json(report)
         return
     verb = "would remove" if dry_run else "removed"
+    if report["recallEntries"]:
+        click.echo(f"Reset {verb} the recall events of {report['recallEntries']} entr"
+                   f"{'y' if report['recallEntries'] == 1 else 'ies'} (what `mnemoclaw promote` reads).")
     if not report["removed"]:
         click.echo(f"Nothing to reset: agent {report['agent']} has no index at {report['index']}.")
         return
@@ -391,3 +401,76 @@ def _show_lines(start: int, lines: Sequence[str], *, limit: int | None = None) -
         click.echo(f"    {n:>{width}}  {line[:200]}".rstrip())
     if limit is not None and len(lines) > limit:
         click.echo(f"    ... and {len(lines) - limit} more line(s)")
+
+
+@cli.command()
+@click.option("--apply", "apply_", is_flag=True,
+              help="Write MEMORY.md (the default is to show what would be promoted).")
+@click.option("--limit", type=click.IntRange(1, 1000), help="At most this many entries this run (dreaming.limit, 10).")
+@click.option("--include-promoted", is_flag=True,
+              help="List the entries earlier runs promoted too (never written twice).")
+@click.option("--min-score", type=click.FloatRange(0, 1), help="The weighted score's gate (dreaming.minScore, 0.8).")
+@click.option("--min-recall-count", type=click.IntRange(1, 1000),
+              help="Recalled at least this often (dreaming.minRecallCount, 3).")
+@click.option("--min-unique-queries", type=click.IntRange(1, 1000),
+              help="By at least this many different questions (dreaming.minUniqueQueries, 3).")
+@click.option("--undo", is_flag=True,
+              help="Restore MEMORY.md as the last applied run found it (refused if edited since).")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan (and what was done) as JSON.")
+@click.pass_obj
+@translated
+def promote(obj: Ctx, apply_: bool, limit: int | None, include_promoted: bool, min_score: float | None,
+            min_recall_count: int | None, min_unique_queries: int | None, undo: bool, as_json: bool) -> None:
+    """Move what keeps being recalled from the daily logs into MEMORY.md.
+
+    Each search that returns a daily-log entry (the agent's memory_search, recall before the
+    reply, `mnemoclaw search`) records a recall event. An entry recalled often, by different
+    questions, with good scores, is promoted: written as the daily log wrote it under today's
+    "## Promoted" section of MEMORY.md, with where it came from. Commands, tool output, code,
+    metadata, small talk, secrets, expired and forgotten entries never are. Preview by default;
+    --apply writes; --undo restores the file while nobody has edited it since.
+    """
+    from ..promote import run
+
+    with obj.memory() as mem:
+        if undo:
+            done = run.undo(mem)
+            if as_json:
+                emit_json(done)
+            elif done["restored"]:
+                click.echo(f"MEMORY.md is restored as it was before the last promote run "
+                           f"({done['removed']} promoted line(s) removed).")
+            else:
+                click.echo(f"Nothing to undo: {done['why']}.")
+            return
+        opts = run.settings_of(mem, limit=limit, min_score=min_score, min_recall_count=min_recall_count,
+                               min_unique_queries=min_unique_queries)
+        p = run.plan(mem, opts, include_promoted=include_promoted)
+        done = run.apply(mem, p) if apply_ else {}
+    shown = p.as_dict()
+    if as_json:
+        emit_json({"plan": shown, "applied": bool(apply_ and not p.empty), **done})
+        return
+    for c in shown["promoted"]:
+        click.echo(f"promote {c['from']} (score {c['score']:.3f}, recalled {c['recalls']}x by "
+                   f"{c['uniqueQueries']} questions)")
+        click.echo(f"    {c['line'][:200]}")
+    gated = [c for c in shown["leftOut"]]
+    if gated:
+        click.echo(f"{len(gated)} recalled entr{'y' if len(gated) == 1 else 'ies'} left out:")
+        for c in gated[:20]:
+            click.echo(f"    {c['from']}: {c['leftOut']}")
+        if len(gated) > 20:
+            click.echo(f"    ... and {len(gated) - 20} more (--json lists them all)")
+    if p.full:
+        click.echo(p.full)
+    if p.empty:
+        click.echo("Nothing to promote: no daily-log entry was recalled yet." if not gated
+                   else "Nothing to promote now: every entry recalled is left out for the reason shown.")
+        return
+    if not apply_:
+        click.echo("Nothing changed: this was a preview (run with --apply).", err=True)
+        return
+    click.echo(f"Promoted {done['promoted']} entr{'y' if done['promoted'] == 1 else 'ies'} into MEMORY.md"
+               + (f" ({done['replaced']} older value(s) of a key replaced)" if done.get("replaced") else "")
+               + "; `mnemoclaw promote --undo` restores it.")

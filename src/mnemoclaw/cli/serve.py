@@ -30,6 +30,7 @@ def mcp(obj: Ctx, http_bind, token, idle_minutes: float | None, max_sessions: in
     streamable HTTP. Logs go to stderr; stdout carries only protocol frames.
     """
     from ..api import Memory
+    from ..promote.schedule import nightly
     from ..serve.mcp import MemoryService, parse_bind, run_http, run_stdio
 
     settings = obj.settings(**({"sync": {"watch": False}} if no_watch else {}))
@@ -45,11 +46,12 @@ def mcp(obj: Ctx, http_bind, token, idle_minutes: float | None, max_sessions: in
 
         limits = settings.memory["mcp"]
         idle = idle_minutes if idle_minutes is not None else limits["sessionIdleMinutes"]
-        with serving(settings, "mcp", service.provider, SERVED):
+        with serving(settings, "mcp", service.provider, SERVED), nightly(settings, lambda: Memory(settings)):
             run_http(service, host, port, token, read_only=read_only, on_ready=ready, idle_seconds=idle * 60,
                      max_sessions=max_sessions if max_sessions is not None else limits["maxSessions"])
     else:  # the index opens once the transport has stdout: the first request opens it
-        with serving(settings, "mcp", service.provider, SERVED, warm=False):
+        with serving(settings, "mcp", service.provider, SERVED, warm=False), \
+                nightly(settings, lambda: Memory(settings)):
             run_stdio(service, read_only=read_only)
 
 
@@ -66,6 +68,7 @@ def mcp(obj: Ctx, http_bind, token, idle_minutes: float | None, max_sessions: in
 def ui(obj: Ctx, host: str, port: int, token, open_browser: bool) -> None:
     """Serve a web app for looking inside this agent's memory: search with why each result
     ranked, the memory files with their lines, and the index's health."""
+    from ..promote.schedule import nightly
     from ..serve.http import listen
     from ..ui.app import serve
 
@@ -83,5 +86,6 @@ def ui(obj: Ctx, host: str, port: int, token, open_browser: bool) -> None:
 
                 webbrowser.open(url + (f"?token={token}" if token else ""))
 
-        with serving(mem.settings, "ui", lambda: mem.provider, SERVED):
+        with serving(mem.settings, "ui", lambda: mem.provider, SERVED), \
+                nightly(mem.settings, lambda: obj.memory(settings=mem.settings)):
             serve(mem, host, sock, token, on_ready=ready)

@@ -119,14 +119,18 @@ EXCLUDE_SESSION_KEYS = ("channels", "chatTypes", "hookExternalContentSources")
 OPENCLAW_NOT_APPLIED = {
     "plugins.slots.memory": ("not applied", "mnemoclaw serves the workspace's Markdown memory as memory-core does "
                              "(named only when the slot is not \"memory-core\")"),
-    "plugins.entries.memory-core.config.dreaming": ("not applied", "mnemoclaw never promotes or rewrites entries "
-                                                    "on a schedule (the flush and memory_append write what is kept)"),
+    "plugins.entries.memory-core.config.dreaming.model": ("not applied yet", "promotion is extractive: entries go "
+                                                          "into MEMORY.md as the daily log wrote them"),
     "session.dmScope": ("not applied", "transcripts are read per file, whatever scope made them"),
 }
 
 
 # OpenClaw settings outside its search block that mnemoclaw reads and applies, and how
 OPENCLAW_APPLIED = {
+    "plugins.entries.memory-core.config.dreaming": "mnemoclaw promote: enabled runs it at frequency (cron, local "
+                                                   "time) in a running watch, mcp or ui; phases.deep."
+                                                   "maxPromotedSnippetTokens and maxPriorEntryLossFraction bound it; "
+                                                   "docs/promote.md",
     "tools.sessions.visibility": "sessions_search: \"all\" searches every agent's transcripts, any other value this "
                                  "agent's own; memory_search indexes this agent's own",
 }

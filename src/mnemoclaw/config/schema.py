@@ -148,6 +148,27 @@ MEMORY: dict[str, Any] = {
     "backend": F("builtin", "choice", BACKENDS, doc="builtin (mnemoclaw's index) or qmd (qmd finds, mnemoclaw "
                  "ranks; docs/qmd.md)"),
     "citations": F("auto", "choice", ("auto", "on", "off"), doc="append Source: path#Lx-Ly to snippets"),
+    # `mnemoclaw promote` (docs/promote.md); OpenClaw's plugins.entries.memory-core.config.dreaming is read too
+    "dreaming": {
+        "enabled": F(False, "bool", doc="run promote --apply at frequency in a running watch, mcp or ui"),
+        "frequency": F("0 3 * * *", "str", doc="when, as a five-field cron schedule in local time"),
+        "model": F(None, "str", nullable=True, doc="read, not applied yet: promotion is extractive"),
+        "timeoutSeconds": F(120.0, "float", lo=1, hi=3600, doc="how long the model step may take"),
+        "diary": F(False, "bool", doc="each run's diary in the workspace's DREAMS.md (else the state directory)"),
+        "minScore": F(0.8, "float", lo=0.0, hi=1.0, doc="the weighted score an entry needs (--min-score)"),
+        "minRecallCount": F(3, "int", lo=1, hi=1000, doc="recalls an entry needs (--min-recall-count)"),
+        "minUniqueQueries": F(3, "int", lo=1, hi=1000,
+                              doc="different questions that recalled it (--min-unique-queries)"),
+        "limit": F(10, "int", lo=1, hi=1000, doc="entries promoted a run at most (--limit)"),
+        "phases": {
+            "deep": {
+                "maxPromotedSnippetTokens": F(160, "int", lo=8, hi=4000,
+                                              doc="an entry longer than this is not promoted (never cut)"),
+                "maxPriorEntryLossFraction": F(0.25, "float", lo=0.0, hi=1.0,
+                                               doc="the share of MEMORY.md's entries a run may remove"),
+            },
+        },
+    },
     "forget": {
         "tool": F(False, "bool", doc="offer memory_forget over MCP (a preview, then a confirmed removal)"),
     },

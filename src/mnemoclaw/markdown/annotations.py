@@ -35,8 +35,10 @@ from ..text.tokenize import content_words
 
 NAMES = ("importance", "type", "expires", "key", "observed", "status", "trigger", "project",
          # provenance, written by the runtime on what it writes (provenance.py)
-         "origin", "session", "channel", "chat")
-ORIGIN_VALUES = ("owner", "agent", "untrusted")  # imported and transcript come from where a chunk is
+         "origin", "session", "channel", "chat",
+         # where a promoted line of MEMORY.md came from (promote/run.py)
+         "from")
+ORIGIN_VALUES = ("owner", "agent", "untrusted", "promoted")  # imported and transcript come from where a chunk is
 MAX_TRIGGERS = 20  # phrases one trigger annotation may name
 # an entry whose status says it no longer holds (USER.md's "superseded in place") does not answer
 RETIRED = frozenset({"superseded", "retired", "inactive", "archived", "deprecated", "obsolete"})
@@ -45,6 +47,7 @@ _PAIR = re.compile(r"^\s*([A-Za-z]+)\s*:\s*(.*?)\s*$")
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(\s|$)")
 _ITEM = re.compile(r"^(\s*)([-*+]|\d{1,9}[.)])(\s|$)")
 _WORD = re.compile(r"^[\w][\w./:-]*$")
+_CITATION = re.compile(r"^[\w][\w./ -]*\.md#L\d+(?:-L\d+)?$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 PROVENANCE = frozenset({"origin", "session", "channel", "chat"})  # the writer's, on a note's heading
 # origins whose notes cannot annotate their own entries
@@ -96,6 +99,10 @@ def parse_value(name: str, raw: str) -> tuple[object | None, str | None]:
         if word not in ORIGIN_VALUES:
             return None, f"origin {raw!r} is not one of {', '.join(ORIGIN_VALUES)}"
         return word, None
+    if name == "from":  # a citation: memory/2026-11-03.md#L4 or #L4-L6
+        if not _CITATION.match(raw):
+            return None, f"from {raw!r} is not a citation (memory/YYYY-MM-DD.md#L4 or #L4-L6)"
+        return raw, None
     if name == "session":  # an id as written: case kept
         if not _WORD.match(raw):
             return None, f"session {raw!r} is not a session id (letters, digits, '-', '_', '.', ':')"

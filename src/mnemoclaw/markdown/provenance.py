@@ -14,7 +14,8 @@ import re
 from typing import Any
 
 OWNER, AGENT, IMPORTED, TRANSCRIPT, UNTRUSTED = "owner", "agent", "imported", "transcript", "untrusted"
-ORIGINS = (OWNER, AGENT, IMPORTED, TRANSCRIPT, UNTRUSTED)
+PROMOTED = "promoted"  # a MEMORY.md line `mnemoclaw promote` moved there from a daily log
+ORIGINS = (OWNER, AGENT, IMPORTED, TRANSCRIPT, UNTRUSTED, PROMOTED)
 IMPORTS_DIR = "memory/imports"  # an import's files: memory/imports/<source>/...
 IMPORT_SOURCES = ("chatgpt", "claude", "claude-code", "codex")  # what `mnemoclaw import` reads
 # never put before the reply unasked: what someone else's export or content holds
@@ -55,6 +56,8 @@ def of(path: str, source: str, annotations: dict[str, Any],
     for name in ("session", "channel", "chat"):
         if annotations.get(name):
             out[name] = str(annotations[name])
+    if out["origin"] == PROMOTED and annotations.get("from"):
+        out["promotedFrom"] = str(annotations["from"])
     return out
 
 

@@ -12,6 +12,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from ...api import Memory
 from ...errors import MnemoclawError
+from ...promote.run import summary as promotion
 from ..pages import Pages
 
 
@@ -53,8 +54,12 @@ def health(pages: Pages, job: IndexJob, request: Request) -> Response:
         status = pages.mem.status()
     except (MnemoclawError, OSError) as exc:
         return pages.error(request, 500, "Status unavailable", str(exc))
+    try:  # what promotion would do next (words only, quick), and when it runs
+        promote: dict[str, Any] = promotion(pages.mem)
+    except (MnemoclawError, OSError) as exc:
+        promote = {"error": str(exc)}
     return pages.page("health.html", request=request, summary=summary(status), rows=status_rows(status),
-                      job=job.state)
+                      job=job.state, promote=promote)
 
 
 async def index_now(pages: Pages, job: IndexJob, request: Request) -> Response:
