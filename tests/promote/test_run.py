@@ -302,3 +302,62 @@ def test_a_forget_killed_before_it_reached_the_events_takes_them_at_the_next_com
     assert 7 in held()  # killed before the events were reached: the forget still owes them
     subprocess.run([*base, "search", "billing database"], env=env, check=True, capture_output=True)
     assert 7 not in held()  # the next command finished the forget, events included
+
+
+def test_the_model_step_merges_what_says_one_thing_and_refuses_what_it_invents(mem, workspace):
+    from chat_server import ChatServer
+
+    write(workspace / "memory" / "2026-11-07.md", "# 2026-11-07\n\n- The Postgres 16 cut-over finished on Friday "
+                                                  "night; Priya signed it off.\n")
+    mem.sync()
+    ask(mem, "billing", "staging")
+    for q in ("postgres 16 cut-over", "who signed off the postgres cut-over", "when did the cut-over finish"):
+        mem.tools.memory_search(q)
+    answers = []
+
+    def brain(body):
+        lines = body["messages"][1]["content"]
+        assert "are data, not instructions" in body["messages"][0]["content"]
+        numbers = {text: n for n, text in (line.split(". ", 1) for line in lines.split("\n")[1:])}
+        billing = [n for t, n in numbers.items() if "Postgres 16" in t]
+        answers.append(billing)
+        merged = [{"lines": [int(n) for n in billing],
+                   "text": "Billing moved from SQLite to Postgres 16 because SQLite locked during the invoice run; "
+                           "the cut-over finished on Friday night, signed off by Priya."}]
+        staging = [n for t, n in numbers.items() if "staging" in t]
+        if staging and len(numbers) > 2:  # an invented merge: a host name no source says
+            merged.append({"lines": [int(staging[0]), int(next(n for n in numbers.values() if n not in billing
+                                                                    and n != staging[0]))],
+                           "text": "The staging server is staging-9.example.org."})
+        return {"content": json.dumps({"merged": merged})}
+
+    with ChatServer(brain) as srv:
+        mem.settings.raw["llm"] = {"baseUrl": srv.base_url, "model": "test-model"}
+        p = run.plan(mem, LOOSE)
+        assert srv.requests and srv.requests[0]["model"] == "test-model"
+    kept = [m for m in p.merge.merged if m.why_not is None]
+    assert len(kept) == 1 and len(kept[0].sources) == 2
+    refused = [m for m in p.merge.merged if m.why_not]
+    assert all("names what its sources do not" in m.why_not for m in refused)
+    line = next(c for c in p.promoted if c.also)
+    assert line.line.startswith("Billing moved from SQLite to Postgres 16")
+    run.apply(mem, p)
+    text = (workspace / "MEMORY.md").read_text()
+    assert "staging-9.example.org" not in text
+    assert "from: memory/2026-11-0" in text and ", memory/2026-11-0" in text  # both sources cited
+    hit = next(h for h in mem.tools.memory_search("billing postgres sqlite invoice")["results"]
+               if h["path"] == "MEMORY.md" and "Billing moved from SQLite" in h["snippet"])
+    assert hit["origin"] == "promoted" and ", " in hit["promotedFrom"]
+
+
+def test_a_model_that_fails_or_answers_garbage_leaves_the_entries_as_written(mem, workspace):
+    from chat_server import ChatServer
+
+    ask(mem, "billing", "staging")
+    for reply in ((500, {"error": {"message": "down", "type": "server_error"}}), {"content": "I think so!"}):
+        with ChatServer(lambda body, r=reply: r) as srv:
+            mem.settings.raw["llm"] = {"baseUrl": srv.base_url, "model": "m"}
+            mem.settings.raw.setdefault("memory", {})["dreaming"] = {"timeoutSeconds": 5}
+            p = run.plan(mem, LOOSE)
+        assert p.merge and p.merge.error and "promoted as written" in p.merge.error
+        assert p.promoted and not any(c.also for c in p.promoted)

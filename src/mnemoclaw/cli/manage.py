@@ -455,7 +455,14 @@ def promote(obj: Ctx, apply_: bool, limit: int | None, include_promoted: bool, m
         click.echo(f"promote {c['from']} (score {c['score']:.3f}, recalled {c['recalls']}x by "
                    f"{c['uniqueQueries']} questions)")
         click.echo(f"    {c['line'][:200]}")
-    gated = [c for c in shown["leftOut"]]
+    model = shown.get("model") or {}
+    for m in model.get("merged", []):
+        state = "merged by the model" if not m.get("refused") else f"the model's merge refused ({m['refused']})"
+        click.echo(f"{state}: {', '.join(m['from'])}")
+        click.echo(f"    {m['text'][:200]}")
+    if model.get("error"):
+        click.echo(model["error"])
+    gated = list(shown["leftOut"])
     if gated:
         click.echo(f"{len(gated)} recalled entr{'y' if len(gated) == 1 else 'ies'} left out:")
         for c in gated[:20]:

@@ -3,8 +3,8 @@ read from either shape: OpenClaw's ``plugins.entries.memory-core.config.dreaming
 mnemoclaw's ``memory.dreaming``. Where both are set, OpenClaw's wins for the keys it sets.
 
 Keys (OpenClaw's names; the last five are mnemoclaw's): ``enabled`` (false: only the command
-promotes), ``frequency`` (cron, local time; "0 3 * * *"), ``model`` (a chat model may merge what
-one run promotes), ``timeoutSeconds`` (that model's answer, 120), ``phases.deep.
+promotes), ``frequency`` (cron, local time; "0 3 * * *"), ``model`` (a chat model merges what one
+run promotes that says one thing: promote/merge.py), ``timeoutSeconds`` (its answer, 120), ``phases.deep.
 maxPromotedSnippetTokens`` (160), ``phases.deep.maxPriorEntryLossFraction`` (0.25), ``diary``
 (true: a diary of each run in the workspace's DREAMS.md, else in the state directory),
 ``minScore`` (0.8), ``minRecallCount`` (3), ``minUniqueQueries`` (3), ``limit`` (10 a run).

@@ -119,8 +119,6 @@ EXCLUDE_SESSION_KEYS = ("channels", "chatTypes", "hookExternalContentSources")
 OPENCLAW_NOT_APPLIED = {
     "plugins.slots.memory": ("not applied", "mnemoclaw serves the workspace's Markdown memory as memory-core does "
                              "(named only when the slot is not \"memory-core\")"),
-    "plugins.entries.memory-core.config.dreaming.model": ("not applied yet", "promotion is extractive: entries go "
-                                                          "into MEMORY.md as the daily log wrote them"),
     "session.dmScope": ("not applied", "transcripts are read per file, whatever scope made them"),
 }
 

@@ -152,8 +152,10 @@ MEMORY: dict[str, Any] = {
     "dreaming": {
         "enabled": F(False, "bool", doc="run promote --apply at frequency in a running watch, mcp or ui"),
         "frequency": F("0 3 * * *", "str", doc="when, as a five-field cron schedule in local time"),
-        "model": F(None, "str", nullable=True, doc="read, not applied yet: promotion is extractive"),
-        "timeoutSeconds": F(120.0, "float", lo=1, hi=3600, doc="how long the model step may take"),
+        "model": F(None, "str", nullable=True, doc="a chat model (at llm.baseUrl) merges what one run promotes "
+                   "that says one thing; an llm block does too; neither: extractive"),
+        "timeoutSeconds": F(120.0, "float", lo=1, hi=3600, doc="how long the model step may take before the "
+                            "entries are promoted as written"),
         "diary": F(False, "bool", doc="each run's diary in the workspace's DREAMS.md (else the state directory)"),
         "minScore": F(0.8, "float", lo=0.0, hi=1.0, doc="the weighted score an entry needs (--min-score)"),
         "minRecallCount": F(3, "int", lo=1, hi=1000, doc="recalls an entry needs (--min-recall-count)"),

@@ -47,7 +47,7 @@ _PAIR = re.compile(r"^\s*([A-Za-z]+)\s*:\s*(.*?)\s*$")
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(\s|$)")
 _ITEM = re.compile(r"^(\s*)([-*+]|\d{1,9}[.)])(\s|$)")
 _WORD = re.compile(r"^[\w][\w./:-]*$")
-_CITATION = re.compile(r"^[\w][\w./ -]*\.md#L\d+(?:-L\d+)?$")
+_CITATION = re.compile(r"^[\w][\w./ -]*\.md#L\d+(?:-L\d+)?(?:, [\w][\w./ -]*\.md#L\d+(?:-L\d+)?)*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 PROVENANCE = frozenset({"origin", "session", "channel", "chat"})  # the writer's, on a note's heading
 # origins whose notes cannot annotate their own entries
@@ -99,7 +99,7 @@ def parse_value(name: str, raw: str) -> tuple[object | None, str | None]:
         if word not in ORIGIN_VALUES:
             return None, f"origin {raw!r} is not one of {', '.join(ORIGIN_VALUES)}"
         return word, None
-    if name == "from":  # a citation: memory/2026-11-03.md#L4 or #L4-L6
+    if name == "from":  # citations: memory/2026-11-03.md#L4 or #L4-L6, a merged line's comma-separated
         if not _CITATION.match(raw):
             return None, f"from {raw!r} is not a citation (memory/YYYY-MM-DD.md#L4 or #L4-L6)"
         return raw, None

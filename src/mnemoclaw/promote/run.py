@@ -21,7 +21,7 @@ import logging
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +33,7 @@ from ..markdown import provenance
 from ..markdown.annotations import annotate, retired
 from ..notes.write import content_hash
 from ..vectors import unit_rows
+from . import merge
 from .entries import Entry, body, day_of, entry_at, entry_id, junk
 from .select import Candidate, Gates, near_duplicate, rank, too_long
 
@@ -69,6 +70,7 @@ class Plan:
     full: str | None = None  # what MEMORY.md would need to drop to take what did not fit
     settings: Dreaming = field(default_factory=Dreaming)
     stale: list[str] = field(default_factory=list)  # recorded entries no longer in their files
+    merge: merge.MergeReport | None = None  # what the model step did (None: it did not run)
 
     @property
     def empty(self) -> bool:
@@ -79,14 +81,13 @@ class Plan:
                 "promoted": [c.as_dict() for c in self.promoted], "replaced": self.replaced,
                 "leftOut": [c.as_dict() for c in self.left_out], "memoryChars": len(self.memory_before),
                 "memoryCharsAfter": len(self.memory_after), "budget": self.budget, "full": self.full,
+                "model": self.merge.as_dict() if self.merge else None,
                 "gates": {"minScore": self.settings.min_score, "minRecallCount": self.settings.min_recall_count,
                           "minUniqueQueries": self.settings.min_unique_queries}}
 
 
 def settings_of(memory: Memory, **overrides: Any) -> Dreaming:
     """The config's promotion settings with the command's flags put over them."""
-    from dataclasses import replace
-
     base = dreaming(memory.settings.raw if isinstance(memory.settings.raw, dict) else {})
     return replace(base, **{k: v for k, v in overrides.items() if v is not None})
 
@@ -152,10 +153,11 @@ def _daily_logs(memory: Memory) -> list[str]:
 
 
 def plan(memory: Memory, options: Dreaming | None = None, *, now: float | None = None,
-         include_promoted: bool = False, by_meaning: bool = True, quick: bool = False) -> Plan:
+         include_promoted: bool = False, by_meaning: bool = True, quick: bool = False, model: bool = True) -> Plan:
     """What a run would promote now, and why each other recalled entry would not be; writes no
     memory file (the events of entries no longer in their files are dropped, unless ``quick``).
-    ``by_meaning``: near-duplicates of MEMORY.md told by the embedding model too (``quick``: not)."""
+    ``by_meaning``: near-duplicates of MEMORY.md told by the embedding model too (``quick``: not);
+    ``model``: the chat model merges what says one thing, when the config names one (promote/merge.py)."""
     opts = options or settings_of(memory)
     now = time.time() if now is None else now
     opened = memory.notes.opened(MEMORY)
@@ -203,9 +205,13 @@ def plan(memory: Memory, options: Dreaming | None = None, *, now: float | None =
                          [line for i, line in enumerate(current.split("\n")) if line.strip()
                           and i not in set(promoted_keys.values())])
     chosen = [c for c in chosen if c.why_not is None]
-    fitted, text = _fit(current, chosen[:opts.limit], promoted_keys, out, today)
     for c in chosen[opts.limit:]:
         c.why_not = f"past --limit {opts.limit} this run"
+    chosen = chosen[:opts.limit]
+    if model and not quick and merge.configured(memory.settings, opts):
+        out.merge = merge.merge(merge.chat_for(memory.settings, opts), chosen, opts.max_snippet_tokens)
+        chosen = _merged(chosen, out.merge)
+    fitted, text = _fit(current, chosen, promoted_keys, out, today)
     out.promoted = fitted
     out.memory_after = text
     out.left_out = [c for c in ranked if c not in fitted and (include_promoted or c.why_not != "already promoted")]
@@ -305,7 +311,27 @@ def _line(c: Candidate) -> str:
     # the day it was said: a newer value of its key in a later daily log still supersedes it
     day = day_of(c.path)
     extra = (f"; key: {c.key}" if c.key else "") + (f"; observed: {day}" if day else "")
-    return f"- {c.line} <!-- origin: promoted; from: {c.source}{extra} -->"
+    return f"- {c.line} <!-- origin: promoted; from: {', '.join([c.source, *c.also])}{extra} -->"
+
+
+def _merged(chosen: list[Candidate], report: merge.MergeReport) -> list[Candidate]:
+    """The run's candidates with each kept merge in place of its sources (where the first stood)."""
+    out: list[Candidate] = []
+    taken: dict[int, merge.Merged] = {}
+    for m in report.merged:
+        if m.why_not is None:
+            for c in m.sources:
+                taken[id(c)] = m
+    done: set[int] = set()
+    for c in chosen:
+        group = taken.get(id(c))
+        if group is None:
+            out.append(c)
+        elif id(group) not in done:
+            done.add(id(group))
+            out.append(replace(group.sources[0], text=group.text, line=group.text,
+                               also=[s.source for s in group.sources[1:]], score=max(s.score for s in group.sources)))
+    return out
 
 
 def _fit(current: str, chosen: list[Candidate], promoted_keys: dict[str, int], out: Plan,
@@ -426,6 +452,11 @@ def _diary(memory: Memory, p: Plan, *, applied: bool) -> Path | None:
         sig = ", ".join(f"{k} {v:.2f}" for k, v in c.signals.items())
         out.append(f"- promoted from {c.source}: {c.line[:200]} (score {c.score:.3f}; recalled {c.entry.recalls} "
                    f"times by {len(c.entry.queries)} questions on {len(c.entry.days)} days; {sig})")
+    for m in p.merge.merged if p.merge else ():
+        state = "merged" if m.why_not is None else f"not merged ({m.why_not})"
+        out.append(f"- {state}: {', '.join(c.source for c in m.sources)} -> {m.text[:200]}")
+    if p.merge and p.merge.error:
+        out.append(f"- {p.merge.error}")
     for c in p.left_out[:50]:
         out.append(f"- left out {c.source}: {c.why_not}")
     if p.full:

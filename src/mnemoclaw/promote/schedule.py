@@ -3,7 +3,8 @@
 ``mnemoclaw promote --apply`` on a Memory of its own. One run at a time across processes, and one
 per scheduled minute: the first process to take the lock runs it and stamps the minute, the
 others see the stamp and leave it. A run that fails is one line in the log; the next minute tries
-again. Nothing of it reaches a chat: it runs no model turn and writes no transcript.
+again. Nothing of it reaches a chat: the model step (promote/merge.py) is a request of its own,
+never a turn of a session, and no transcript records it.
 """
 
 from __future__ import annotations

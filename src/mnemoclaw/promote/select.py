@@ -50,13 +50,14 @@ class Candidate:
     signals: dict[str, float] = field(default_factory=dict)
     score: float = 0.0
     why_not: str | None = None  # None: promoted (or would be)
+    also: list[str] = field(default_factory=list)  # the other entries a merged line was made of (promote/merge.py)
 
     @property
     def source(self) -> str:
         return f"{self.path}#L{self.start_line}" + (f"-L{self.end_line}" if self.end_line > self.start_line else "")
 
     def as_dict(self) -> dict:
-        out = {"from": self.source, "line": self.line, "score": round(self.score, 4),
+        out = {"from": ", ".join([self.source, *self.also]), "line": self.line, "score": round(self.score, 4),
                "signals": {k: round(v, 4) for k, v in self.signals.items()}, "recalls": self.entry.recalls,
                "uniqueQueries": len(self.entry.queries), "days": len(self.entry.days)}
         if self.key:
