@@ -16,7 +16,8 @@ needing it again would; after each day ``mnemoclaw promote`` runs (plan, then ap
 clock at that day. Nothing about the later questions is seen by the replay.
 
 Then, over the later questions: the share whose evidence (any / all of its turns, by their ids)
-MEMORY.md now holds, i.e. what the agent has without searching; of the promoted lines, the share
+MEMORY.md now holds, i.e. what the agent has without searching (also over those whose need
+recurs: evidence a use question needed too); of the promoted lines, the share
 holding some later question's evidence (precision) and the share the guard rails' own rules
 (``promote/entries.junk``, run again on each line) call junk; MEMORY.md's characters over the days
 against its bootstrap budget. Beside it: no promotion (nothing in MEMORY.md), and the naive rule
@@ -211,6 +212,11 @@ def locomo(args, provider) -> dict:
         r["grid_scores"] = {k: score(v, r["later_evidence"]) for k, v in r.pop("grid").items()}
         r["promote"] = score(r["promoted"], r["later_evidence"])
         r["naive_score"] = score(r["naive"], r["later_evidence"])
+        # the later questions whose need recurs: their evidence was a use question's too
+        used = set().union(*(set(ev) for ev in r["use_evidence"]))
+        again = [ev for ev in r["later_evidence"] if set(ev) & used]
+        r["recurring"] = {"questions": len(again), "promote": score(r["promoted"], again)["any"],
+                          "naive": score(r["naive"], again)["any"]}
         needed = set().union(*(set(ev) for ev in r["later_evidence"]))
         r["missed"] = len((needed & set(r["recalled_ids"])) - set().union(set(), *(ids_in(x) for x in r["promoted"])))
         p, v = r["promote"], r["naive_score"]
@@ -240,7 +246,10 @@ def summary(runs: list[dict]) -> dict:
         useful = sum(r["grid_scores"][key]["lines"] - r["grid_scores"][key]["useless"] for r in runs)
         grid[key] = {"lines": lines, "precision": useful / lines if lines else None,
                      "any": sum(r["grid_scores"][key]["any"] * r["later"] for r in runs) / max(1, later)}
-    return {"promote": pooled("promote"), "naive": pooled("naive_score"), "grid": grid,
+    again = sum(r["recurring"]["questions"] for r in runs)
+    recurring = {"questions": again, **{k: sum(r["recurring"][k] * r["recurring"]["questions"] for r in runs)
+                                        / max(1, again) for k in ("promote", "naive")}}
+    return {"promote": pooled("promote"), "naive": pooled("naive_score"), "grid": grid, "recurring": recurring,
             "missed_evidence_turns": sum(r["missed"] for r in runs),
             "max_chars": max(max(r["sizes"]) for r in runs), "budget": runs[0]["budget"] if runs else None}
 
