@@ -340,6 +340,7 @@ def test_the_model_step_merges_what_says_one_thing_and_refuses_what_it_invents(m
     refused = [m for m in p.merge.merged if m.why_not]
     assert all("names what its sources do not" in m.why_not for m in refused)
     line = next(c for c in p.promoted if c.also)
+    assert not any(c.why_not is None for c in p.left_out)  # the merged entries are not "left out"
     assert line.line.startswith("Billing moved from SQLite to Postgres 16")
     run.apply(mem, p)
     text = (workspace / "MEMORY.md").read_text()

@@ -51,6 +51,7 @@ _KEY = re.compile(r"\bkey:\s*([^;>]+?)\s*(?:;|-->)")
 # a candidate this close by meaning to a MEMORY.md line (or a better candidate) says nothing new,
 # in whatever script either is written
 NEAR_COSINE = 0.9
+MERGED = "merged with other entries into one line (the model step)"
 
 
 class PromoteError(MnemoclawError):
@@ -214,7 +215,9 @@ def plan(memory: Memory, options: Dreaming | None = None, *, now: float | None =
     fitted, text = _fit(current, chosen, promoted_keys, out, today)
     out.promoted = fitted
     out.memory_after = text
-    out.left_out = [c for c in ranked if c not in fitted and (include_promoted or c.why_not != "already promoted")]
+    shown = {id(c) for c in fitted}
+    out.left_out = [c for c in ranked if id(c) not in shown and c.why_not != MERGED
+                    and (include_promoted or c.why_not != "already promoted")]
     if out.stale and not quick:
         events.drop(out.stale)  # no longer in their files: nothing of them is kept
     return out
@@ -327,9 +330,11 @@ def _merged(chosen: list[Candidate], report: merge.MergeReport) -> list[Candidat
         group = taken.get(id(c))
         if group is None:
             out.append(c)
-        elif id(group) not in done:
+        else:
+            c.why_not = MERGED  # written as part of the group's one line
+        if group is not None and id(group) not in done:
             done.add(id(group))
-            out.append(replace(group.sources[0], text=group.text, line=group.text,
+            out.append(replace(group.sources[0], text=group.text, line=group.text, why_not=None,
                                also=[s.source for s in group.sources[1:]], score=max(s.score for s in group.sources)))
     return out
 
