@@ -362,3 +362,23 @@ def test_a_model_that_fails_or_answers_garbage_leaves_the_entries_as_written(mem
             p = run.plan(mem, LOOSE)
         assert p.merge and p.merge.error and "promoted as written" in p.merge.error
         assert p.promoted and not any(c.also for c in p.promoted)
+
+
+def test_a_model_that_hangs_is_waited_for_only_as_long_as_the_config_says(mem, workspace):
+    from chat_server import ChatServer
+
+    ask(mem, "billing", "staging")
+
+    def hang(body):
+        time.sleep(4)
+        return {"content": '{"merged": []}'}
+
+    with ChatServer(hang) as srv:
+        mem.settings.raw["llm"] = {"baseUrl": srv.base_url, "model": "m"}
+        mem.settings.raw.setdefault("memory", {})["dreaming"] = {"timeoutSeconds": 1}
+        t = time.monotonic()
+        p = run.plan(mem, replace(LOOSE, timeout_seconds=1))
+        took = time.monotonic() - t
+    assert p.merge and p.merge.error and "promoted as written" in p.merge.error
+    assert took < 12, took  # the timeout (and its retries), not the model's four seconds a try
+    assert p.promoted
