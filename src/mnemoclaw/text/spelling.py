@@ -23,6 +23,9 @@ LENGTH_GAP = 2
 # the shortest name a single typo may be taken for another spelling of (Ana / Anna are alike by
 # sound; Tom / Tim are two people)
 TYPO_MIN = 5
+# the shortest name a typo that changes no letter (one doubled, dropped or swapped) is looked past
+# in, when the consonants agree: Saam / Sam, Jno / Jon
+SHORT_TYPO_MIN = 3
 # the shortest consonant skeleton that identifies a name (one consonant: too many words share it);
 # one of two consonants only a name this long, or one with the same vowels
 SKELETON_MIN = 2
@@ -86,8 +89,19 @@ def _one_typo(a: str, b: str) -> bool:
 
 
 def _vowels(term: str) -> str:
-    """The vowels inside a word (not its first or last letter, which a stem may have lost)."""
-    return "".join(ch for ch in term[1:-1] if ch in _VOWELS)
+    """The vowels inside a word (not its first or last letter, which a stem may have lost), a
+    doubled one single (Saam / Sam)."""
+    out: list[str] = []
+    for ch in term[1:-1]:
+        if ch in _VOWELS and (not out or out[-1] != ch):
+            out.append(ch)
+    return "".join(out)
+
+
+def _shifted(a: str, b: str) -> bool:
+    """One typo that changes no letter: one added or dropped, or two neighbours swapped (Jno /
+    Jon); never one letter for another, which makes another name (Tom / Tim)."""
+    return _one_typo(a, b) and (len(a) != len(b) or sorted(a) == sorted(b))
 
 
 # what the stemmer may have taken off a name memory holds (text/tokenize.py stem: Muhhamed is
@@ -98,8 +112,9 @@ STEMMED_ENDS = ("", "e", "ed", "s")
 def alike(name: str, term: str) -> bool:
     """Whether index term ``term`` may be another spelling of ``name``, a name as the question
     writes it (lowercased, not stemmed): it sounds alike, with or without an ending the stemmer
-    may have taken off (and, under five letters, with the same vowels: Aqib / Akib, not Evan /
-    even or Tom / Tim), or, from five letters, it is one typo away."""
+    may have taken off (and, under five letters, with the same vowels or one letter doubled,
+    dropped or swapped: Aqib / Akib, Saam / Sam, Jno / Jon, not Evan / even or Tom / Tim), or,
+    from five letters, it is one typo away."""
     name = name.lower()
     if not is_word(name) or not is_word(term) or name == term:
         return False
@@ -115,7 +130,8 @@ def alike(name: str, term: str) -> bool:
         return False
     # a skeleton of two consonants tells a long name only (Muhammad, not Priya / pray)
     if len(key) < SKELETON_MIN + 1 and len(name) < LONG_NAME:
-        return any(sound(f) == key and _vowels(name) == _vowels(f) for f in forms)
+        return any(sound(f) == key and (_vowels(name) == _vowels(f) or len(name) >= SHORT_TYPO_MIN
+                                        and _shifted(name, f)) for f in forms)
     return any(sound(f) == key and (min(len(name), len(f)) >= TYPO_MIN or _vowels(name) == _vowels(f))
                for f in forms)
 
