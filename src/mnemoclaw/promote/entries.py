@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..markdown.annotations import COMMENT, in_code
+from ..text.dates import note_date
 from ..text.secrets import redactions
 from ..text.smalltalk import is_small_talk, question_of
 from ..text.tokenize import content_words
@@ -90,8 +91,9 @@ def recallable(path: str, source: str) -> bool:
 
 
 def day_of(path: str) -> str | None:
-    m = DAILY.search(path)
-    return m.group(1) if m else None
+    """A daily log's day (ISO), as every reader of a note's date reads it (text/dates.py)."""
+    day = note_date(path) if DAILY.search(path) else None
+    return day.isoformat() if day else None
 
 
 def entry_at(lines: Sequence[str], index: int) -> tuple[int, int]:

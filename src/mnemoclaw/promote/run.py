@@ -202,9 +202,9 @@ def plan(memory: Memory, options: Dreaming | None = None, *, now: float | None =
         if c.why_not is None:
             chosen.append(c)
     if by_meaning and not quick:
+        replaced = set(promoted_keys.values())  # lines a newer value of their key takes over
         _near_by_meaning(memory, [c for c in chosen if not (c.key and c.key in promoted_keys)],
-                         [line for i, line in enumerate(current.split("\n")) if line.strip()
-                          and i not in set(promoted_keys.values())])
+                         [line for i, line in enumerate(current.split("\n")) if line.strip() and i not in replaced])
     chosen = [c for c in chosen if c.why_not is None]
     for c in chosen[opts.limit:]:
         c.why_not = f"past --limit {opts.limit} this run"
