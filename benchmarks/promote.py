@@ -51,6 +51,7 @@ from mnemoclaw.config import load_settings
 from mnemoclaw.config.dreaming import Dreaming
 from mnemoclaw.promote import run as promote
 from mnemoclaw.promote.entries import body, entry_at, junk
+from mnemoclaw.promote.select import signals, weighted
 from mnemoclaw.text.secrets import redactions
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -159,11 +160,50 @@ def replay(conv_dir: Path, qs: list[dict], root: Path, opts: Dreaming, seed: int
     promoted = [line for line in memory_md.split("\n") if "origin: promoted" in line]
     later = [qs[i] for i in range(len(qs)) if i not in use]
     naive = naive_lines(ws, entries, len(promoted))
-    return {"conv": conv_dir.name, "days": len(days), "use": len(use), "later": len(later), "searches": searches,
+    needed = set().union(*(q["evidence"] for q in later)) if later else set()
+    rankings = ranked_precision(ws, entries, needed, clock.t)
+    return {"rankings": rankings, "oracle": oracle([qs[i]["evidence"] for i in use], needed),"conv": conv_dir.name, "days": len(days), "use": len(use), "later": len(later), "searches": searches,
             "promoted": promoted, "naive": naive, "sizes": sizes, "budget": budget, "seconds": time.time() - t0,
             "later_evidence": [sorted(q["evidence"]) for q in later],
             "use_evidence": [sorted(qs[i]["evidence"]) for i in use],
             "grid": grid, "recalled_ids": sorted(set().union(*(ids_in(entry_text(ws, e)) for e in entries)) if entries else set())}
+
+
+# ways of ranking the final recall events, each scored by the share of its first K entries (junk
+# left out) that hold a later question's evidence: does any signal beat the weighted score?
+RANKINGS = {
+    "weighted score": lambda e, sig: weighted(sig),
+    "recalls": lambda e, sig: (e.recalls, e.mean_score),
+    "distinct questions": lambda e, sig: (len(e.queries), e.mean_score),
+    "mean score": lambda e, sig: e.mean_score,
+    "score sum": lambda e, sig: e.recalls * e.mean_score,
+    "days": lambda e, sig: (len(e.days), len(e.queries)),
+}
+TOP = (5, 10, 20, 40)
+
+
+def ranked_precision(ws: Path, entries, needed: set[str], now: float) -> dict:
+    rows = []
+    for e in entries:
+        text = entry_text(ws, e)
+        if text and not junk(text):
+            rows.append((e, signals(e, text, now), bool(ids_in(text) & needed)))
+    return {name: {k: [sum(y for _, _, y in sorted(rows, key=lambda r: key(r[0], r[1]), reverse=True)[:k]),
+                       min(k, len(rows))] for k in TOP} for name, key in RANKINGS.items()}
+
+
+def oracle(use_evidence: list[set[str]], needed: set[str]) -> dict:
+    """The bound: of the turns use questions needed (once, or three times and more), the share
+    a later question needs too."""
+    counts: dict[str, int] = {}
+    for ev in use_evidence:
+        for t in ev:
+            counts[t] = counts.get(t, 0) + 1
+    out = {}
+    for least in (1, 3):
+        turns = {t for t, n in counts.items() if n >= least}
+        out[f"needed {least}+"] = [len(turns & needed), len(turns)]
+    return out
 
 
 def entry_text(ws: Path, e) -> str:
@@ -246,10 +286,16 @@ def summary(runs: list[dict]) -> dict:
         useful = sum(r["grid_scores"][key]["lines"] - r["grid_scores"][key]["useless"] for r in runs)
         grid[key] = {"lines": lines, "precision": useful / lines if lines else None,
                      "any": sum(r["grid_scores"][key]["any"] * r["later"] for r in runs) / max(1, later)}
+    def share(pairs: list[list[int]]) -> float | None:
+        return round(sum(a for a, _ in pairs) / sum(b for _, b in pairs), 3) if sum(b for _, b in pairs) else None
+
+    rankings = {name: {k: share([r["rankings"][name][k] for r in runs]) for k in TOP} for name in RANKINGS}
+    bound = {key: share([r["oracle"][key] for r in runs]) for key in (runs[0]["oracle"] if runs else {})}
     again = sum(r["recurring"]["questions"] for r in runs)
     recurring = {"questions": again, **{k: sum(r["recurring"][k] * r["recurring"]["questions"] for r in runs)
                                         / max(1, again) for k in ("promote", "naive")}}
     return {"promote": pooled("promote"), "naive": pooled("naive_score"), "grid": grid, "recurring": recurring,
+            "rankings_precision_at": rankings, "oracle_precision": bound,
             "missed_evidence_turns": sum(r["missed"] for r in runs),
             "max_chars": max(max(r["sizes"]) for r in runs), "budget": runs[0]["budget"] if runs else None}
 
