@@ -96,6 +96,7 @@ class Evidence:
     unseen: float | None = None  # share of the query's IDF weight on words no chunk holds
     names_unseen: float | None = None  # share of the query's names (people, places, ids) memory never mentions
     names_missing: float | None = None  # share of them this chunk does not mention
+    subject_unseen: bool = False  # memory never mentions someone the question is about (KeywordEvidence)
     other_script: bool = False  # the chunk's script may spell the query's names another way (KeywordEvidence)
     crossing: bool = False  # the chunk holds next to no word in the query's script (stages.written_in)
     named: bool = False  # the query names someone or something (KeywordEvidence.names)

@@ -4,6 +4,8 @@ saying so, in every search mode. The score is a calibrated chance (docs/quality.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -148,6 +150,53 @@ def test_a_question_wrapped_in_small_talk_is_scored_on_the_question(memory):
                                          "marathon?")["results"]
     assert [(r["path"], r["score"]) for r in wrapped] == [(r["path"], r["score"]) for r in plain]
     assert memory.tools.memory_search("哎呀，今天天气真好。我本来想说的是，量子计算机的原理是什么？")["results"] == []
+
+
+def test_a_short_name_one_vowel_off_is_memorys_person_unless_it_is_a_name_itself(tmp_path):
+    """Juhn, Tym and Marea are nobody's names: John, Tim and Maria, asked as the question spells
+    them, and read by the embedder as memory spells them (the same results as asking with memory's
+    spelling). Tom is a name of its own: a question about Tom is not one about Tim."""
+    write(tmp_path / "ws" / "memory" / "2026-10-01.md", "- John signed up for the boot camp with his family\n"
+                                                         "- Maria vacationed in Oregon and Florida last summer\n")
+    write(tmp_path / "ws" / "memory" / "2026-10-02.md", "- Tim finished The Witcher 3 and loved its open world\n")
+    write(tmp_path / "ws" / "memory" / "2026-10-03.md", "- Rented a kayak for Saturday\n")
+    settings = load_settings(workspace=tmp_path / "ws", state_dir=tmp_path / "state", config={}, env={})
+    with Memory(settings, provider=resolve_provider(settings), background=False) as mem:
+        mem.sync()
+        for mode in ("hybrid", "keyword"):
+            def found(query: str, mode: str = mode) -> list[tuple[str, float]]:
+                return [(r["path"], r["score"]) for r in mem.tools.memory_search(query, mode=mode)["results"]]
+            for asked, held, path in [("When did Juhn sign up for boot camp?", "John", "memory/2026-10-01.md"),
+                                      ("Which states has Marea vacationed in?", "Maria", "memory/2026-10-01.md"),
+                                      ("What does Tym think of The Witcher 3?", "Tim", "memory/2026-10-02.md")]:
+                got = found(asked)
+                assert got and got[0][0] == path, (mode, asked, got)
+                assert got == found(re.sub(r"Juhn|Marea|Tym", held, asked)), (mode, asked)
+            assert found("What does Tom think of The Witcher 3?") == [], mode
+
+
+def test_a_question_whose_subject_memory_never_mentions_is_about_someone_else(tmp_path):
+    """"What does Imogen think of The Witcher 3?": memory knows the game, not Imogen; sharing a
+    name other than the one the question is about does not make it a question about this memory."""
+    write(tmp_path / "ws" / "memory" / "2026-10-02.md", "- Tim finished The Witcher 3 and loved its open world\n"
+                                                         "- Tim's landlord raised the rent\n")
+    write(tmp_path / "ws" / "memory" / "2026-10-03.md", "- Rented a kayak for Saturday\n"
+                                                         "- Imagine the lake at dawn, I said; I can't imagine a better day\n")
+    settings = load_settings(workspace=tmp_path / "ws", state_dir=tmp_path / "state", config={}, env={})
+    with Memory(settings, provider=resolve_provider(settings), background=False) as mem:
+        mem.sync()
+        for mode in ("hybrid", "keyword"):
+            def found(query: str, mode: str = mode) -> list[dict]:
+                return mem.tools.memory_search(query, mode=mode)["results"]
+            assert found("What does Priya think of The Witcher 3?") == [], mode
+            # "Imagine" opens a sentence and is a word elsewhere: no spelling of Imogen
+            assert found("When did Imogen rent a kayak for the lake?") == [], mode
+            assert found("Is the Witcher 3 Priya's favourite game?") == [], mode
+            # whom it is about is held: answered, though another name it gives is not
+            got = found("Did Tim play The Witcher 3 with Priya?")
+            assert got and got[0]["path"] == "memory/2026-10-02.md", (mode, got)
+            got = found("What does Tim think of The Witcher 3?")
+            assert got and got[0]["path"] == "memory/2026-10-02.md", (mode, got)
 
 
 def test_a_name_memory_holds_written_apart_still_counts_as_mentioned(tmp_path):

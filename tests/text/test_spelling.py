@@ -12,6 +12,8 @@ from mnemoclaw.text.tokenize import analyze
     ("Katherine", "Katharine"), ("Melanie", "Melaney"),
     # a short name with a letter doubled, dropped or two swapped, its consonants the same
     ("Saam", "Sam"), ("Jno", "Jon"), ("Nte", "Nate"), ("Timm", "Tim"),
+    # one vowel for another in a short spelling that is nobody's name
+    ("Juhn", "John"), ("Tym", "Tim"), ("Marea", "Maria"), ("Mil", "Mel"), ("Dava", "Dave"),
 ])
 def test_spellings_of_one_name_are_alike_as_the_index_holds_them(asked, held):
     term = analyze(held)[0]  # memory's side is an index term: lowercased and stemmed
@@ -25,6 +27,8 @@ def test_spellings_of_one_name_are_alike_as_the_index_holds_them(asked, held):
     ("Tom", "Tim"), ("Evan", "even"), ("Nate", "note"), ("Gina", "Jean"), ("Keiko", "Chidi"),
     ("Sam", "some"), ("Muhammad", "made"), ("Caroline", "careful"), ("Priya", "pray"),
     ("Jn", "Jon"), ("Bbo", "Bob"), ("Tam", "Tim"),  # too short; consonants moved; a letter for another
+    ("Dan", "Don"), ("Ben", "Bin"), ("Mia", "Mae"),  # one vowel off, but a name of its own
+    ("Juhn", "join"),  # two letters changed
 ])
 def test_other_names_and_words_are_not_alike(asked, held):
     assert not alike(asked, analyze(held)[0])

@@ -59,6 +59,9 @@ class KeywordEvidence:
     absent: frozenset[str] = frozenset()  # those memory never mentions, whole or in parts
     parts: dict[str, tuple[str, ...]] = field(default_factory=dict)  # each name's parts (KeywordQuery.parts)
     written: tuple[str, ...] = ()  # the names in Latin letters as the query writes them (KeywordQuery.written)
+    subjects: tuple[str, ...] = ()  # the names the question is about (KeywordQuery.subjects)
+    # the names the query spells another way than memory: as the query writes each, as memory does
+    respelled: dict[str, str] = field(default_factory=dict)
     cjk: bool = False  # the query is written mostly in CJK characters (KeywordQuery.cjk)
 
     @property
@@ -110,6 +113,12 @@ class KeywordEvidence:
     def names_unseen(self) -> float:
         """The share of the query's names no chunk of the index mentions (0 without names)."""
         return sum(1 for t in self.names if t in self.absent) / len(self.names) if self.names else 0.0
+
+    @property
+    def subject_unseen(self) -> bool:
+        """Whether no chunk of the index mentions someone the question is about, though it may
+        mention other names the question gives ("What does Imogen think of The Witcher 3?")."""
+        return any(t in self.absent for t in self.subjects)
 
     def names_missing(self, present: set[str]) -> float:
         """The share of the query's names the chunk does not mention (0 without names)."""
@@ -171,7 +180,7 @@ def mentioned(name: str, parts: Sequence[str], held: Callable[[str], bool]) -> b
 
 
 def search_explained(store: CandidateSource, query: KeywordQuery, limit: int,
-                     sources: Sequence[str] | None = None, *, named: Callable[[str], bool] | None = None,
+                     sources: Sequence[str] | None = None, *, named: Callable[[str], str | None] | None = None,
                      ) -> tuple[list[tuple[int, float]], KeywordEvidence]:
     """``search``, and the evidence behind it for the relevance score (search/relevance.py).
     ``named``: whether memory writes an index term as a name (where a name the query spells
@@ -180,7 +189,8 @@ def search_explained(store: CandidateSource, query: KeywordQuery, limit: int,
         return [], KeywordEvidence()
     depth = min(limit * RESCORE_DEPTH, MAX_DEPTH)
     candidates = store.keyword_candidates(query, depth, sources)
-    respelled = _respelled(store, query, candidates.df, named)
+    spellings: dict[str, str] = {}
+    respelled = _respelled(store, query, candidates.df, named, spellings)
     if respelled is not query:  # a name memory spells another way: look for it as memory spells it
         query = respelled
         candidates = store.keyword_candidates(query, depth, sources)
@@ -194,7 +204,8 @@ def search_explained(store: CandidateSource, query: KeywordQuery, limit: int,
     absent = frozenset(t for t, parts in names if not mentioned(t, parts, lambda u: bool(df.get(u, 0))))
     evidence = KeywordEvidence(weights, candidates.lines, complete=len(candidates.lines) < depth, unseen=unseen,
                                names=tuple(t for t, _ in names), absent=absent, parts=dict(names),
-                               written=query.written, cjk=query.cjk)
+                               written=query.written, subjects=tuple(t for t in query.subjects if t in dict(names)),
+                               respelled=spellings, cjk=query.cjk)
     return rank(query, candidates, limit), evidence
 
 
@@ -218,10 +229,12 @@ SPELLINGS_MAX = 3
 
 
 def _respelled(store: CandidateSource, query: KeywordQuery, df: dict[str, int],
-               named: Callable[[str], bool] | None) -> KeywordQuery:
+               named: Callable[[str], str | None] | None, spellings: dict[str, str]) -> KeywordQuery:
     """``query`` with each name of letters that memory never mentions replaced by the terms that
     spell it another way in memory (text/spelling.py: Muhammad for Muhhamed, Aqib for Akib) and
-    that memory writes as a name (``named``), or ``query`` itself when there is none."""
+    that memory writes as a name (``named``: the word as memory writes it), or ``query`` itself
+    when there is none. ``spellings`` is given each name as the query writes it and as memory
+    writes its closest spelling."""
     found: dict[str, list[str]] = {}
     for name, parts in zip(query.names, query.parts or [()] * len(query.names), strict=True):
         if df.get(name, 0) or parts:
@@ -233,9 +246,13 @@ def _respelled(store: CandidateSource, query: KeywordQuery, df: dict[str, int],
         near = [t for t in store.terms_starting(spelling.first_letters(written), shortest, longest)
                 if t not in NOT_NAMES and spelling.alike(written, t)]
         near = sorted(near, key=lambda t: (abs(len(t) - len(name)), t))[:SPELLINGS_MAX]
-        near = [t for t in near if named is None or named(t)]
+        held = {t: named(t) if named is not None else None for t in near}
+        near = [t for t in near if named is None or held[t]]
         if near:
             found[name] = near
+            as_memory = held.get(near[0])
+            if as_memory:
+                spellings[next(w for w in query.written if analyze(w) == [name])] = as_memory
     if not found:
         return query
 
@@ -243,7 +260,8 @@ def _respelled(store: CandidateSource, query: KeywordQuery, df: dict[str, int],
         return tuple(dict.fromkeys(v for t in terms for v in found.get(t, [t])))
 
     names = tuple(found[n][0] if n in found else n for n in query.names)
-    return replace(query, terms=swap(query.terms), names=names,
+    subjects = tuple(found[n][0] if n in found else n for n in query.subjects)
+    return replace(query, terms=swap(query.terms), names=names, subjects=subjects,
                    phrases=tuple(tuple(found[t][0] if t in found else t for t in p) for p in query.phrases))
 
 

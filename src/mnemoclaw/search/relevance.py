@@ -27,7 +27,8 @@ The shipped models are logistic and give the query's names, its unseen words and
 content coverage no weight yet: the network fitted on the wider family measured better on the
 memories it was fitted on and worse on those it was not (docs/quality.md, "A score for a new
 kind of memory").
-A query whose names memory never mentions at all is about someone or something else, whatever
+A query whose names memory never mentions at all, or whose subject it never mentions (the person
+in "what does Imogen think of The Witcher 3?"), is about someone or something else, whatever
 the model says (``about_something_else``; docs/quality.md, "Names memory never mentions").
 """
 
@@ -167,10 +168,14 @@ def keyword_backed(evidence: Evidence) -> bool:
 
 def about_something_else(evidence: Sequence[Evidence]) -> bool:
     """Whether the query is about someone or something memory has never heard of: it names
-    people, places or identifiers, and memory mentions none of them, whole or in parts, and its
-    best candidate is not written in a script that may spell them another way (a CJK note, a
-    Latin name; a note of Latin letters, a Chinese name)."""
-    return bool(evidence) and (evidence[0].names_unseen or 0.0) >= 1.0 and not evidence[0].other_script
+    people, places or identifiers, and memory mentions none of them, whole or in parts, or not
+    the one it is about (its subject: KeywordQuery.subjects); and its best candidate is not
+    written in a script that may spell them another way (a CJK note, a Latin name; a note of
+    Latin letters, a Chinese name)."""
+    if not evidence:
+        return False
+    e = evidence[0]
+    return ((e.names_unseen or 0.0) >= 1.0 or e.subject_unseen) and not e.other_script
 
 
 # A chunk that holds under this share of the question's content words (its IDF weight, the frame

@@ -12,6 +12,7 @@ Each stage is a function of what the stages before it returned, so a test can ca
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -142,9 +143,22 @@ def gather(query: str, mode: str, n_cand: int, sources: Sequence[str] | None, *,
         vector = dict(vectors.vector_search(qvec, n_cand, sources))
     elif mode == "vector":
         qvec, vector = vector_side(None)
+    if qvec is not None and words.respelled:
+        # a name the question spells another way than memory: the embedder reads it as memory
+        # writes it too (Marea is a stranger to it; Maria is the person the notes are about)
+        qvec = embed(as_memory_spells(query, words.respelled))
+        vector = dict(vectors.vector_search(qvec, n_cand, sources))
     text_missing = 0.0 if len(text) < n_cand else None
     rows = chunks.chunks(list(dict.fromkeys([*vector, *text])))
     return Gathered(text, vector, words, qvec, rows, text_missing)
+
+
+def as_memory_spells(query: str, respelled: dict[str, str]) -> str:
+    """``query`` with each name it spells another way than memory (KeywordEvidence.respelled)
+    written as memory writes it."""
+    for asked, held in respelled.items():
+        query = re.sub(rf"(?<![^\W_]){re.escape(asked)}(?![^\W_])", held, query)
+    return query
 
 
 # how much of a chunk must be in the query's script (CJK characters, words of Latin letters; two
@@ -163,14 +177,33 @@ def written_in(text: str, *, cjk: bool) -> bool:
     return mine >= SCRIPT_WORDS and mine >= SCRIPT_SHARE * (han + latin)
 
 
-def written_as_name(term: str, keywords: KeywordSource, chunks: ChunkSource) -> bool:
-    """Whether memory writes index term ``term`` as a name somewhere: capitalised, in one of the
-    first chunks that hold it (where a name the query spells another way is looked for)."""
+def written_as_name(term: str, keywords: KeywordSource, chunks: ChunkSource) -> str | None:
+    """The word memory writes index term ``term`` as where it writes it as a name, in the first
+    chunks that hold it (where a name the query spells another way is looked for): capitalised
+    inside a sentence, or capitalised where a sentence starts and nowhere written in lower case
+    (Dana; not Imagine, a word any sentence may start with); None when it is no name there."""
     found = keywords.keyword_candidates(KeywordQuery((term,)), NAME_LOOKUP)
+    opening = None
+    lower = False
     for row in chunks.chunks(list(found.lines)[:NAME_LOOKUP]).values():
-        if any(w[0].isupper() and analyze(w) == [term] for w in WORD.findall(row.text)):
-            return True
-    return False
+        for m in WORD.finditer(row.text):
+            w = m.group()
+            if analyze(w) != [term]:
+                continue
+            if not w[0].isupper():
+                lower = True
+            elif _inside_sentence(row.text, m.start()):
+                return w
+            else:
+                opening = opening or w
+    return None if lower else opening
+
+
+def _inside_sentence(text: str, start: int) -> bool:
+    """Whether the word at ``start`` follows a word or a comma on its line (a capital there is
+    a name's, not a sentence's)."""
+    before = text[max(0, start - 40):start].rstrip(" \t")
+    return bool(before) and (before[-1].isalnum() or before[-1] in ",;")
 
 
 # how many chunks holding a term are read to see it written as a name
@@ -364,7 +397,8 @@ def score(cands: Sequence[Candidate], g: Gathered, mode: str, *, reference: Vect
             content=words.content_coverage(f.id, row.text, present) if keyed else None,
             unseen=words.unseen_share if keyed else None, names_unseen=words.names_unseen if keyed else None,
             names_missing=words.names_missing(present) if keyed else None,
-            other_script=keyed and words.names_unseen >= 1.0 and words.other_script(row.text),
+            subject_unseen=keyed and words.subject_unseen,
+            other_script=keyed and (words.names_unseen >= 1.0 or words.subject_unseen) and words.other_script(row.text),
             crossing=keyed and bool(words.weights) and not written_in(row.text, cjk=words.cjk),
             named=keyed and bool(words.names), one_unseen=words.one_unseen if keyed else 0.0)
         found.append((c, evidence))

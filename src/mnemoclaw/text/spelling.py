@@ -9,14 +9,17 @@ Two terms spell one name when they sound alike and look alike: the same consonan
 (``sound``: the first letter, then the consonants, with letters that sound alike merged, h
 between vowels or after a consonant dropped, doubled letters single) and lengths at most
 ``LENGTH_GAP`` apart; or, for a name of five letters or more, a single typo (one letter added,
-dropped, changed or two swapped). The name is compared as the question writes it; memory's side
-is an index term (lowercased, stemmed: text/tokenize.py), compared with the endings a stemmer
-takes off put back.
+dropped, changed or two swapped). A short name written one vowel off is another spelling only
+when it is no common given name itself (text/given.py: Juhn is John, Tom is not Tim). The name
+is compared as the question writes it; memory's side is an index term (lowercased, stemmed:
+text/tokenize.py), compared with the endings a stemmer takes off put back.
 """
 
 from __future__ import annotations
 
 import re
+
+from .given import GIVEN
 
 # the longest difference in length between two spellings of one name (Muhammad / Mohamed)
 LENGTH_GAP = 2
@@ -98,6 +101,14 @@ def _vowels(term: str) -> str:
     return "".join(out)
 
 
+def _revoweled(a: str, b: str) -> bool:
+    """One vowel written for another, nothing else changed (Juhn / John, Tym / Tim)."""
+    if len(a) != len(b):
+        return False
+    diff = [i for i in range(len(a)) if a[i] != b[i]]
+    return len(diff) == 1 and a[diff[0]] in _VOWELS and b[diff[0]] in _VOWELS
+
+
 def _shifted(a: str, b: str) -> bool:
     """One typo that changes no letter: one added or dropped, or two neighbours swapped (Jno /
     Jon); never one letter for another, which makes another name (Tom / Tim)."""
@@ -113,8 +124,9 @@ def alike(name: str, term: str) -> bool:
     """Whether index term ``term`` may be another spelling of ``name``, a name as the question
     writes it (lowercased, not stemmed): it sounds alike, with or without an ending the stemmer
     may have taken off (and, under five letters, with the same vowels or one letter doubled,
-    dropped or swapped: Aqib / Akib, Saam / Sam, Jno / Jon, not Evan / even or Tom / Tim), or,
-    from five letters, it is one typo away."""
+    dropped or swapped: Aqib / Akib, Saam / Sam, Jno / Jon, not Evan / even or Tom / Tim; or one
+    vowel for another in a spelling that is nobody's name: Juhn / John, Tym / Tim, Marea /
+    Maria), or, from five letters, it is one typo away."""
     name = name.lower()
     if not is_word(name) or not is_word(term) or name == term:
         return False
@@ -131,7 +143,8 @@ def alike(name: str, term: str) -> bool:
     # a skeleton of two consonants tells a long name only (Muhammad, not Priya / pray)
     if len(key) < SKELETON_MIN + 1 and len(name) < LONG_NAME:
         return any(sound(f) == key and (_vowels(name) == _vowels(f) or len(name) >= SHORT_TYPO_MIN
-                                        and _shifted(name, f)) for f in forms)
+                                        and (_shifted(name, f) or name not in GIVEN and _revoweled(name, f)))
+                   for f in forms)
     return any(sound(f) == key and (min(len(name), len(f)) >= TYPO_MIN or _vowels(name) == _vowels(f))
                for f in forms)
 

@@ -100,6 +100,14 @@ PREPOSITIONS = frozenset(
     """.split()
 )
 
+# Words a question puts right before whom it is about ("when did Caroline …", "is Oscar …"): a
+# name after one, or written with 's ("Caroline's dog"), is the question's subject
+AUXILIARIES = frozenset(
+    """
+    do does did is was are were has have had will would can could should shall might may must
+    """.split()
+)
+
 # Words English capitalises that name no one: the days and months a question dates itself by
 CALENDAR_WORDS = frozenset(
     """
@@ -314,6 +322,10 @@ class KeywordQuery:
     # the names in Latin letters as the query writes them, each word and each run of such words
     # ("Denver Broncos", "Denver", "Broncos"): what a note in another script may translate
     written: tuple[str, ...] = ()
+    # of ``names``, the people the question is about: a capitalised word right after a question's
+    # verb ("when did Caroline …") or written with 's ("Caroline's dog"); a question whose subject
+    # memory never mentions is about someone else, whatever other names it shares with memory
+    subjects: tuple[str, ...] = ()
     # terms that say one thing in other forms (175cm, 175 and 175厘米; 60kg and 120斤): of each
     # group, the forms memory holds count, the others are not held against a note (measurements)
     variants: tuple[tuple[str, ...], ...] = ()
@@ -343,6 +355,7 @@ def keyword_query(query: str) -> KeywordQuery:
     phrases: list[tuple[str, ...]] = []
     dropped: list[str] = []
     names: list[str] = []
+    subjects: list[str] = []
     written: list[str] = []
     run: list[str] = []  # the names of letters written one after another
     first = True
@@ -369,9 +382,14 @@ def keyword_query(query: str) -> KeywordQuery:
             if not stop and not framing and _names_something(tok, first) and not (cjk and not tok.istitle()):
                 # a name after a preposition (in Paris, with Marcus) is not whom the question is
                 # about, nor is the rest of its run (at Super Bowl 50); an identifier is (of PR-4821)
-                aside = ((aside and bool(run)) or prev in PREPOSITIONS) and tok.istitle() and tok.isalpha()
+                # but one written with 's is (the names of Caroline's dogs)
+                owner = tok.istitle() and tok.isalpha() and piece[m.end():m.end() + 2] in _POSSESSIVE
+                aside = ((aside and bool(run)) or prev in PREPOSITIONS) and tok.istitle() and tok.isalpha() \
+                    and not owner
                 if not aside:
                     names.append(term)
+                    if owner or tok.istitle() and tok.isalpha() and not run and prev in AUXILIARIES:
+                        subjects.append(term)
                 written.append(tok)
                 run.append(tok)
                 named = True
@@ -400,7 +418,11 @@ def keyword_query(query: str) -> KeywordQuery:
     forms = tuple(dict.fromkeys(t for g in groups for t in g if t not in own))
     terms += forms
     return KeywordQuery(tuple(dict.fromkeys(terms)), tuple(dict.fromkeys(phrases)), unique,
-                        tuple(name_parts(n) for n in unique), tuple(dict.fromkeys(written)), groups, cjk, forms)
+                        tuple(name_parts(n) for n in unique), tuple(dict.fromkeys(written)),
+                        tuple(dict.fromkeys(subjects)), groups, cjk, forms)
+
+
+_POSSESSIVE = frozenset({"'s", "\u2019s", "'S", "\u2019S"})
 
 
 # A number with a unit: what a question measures, not whom it names ("175cm", "400mg", "2nd")
