@@ -175,6 +175,25 @@ def test_a_short_name_one_vowel_off_is_memorys_person_unless_it_is_a_name_itself
             assert found("What does Tom think of The Witcher 3?") == [], mode
 
 
+def test_a_chinese_name_written_with_a_character_of_the_same_sound_is_memorys_person(tmp_path):
+    """特思拉 for 特斯拉, 鹿德 for 路德, 章伟 for 张伟: what a pinyin input method or a transliteration
+    writes. A name of other sounds (李明), or a word of the same sound that memory writes as no
+    name (黎明), is still someone else."""
+    write(tmp_path / "ws" / "memory" / "2026-10-03.md", "- 马丁·路德在1517年发表了九十五条论纲，批评赎罪券。\n"
+                                                         "- 尼古拉·特斯拉在1943年于纽约去世，他一生发明了交流电系统。\n")
+    write(tmp_path / "ws" / "memory" / "2026-10-04.md", "- 张伟下周五把数据库迁移到新服务器。\n- 今天去滨江吃了火锅。\n")
+    settings = load_settings(workspace=tmp_path / "ws", state_dir=tmp_path / "state", config={}, env={})
+    with Memory(settings, provider=resolve_provider(settings), background=False) as mem:
+        mem.sync()
+        for mode in ("hybrid", "keyword"):
+            for query, path in [("特思拉是哪一年去世的？", "memory/2026-10-03.md"), ("鹿德发表了什么？", "memory/2026-10-03.md"),
+                                ("章伟什么时候迁移数据库？", "memory/2026-10-04.md")]:
+                got = mem.tools.memory_search(query, mode=mode)["results"]
+                assert got and got[0]["path"] == path, (mode, query, got)
+            for query in ("李明什么时候迁移数据库？", "黎明什么时候迁移数据库？"):
+                assert mem.tools.memory_search(query, mode=mode)["results"] == [], (mode, query)
+
+
 def test_a_question_whose_subject_memory_never_mentions_is_about_someone_else(tmp_path):
     """"What does Imogen think of The Witcher 3?": memory knows the game, not Imogen; sharing a
     name other than the one the question is about does not make it a question about this memory."""

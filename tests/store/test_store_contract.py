@@ -112,6 +112,14 @@ def test_terms_starting_reads_the_index_terms_by_first_letter_and_length(store):
     assert store.terms_starting("z", 1, 20) == []
 
 
+def test_doc_freqs_counts_the_chunks_holding_each_term(store):
+    store.apply([write("a.md", ["特斯拉在纽约去世", "a quiet harbour"]), write("b.md", ["特斯拉 sailed"])])
+    assert store.doc_freqs(["特斯", "斯拉", "纽约", "思拉", "sail", "harbour"]) == {
+        "特斯": 2, "斯拉": 2, "纽约": 1, "思拉": 0, "sail": 1, "harbour": 1}
+    store.apply([], removes=["b.md"])
+    assert store.doc_freqs(["特斯", "sail"]) == {"特斯": 1, "sail": 0}  # as the index is now
+
+
 def test_file_candidates_are_the_chunks_of_those_files_holding_a_term(store):
     store.apply([write("a.md", ["the walrus sings", "a quiet harbour"]), write("b.md", ["a walrus too"]),
                  write("c.md", ["walrus three"], source="sessions")])

@@ -165,6 +165,9 @@ class _QmdKeywords:
     def terms_starting(self, letters: str, shortest: int, longest: int) -> list[str]:
         return self.own.terms_starting(letters, shortest, longest)
 
+    def doc_freqs(self, terms: Sequence[str]) -> dict[str, int]:
+        return self.own.doc_freqs(terms)
+
 
 class QmdBackend:
     name = "qmd"

@@ -14,10 +14,19 @@ from typing import Protocol
 
 import numpy as np
 
-from ..text import spelling
+from ..text import sounds, spelling
 from ..text.names import han_nouns
 from ..text.script import HAN_RUN
-from ..text.tokenize import CALENDAR_WORDS, FRAME_WORDS, STOP_WORDS, KeywordQuery, analyze, mostly_cjk
+from ..text.tokenize import (
+    CALENDAR_WORDS,
+    FRAME_WORDS,
+    STOP_WORDS,
+    KeywordQuery,
+    analyze,
+    cjk_grams,
+    mostly_cjk,
+    name_parts,
+)
 from ..types import KeywordCandidates
 from . import bm25
 
@@ -36,6 +45,8 @@ class CandidateSource(Protocol):
                            sources: Sequence[str] | None = None) -> KeywordCandidates: ...
 
     def terms_starting(self, letters: str, shortest: int, longest: int) -> list[str]: ...
+
+    def doc_freqs(self, terms: Sequence[str]) -> dict[str, int]: ...
 
 
 def rank(query: KeywordQuery, candidates: KeywordCandidates, limit: int) -> list[tuple[int, float]]:
@@ -59,7 +70,7 @@ class KeywordEvidence:
     absent: frozenset[str] = frozenset()  # those memory never mentions, whole or in parts
     parts: dict[str, tuple[str, ...]] = field(default_factory=dict)  # each name's parts (KeywordQuery.parts)
     written: tuple[str, ...] = ()  # the names in Latin letters as the query writes them (KeywordQuery.written)
-    subjects: tuple[str, ...] = ()  # the names the question is about (KeywordQuery.subjects)
+    subjects: tuple[tuple[str, ...], ...] = ()  # whom the question is about (KeywordQuery.subjects)
     # the names the query spells another way than memory: as the query writes each, as memory does
     respelled: dict[str, str] = field(default_factory=dict)
     cjk: bool = False  # the query is written mostly in CJK characters (KeywordQuery.cjk)
@@ -118,7 +129,7 @@ class KeywordEvidence:
     def subject_unseen(self) -> bool:
         """Whether no chunk of the index mentions someone the question is about, though it may
         mention other names the question gives ("What does Imogen think of The Witcher 3?")."""
-        return any(t in self.absent for t in self.subjects)
+        return any(all(t in self.absent for t in subject) for subject in self.subjects)
 
     def names_missing(self, present: set[str]) -> float:
         """The share of the query's names the chunk does not mention (0 without names)."""
@@ -202,10 +213,11 @@ def search_explained(store: CandidateSource, query: KeywordQuery, limit: int,
     names = [(t, parts) for t, parts in zip(query.names, query.parts or [()] * len(query.names), strict=True)
              if t in weights or parts]
     absent = frozenset(t for t, parts in names if not mentioned(t, parts, lambda u: bool(df.get(u, 0))))
+    kept = dict(names)
+    subjects = tuple(s for s in (tuple(t for t in subject if t in kept) for subject in query.subjects) if s)
     evidence = KeywordEvidence(weights, candidates.lines, complete=len(candidates.lines) < depth, unseen=unseen,
-                               names=tuple(t for t, _ in names), absent=absent, parts=dict(names),
-                               written=query.written, subjects=tuple(t for t in query.subjects if t in dict(names)),
-                               respelled=spellings, cjk=query.cjk)
+                               names=tuple(kept), absent=absent, parts=kept, written=query.written,
+                               subjects=subjects, respelled=spellings, cjk=query.cjk)
     return rank(query, candidates, limit), evidence
 
 
@@ -230,13 +242,25 @@ SPELLINGS_MAX = 3
 
 def _respelled(store: CandidateSource, query: KeywordQuery, df: dict[str, int],
                named: Callable[[str], str | None] | None, spellings: dict[str, str]) -> KeywordQuery:
-    """``query`` with each name of letters that memory never mentions replaced by the terms that
-    spell it another way in memory (text/spelling.py: Muhammad for Muhhamed, Aqib for Akib) and
-    that memory writes as a name (``named``: the word as memory writes it), or ``query`` itself
-    when there is none. ``spellings`` is given each name as the query writes it and as memory
-    writes its closest spelling."""
-    found: dict[str, list[str]] = {}
+    """``query`` with each name that memory never mentions replaced by the terms that spell it
+    another way in memory and that memory writes as a name (``named``: the word as memory writes
+    it), or ``query`` itself when there is none: a name of letters alike by sound or a typo
+    (text/spelling.py: Muhammad for Muhhamed, Aqib for Akib), a Chinese name with one character
+    for another of the same sound (text/sounds.py: 特斯拉 for 特思拉). ``spellings`` is given each
+    name as the query writes it and as memory writes its closest spelling."""
+    found: dict[str, list[str]] = {}  # a query term -> the terms memory spells it with
+    renamed: dict[str, str] = {}  # a name -> memory's closest spelling of it
     for name, parts in zip(query.names, query.parts or [()] * len(query.names), strict=True):
+        if HAN_RUN.fullmatch(name):
+            if mentioned(name, parts, lambda u: bool(df.get(u, 0))):
+                continue
+            near = _han_spellings(store, name, named)
+            if near:
+                renamed[name] = spellings[name] = near[0]
+                for asked, held in zip(cjk_grams(name), cjk_grams(near[0]), strict=True):
+                    if asked != held:
+                        found[asked] = [held]
+            continue
         if df.get(name, 0) or parts:
             continue
         written = next((w.lower() for w in query.written if analyze(w) == [name]), None)
@@ -250,19 +274,46 @@ def _respelled(store: CandidateSource, query: KeywordQuery, df: dict[str, int],
         near = [t for t in near if named is None or held[t]]
         if near:
             found[name] = near
+            renamed[name] = near[0]
             as_memory = held.get(near[0])
             if as_memory:
                 spellings[next(w for w in query.written if analyze(w) == [name])] = as_memory
-    if not found:
+    if not renamed:
         return query
 
     def swap(terms: Sequence[str]) -> tuple[str, ...]:
         return tuple(dict.fromkeys(v for t in terms for v in found.get(t, [t])))
 
-    names = tuple(found[n][0] if n in found else n for n in query.names)
-    subjects = tuple(found[n][0] if n in found else n for n in query.subjects)
-    return replace(query, terms=swap(query.terms), names=names, subjects=subjects,
+    names = tuple(renamed.get(n, n) for n in query.names)
+    return replace(query, terms=swap(query.terms), names=names, parts=tuple(name_parts(n) for n in names),
+                   subjects=tuple(tuple(renamed.get(n, n) for n in s) for s in query.subjects),
                    phrases=tuple(tuple(found[t][0] if t in found else t for t in p) for p in query.phrases))
+
+
+def _han_spellings(store: CandidateSource, name: str, named: Callable[[str], str | None] | None) -> list[str]:
+    """The spellings of Chinese name ``name`` with one character for another of the same sound
+    (text/sounds.py) that memory mentions (the pairs the new character is in, and as many of
+    the others as ``mentioned`` asks) and writes as a name, the most held first, at most
+    ``SPELLINGS_MAX``."""
+    near: list[tuple[int, str]] = []
+    for i, ch in enumerate(name):
+        others = sounds.alike(ch)
+        if not others:
+            continue
+        for other, n in store.doc_freqs(sorted(others)).items():
+            if not n:
+                continue
+            variant = name[:i] + other + name[i + 1:]
+            changed = [variant[j:j + 2] for j in (i - 1, i) if 0 <= j < len(variant) - 1]
+            held = store.doc_freqs(changed)
+            if not all(held.values()):
+                continue
+            pairs = name_parts(variant)  # a name of three characters or more: mentioned by its pairs
+            if pairs and not mentioned(variant, pairs, lambda u: bool(store.doc_freqs([u])[u])):
+                continue
+            near.append((min(held.values()), variant))
+    near.sort(key=lambda x: (-x[0], x[1]))
+    return [v for _, v in near[:SPELLINGS_MAX] if named is None or named(v)]
 
 
 def search(store: CandidateSource, query: KeywordQuery, limit: int,

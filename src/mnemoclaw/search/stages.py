@@ -24,6 +24,8 @@ from ..markdown.annotations import decode
 from ..markdown.chunker import speakers
 from ..store.base import ChunkSource, KeywordSource, VectorSearch, VectorSource
 from ..text.dates import note_date, query_dates
+from ..text.names import han_names
+from ..text.script import HAN_RUN, fold
 from ..text.tokenize import CJK_RUN, WORD, KeywordQuery, analyze, count_cjk, keyword_query, mostly_cjk
 from ..types import Hit, StoredChunk, UnrelatedReference, VectorReference
 from . import keyword
@@ -182,6 +184,14 @@ def written_as_name(term: str, keywords: KeywordSource, chunks: ChunkSource) -> 
     chunks that hold it (where a name the query spells another way is looked for): capitalised
     inside a sentence, or capitalised where a sentence starts and nowhere written in lower case
     (Dana; not Imagine, a word any sentence may start with); None when it is no name there."""
+    if HAN_RUN.fullmatch(term):  # a Chinese name: one the tagger finds where memory writes it
+        pairs = tuple(term[i:i + 2] for i in range(len(term) - 1))
+        held = keywords.keyword_candidates(KeywordQuery(pairs), NAME_LOOKUP * 4)
+        for row in chunks.chunks(list(held.lines)[:NAME_LOOKUP * 4]).values():
+            # the tagger may take in a character more or less (特斯拉 in 尼古拉·特斯拉; 特斯拉是)
+            if any(len(name) >= 2 and (name in term or term in name) for name in han_names(fold(row.text))):
+                return term
+        return None
     found = keywords.keyword_candidates(KeywordQuery((term,)), NAME_LOOKUP)
     opening = None
     lower = False

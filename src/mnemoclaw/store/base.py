@@ -88,6 +88,10 @@ class KeywordSource(Protocol):
         """The index's terms that start with one of ``letters`` and are ``shortest`` to
         ``longest`` characters long (where a respelled name is looked for: text/spelling.py)."""
 
+    def doc_freqs(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many chunks hold each of ``terms`` (where a Chinese name written with other
+        characters of the same sound is looked for: text/sounds.py)."""
+
 
 class VectorSource(Protocol):
     """What a search's vector side reads."""

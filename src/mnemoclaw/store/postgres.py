@@ -84,6 +84,10 @@ class PostgresStore(PostgresVectors, PostgresUpkeep):
         lines = {rid: [line.split(" ") for line in terms.split("\n")] for rid, terms in rows}
         return KeywordCandidates(lines, df, n_docs, avgdl)
 
+    def doc_freqs(self, terms: Sequence[str]) -> dict[str, int]:
+        self._corpus_stats()
+        return self._doc_freqs(terms)
+
     def terms_starting(self, letters: str, shortest: int, longest: int) -> list[str]:
         out: list[str] = []
         for ch in dict.fromkeys(letters):  # mc_df's key (ns, term) reads a range of terms

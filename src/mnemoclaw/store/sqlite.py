@@ -152,6 +152,10 @@ class SQLiteStore(SQLiteVectors, SQLiteUpkeep):
                 (ch, chr(ord(ch) + 1), shortest, longest))]
         return out
 
+    def doc_freqs(self, terms: Sequence[str]) -> dict[str, int]:
+        self._corpus_stats()
+        return self._doc_freqs(terms)
+
     def corpus_size(self) -> int:
         return self._corpus_stats()[0]
 

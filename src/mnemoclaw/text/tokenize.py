@@ -323,9 +323,10 @@ class KeywordQuery:
     # ("Denver Broncos", "Denver", "Broncos"): what a note in another script may translate
     written: tuple[str, ...] = ()
     # of ``names``, the people the question is about: a capitalised word right after a question's
-    # verb ("when did Caroline …") or written with 's ("Caroline's dog"); a question whose subject
-    # memory never mentions is about someone else, whatever other names it shares with memory
-    subjects: tuple[str, ...] = ()
+    # verb ("when did Caroline …") or written with 's ("Caroline's dog"), with the names written
+    # on after it ("Graham Twigg"); a question none of whose subject memory ever mentions is about
+    # someone else, whatever other names it shares with memory
+    subjects: tuple[tuple[str, ...], ...] = ()
     # terms that say one thing in other forms (175cm, 175 and 175厘米; 60kg and 120斤): of each
     # group, the forms memory holds count, the others are not held against a note (measurements)
     variants: tuple[tuple[str, ...], ...] = ()
@@ -355,7 +356,8 @@ def keyword_query(query: str) -> KeywordQuery:
     phrases: list[tuple[str, ...]] = []
     dropped: list[str] = []
     names: list[str] = []
-    subjects: list[str] = []
+    subjects: list[list[str]] = []
+    subject: list[str] | None = None  # the subject the name run under way names
     written: list[str] = []
     run: list[str] = []  # the names of letters written one after another
     first = True
@@ -388,8 +390,15 @@ def keyword_query(query: str) -> KeywordQuery:
                     and not owner
                 if not aside:
                     names.append(term)
-                    if owner or tok.istitle() and tok.isalpha() and not run and prev in AUXILIARIES:
-                        subjects.append(term)
+                    if run and subject is not None:
+                        subject.append(term)
+                    elif not run:
+                        subject = [term] if owner or tok.istitle() and tok.isalpha() and prev in AUXILIARIES \
+                            else None
+                        if subject is not None:
+                            subjects.append(subject)
+                    elif owner:
+                        subjects.append([term])
                 written.append(tok)
                 run.append(tok)
                 named = True
@@ -419,7 +428,7 @@ def keyword_query(query: str) -> KeywordQuery:
     terms += forms
     return KeywordQuery(tuple(dict.fromkeys(terms)), tuple(dict.fromkeys(phrases)), unique,
                         tuple(name_parts(n) for n in unique), tuple(dict.fromkeys(written)),
-                        tuple(dict.fromkeys(subjects)), groups, cjk, forms)
+                        tuple(dict.fromkeys(tuple(s) for s in subjects)), groups, cjk, forms)
 
 
 _POSSESSIVE = frozenset({"'s", "\u2019s", "'S", "\u2019S"})
