@@ -190,16 +190,20 @@ def off_topic(e: Evidence) -> bool:
     """Whether a chunk neither holds the question's content words nor comes near its meaning:
     under ``OFF_TOPIC_CONTENT`` of the content words (the heaviest word no chunk holds left out:
     one unmatched word never decides), and a cosine under the best of the
-    unrelated sentences (search/unrelated.py). Needs both sides: never in one mode alone, nor
-    across scripts (an English question of a Chinese note shares no word with it), nor for a
-    chunk that mentions every name the question gives."""
+    unrelated sentences (search/unrelated.py). Needs both sides: never in one mode alone. Across
+    scripts (an English question of a Chinese note shares no word with it) the meaning decides
+    alone, against the unrelated sentences in the note's script (``UnrelatedReference.across``:
+    one meaning in two languages stands further apart than in one). Never for a chunk that
+    mentions every name the question gives."""
     far = e.unrelated
-    if e.content is None or e.cosine is None or far is None or far.pair_sd < MIN_SPREAD or e.crossing:
+    if e.content is None or e.cosine is None or far is None or far.pair_sd < MIN_SPREAD:
         return False
     # a chunk that mentions everyone the question names is on it, however common the names are
     # in memory (a conversation's speakers are in every chunk and weigh next to nothing)
     if e.named and not e.names_missing:
         return False
+    if e.crossing:
+        return far.across is not None and e.cosine < far.across
     # one word memory never holds (a typo, another spelling) leaves the rest to decide
     rest = e.content / (1.0 - e.one_unseen) if e.one_unseen < 1.0 else 0.0
     return rest < OFF_TOPIC_CONTENT and e.cosine < far.best
