@@ -112,6 +112,9 @@ def test_a_query_s_subjects_are_the_names_after_its_verb_or_written_with_s():
     assert keyword_query("What did Caroline do in Paris with Marcus and Mel?").subjects == (("carolin",),)
     assert keyword_query("Why do Fenwick and Imogen find LeBron inspiring?").subjects == (("fenwick",),)
     assert keyword_query("what is the deploy key for PR-4821").subjects == ()
+    # a verb late in the question is no question's verb: what follows it is said of something
+    assert keyword_query("In what year did Harvard end early admission?").subjects == (("harvard",),)
+    assert keyword_query("What entity said that corporal punishment was Constitutional?").subjects == ()
 
 
 def test_a_chinese_question_s_names_are_its_people_places_and_organisations():

@@ -263,7 +263,7 @@ def _respelled(store: CandidateSource, query: KeywordQuery, df: dict[str, int],
             continue
         if df.get(name, 0) or parts:
             continue
-        written = next((w.lower() for w in query.written if analyze(w) == [name]), None)
+        written = next((spelling.plain(w) for w in query.written if analyze(w) == [name]), None)
         if written is None or not spelling.is_word(written):
             continue
         shortest, longest = spelling.length_range(written)

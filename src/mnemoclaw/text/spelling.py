@@ -18,6 +18,7 @@ text/tokenize.py), compared with the endings a stemmer takes off put back.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from .given import GIVEN
 
@@ -42,6 +43,11 @@ _SOUNDS = (("ph", "f"), ("ck", "k"), ("kh", "k"), ("gh", "g"), ("sch", "s"), ("s
 # the first letters a spelling of a name starting with the key may start with
 _FIRST = {"c": "ck", "k": "ckq", "q": "kq", "f": "fp", "p": "pf", "s": "sz", "z": "zs", "i": "iy", "y": "yi",
           "v": "vw", "w": "wv", "j": "jg", "g": "gj"}
+
+
+def plain(word: str) -> str:
+    """``word`` lowercased without its diacritics, as the index holds it (Temüjin: temujin)."""
+    return "".join(ch for ch in unicodedata.normalize("NFKD", word.lower()) if not unicodedata.combining(ch))
 
 
 def is_word(term: str) -> bool:
@@ -117,7 +123,19 @@ def _shifted(a: str, b: str) -> bool:
 
 # what the stemmer may have taken off a name memory holds (text/tokenize.py stem: Muhhamed is
 # held as muhham): the index term is compared with and without each
-STEMMED_ENDS = ("", "e", "ed", "s")
+STEMMED_ENDS = ("", "e", "ed", "s", "ing")
+# the longest a stemmer takes off: "ing" after a doubled letter (Manning is held as man)
+STEMMED_MAX = 4
+
+
+def unstemmed(term: str) -> list[str]:
+    """The words index term ``term`` may have been stemmed from (Turing as ture, Manning as man)."""
+    forms = [term + end for end in STEMMED_ENDS]
+    if term.endswith("e"):
+        forms.append(term[:-1] + "ing")
+    if term and term[-1] not in _VOWELS:
+        forms.append(term + term[-1] + "ing")
+    return forms
 
 
 def alike(name: str, term: str) -> bool:
@@ -130,7 +148,7 @@ def alike(name: str, term: str) -> bool:
     name = name.lower()
     if not is_word(name) or not is_word(term) or name == term:
         return False
-    forms = [term + end for end in STEMMED_ENDS if abs(len(name) - len(term + end)) <= LENGTH_GAP]
+    forms = [f for f in unstemmed(term) if abs(len(name) - len(f)) <= LENGTH_GAP]
     if not forms:
         return False
     if name in forms:  # the same word, stemmed
@@ -157,4 +175,4 @@ def first_letters(name: str) -> str:
 
 def length_range(name: str) -> tuple[int, int]:
     """The lengths an index term spelling ``name`` another way may have (stemmed: shorter)."""
-    return max(1, len(name) - LENGTH_GAP - max(map(len, STEMMED_ENDS))), len(name) + LENGTH_GAP
+    return max(1, len(name) - LENGTH_GAP - STEMMED_MAX), len(name) + LENGTH_GAP

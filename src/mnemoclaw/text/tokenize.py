@@ -108,6 +108,10 @@ AUXILIARIES = frozenset(
     """.split()
 )
 
+# how far into a question its verb may stand for the name after it to be the subject: "in what
+# year did Harvard …", not "what entity said that the punishment was Constitutional"
+AUXILIARY_WITHIN = 6
+
 # Words English capitalises that name no one: the days and months a question dates itself by
 CALENDAR_WORDS = frozenset(
     """
@@ -363,6 +367,7 @@ def keyword_query(query: str) -> KeywordQuery:
     first = True
     cjk = mostly_cjk(query)
     prev = ""  # the word before, folded
+    words_before = 0  # the words of letters before this one
     aside = False  # the name run under way follows a preposition
     for piece in _ZH_QUESTION.sub(" ", fold(_wont(query))).split():
         words = []
@@ -394,7 +399,7 @@ def keyword_query(query: str) -> KeywordQuery:
                         subject.append(term)
                     elif not run:
                         subject = [term] if owner or tok.istitle() and tok.isalpha() and prev in AUXILIARIES \
-                            else None
+                            and words_before <= AUXILIARY_WITHIN else None
                         if subject is not None:
                             subjects.append(subject)
                     elif owner:
@@ -405,6 +410,7 @@ def keyword_query(query: str) -> KeywordQuery:
             elif run:
                 _end_run(run, written)
             prev = folded
+            words_before += 1
             first = False
         if len(words) > 1 and not CJK_RUN.search(piece):
             phrases.append(tuple(words))
