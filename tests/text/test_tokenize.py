@@ -115,6 +115,10 @@ def test_a_query_s_subjects_are_the_names_after_its_verb_or_written_with_s():
     # a verb late in the question is no question's verb: what follows it is said of something
     assert keyword_query("In what year did Harvard end early admission?").subjects == (("harvard",),)
     assert keyword_query("What entity said that corporal punishment was Constitutional?").subjects == ()
+    # only after the question's first verb, and never a title in quotes
+    assert keyword_query("Would Caroline likely have Dr. Seuss books?").subjects == (("carolin",),)
+    assert keyword_query("For how long has Jolene had Lucifer as a pet?").subjects == (("jolen",),)
+    assert keyword_query('What memory does "Fifty Shades of Grey" bring to Tim?').subjects == ()
 
 
 def test_a_chinese_question_s_names_are_its_people_places_and_organisations():

@@ -109,7 +109,8 @@ AUXILIARIES = frozenset(
 )
 
 # how far into a question its verb may stand for the name after it to be the subject: "in what
-# year did Harvard …", not "what entity said that the punishment was Constitutional"
+# year did Harvard …", not "what entity said that the punishment was Constitutional"; and only
+# its first verb ("would Caroline have Dr. Seuss's books": Caroline, not Dr. Seuss)
 AUXILIARY_WITHIN = 6
 
 # Words English capitalises that name no one: the days and months a question dates itself by
@@ -368,6 +369,7 @@ def keyword_query(query: str) -> KeywordQuery:
     cjk = mostly_cjk(query)
     prev = ""  # the word before, folded
     words_before = 0  # the words of letters before this one
+    verbs = 0  # the question's verbs (AUXILIARIES) so far: the first is the question's own
     aside = False  # the name run under way follows a preposition
     for piece in _ZH_QUESTION.sub(" ", fold(_wont(query))).split():
         words = []
@@ -398,8 +400,10 @@ def keyword_query(query: str) -> KeywordQuery:
                     if run and subject is not None:
                         subject.append(term)
                     elif not run:
-                        subject = [term] if owner or tok.istitle() and tok.isalpha() and prev in AUXILIARIES \
-                            and words_before <= AUXILIARY_WITHIN else None
+                        quoted = m.start() > 0 and piece[m.start() - 1] in _QUOTES  # a title ("Fifty Shades")
+                        subject = [term] if not quoted and (owner or tok.istitle() and tok.isalpha()
+                                                            and prev in AUXILIARIES and verbs == 1
+                                                            and words_before <= AUXILIARY_WITHIN) else None
                         if subject is not None:
                             subjects.append(subject)
                     elif owner:
@@ -411,6 +415,7 @@ def keyword_query(query: str) -> KeywordQuery:
                 _end_run(run, written)
             prev = folded
             words_before += 1
+            verbs += folded in AUXILIARIES
             first = False
         if len(words) > 1 and not CJK_RUN.search(piece):
             phrases.append(tuple(words))
@@ -437,6 +442,7 @@ def keyword_query(query: str) -> KeywordQuery:
                         tuple(dict.fromkeys(tuple(s) for s in subjects)), groups, cjk, forms)
 
 
+_QUOTES = "\"'\u201c\u2018\u00ab\u300c\u300e"
 _POSSESSIVE = frozenset({"'s", "\u2019s", "'S", "\u2019S"})
 
 
