@@ -270,12 +270,12 @@ def _respelled(store: CandidateSource, query: KeywordQuery, df: dict[str, int],
         near = [t for t in store.terms_starting(spelling.first_letters(written), shortest, longest)
                 if t not in NOT_NAMES and spelling.alike(written, t)]
         near = sorted(near, key=lambda t: (abs(len(t) - len(name)), t))[:SPELLINGS_MAX]
-        held = {t: named(t) if named is not None else None for t in near}
-        near = [t for t in near if named is None or held[t]]
+        spelt = {t: named(t) if named is not None else None for t in near}
+        near = [t for t in near if named is None or spelt[t]]
         if near:
             found[name] = near
             renamed[name] = near[0]
-            as_memory = held.get(near[0])
+            as_memory = spelt.get(near[0])
             if as_memory:
                 spellings[next(w for w in query.written if analyze(w) == [name])] = as_memory
     if not renamed:
