@@ -180,6 +180,11 @@ def batch_dates(chat: list[dict], first: date = date(2024, 1, 1)) -> list[date]:
     return out
 
 
+def content_of(message: dict) -> str:
+    """What a message says: its content, the generator's trailing plan marker dropped."""
+    return _PLAN_MARK.sub("", str(message.get("content", ""))).strip("\n")
+
+
 def message_lines(role: str, content: str) -> list[str]:
     """One message as a daily log's block: its speaker's heading, a blank line, what was said (as
     data: headings two levels deeper, an open fence closed, no annotation)."""
