@@ -27,9 +27,12 @@ _EN_WHOLE = [
     r"(the )?weather('s| is) (so |really |very |pretty |quite )?\w+( today| outside)?( isn'?t it)?",
     r"how (are|r) (you|u)( doing| today| doing today)?|how'?s it going|how have you been|what'?s up|sup",
     r"(i )?hope (you'?re|you are|all is|everything is|your day is) (doing )?(well|good|fine|great|going well)",
+    r"((i )?hope (you'?re|you are|you'?ve been) having|have|enjoy) (an? |your )?(good|great|nice|lovely|wonderful|"
+    r"fine)( one| day| week| weekend| evening| morning| afternoon| time)?( today)?",
+    r"no rush|no hurry|take (your )?time|take care|talk (to you )?(soon|later)|see (you|ya) (soon|later)",
     r"thanks?( you)?( so much| a lot| in advance)?|thx|cheers|much appreciated",
     r"(sorry|apologies) (to bother|for bothering) you|long time no see|nice to (see|talk to) you( again)?",
-    r"(oh|ah|well|so|ok|okay|um+|uh+|hmm+|anyway|anyways|by the way|btw|lol|haha+)",
+    r"(oh|ah|well|so|ok|okay|um+|uh+|hmm+|ugh|argh|meh|phew|anyway|anyways|by the way|btw|lol|haha+)",
     r"(i )?(just )?(forgot|was going|wanted|meant|have) to ask( you)?( something| a question)?|"
     r"(let me|can i|may i) ask( you)?( something| a question)?|(a )?quick question|one more thing|"
     r"(i was|i'?m) (just )?(curious|wondering)",
