@@ -1,6 +1,6 @@
 """Chinese characters read alike (text/sounds.py): what an input method offers for one syllable."""
 
-from mnemoclaw.text.sounds import alike, readings
+from mnemoclaw.text.sounds import TABLE, alike, readings, table
 
 
 def test_characters_of_one_syllable_are_alike_whatever_their_tone():
@@ -13,3 +13,7 @@ def test_characters_of_one_syllable_are_alike_whatever_their_tone():
 def test_other_syllables_and_other_text_are_not_alike():
     assert "李" not in alike("张") and "明" not in alike("民")  # zhāng / lǐ; míng / mín
     assert alike("a") == frozenset() and readings("a") == ()
+
+
+def test_the_shipped_table_is_the_one_the_readings_make():
+    assert TABLE.read_text("utf-8") == table(), "text/sounds.txt is stale: run `python -m mnemoclaw.text.sounds`"

@@ -1,51 +1,50 @@
-"""Chinese characters read alike: what a pinyin input method offers for one syllable. Pure
-(pypinyin's table of readings, in memory).
+"""Chinese characters read alike: what a pinyin input method offers for one syllable. Pure (a
+table of readings shipped beside this module, read once a process).
 
 A Chinese name is often written with another character of the same sound: a pinyin input
 method offers every character of a syllable, and a transliteration may use any of them (特斯拉
 and 特思拉, 路德 and 鹿德, 张伟 and 章伟). Tones are left out: an input method asks for none.
-``alike(ch)`` lists the characters that share a reading with ``ch`` (among the common ones, the
-CJK Unified Ideographs block); the table loads once a process, the first time a Chinese name is
-looked for in another spelling. Without pypinyin installed (it is a dependency; a broken
-install) no character is alike.
+``alike(ch)`` lists the characters that share a reading with ``ch`` among the CJK Unified
+Ideographs (U+4E00-U+9FFF). The table (``sounds.txt``: one line a syllable, its characters
+after it) is read the first time a Chinese name is looked for in another spelling, in about
+25 ms (7 MB). It is made from pypinyin's readings of the characters by ``python -m
+mnemoclaw.text.sounds`` (pypinyin is a development dependency only).
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 import unicodedata
 from functools import lru_cache
+from pathlib import Path
 
-_lock = threading.Lock()
-_by_sound: dict[str, frozenset[str]] | None = None
-_readings: dict[str, tuple[str, ...]] = {}
+TABLE = Path(__file__).with_name("sounds.txt")
 # the common ideographs: a reading's rarer characters (extensions A and beyond) are left out
 _FIRST, _LAST = 0x4E00, 0x9FFF
+_lock = threading.Lock()
+_by_sound: dict[str, str] | None = None
+_readings: dict[str, tuple[str, ...]] = {}
 
 
-def _toneless(syllable: str) -> str:
-    out = "".join(c for c in unicodedata.normalize("NFD", syllable) if not unicodedata.combining(c))
-    return out.replace("ü", "v")
-
-
-def _load() -> dict[str, frozenset[str]]:
+def _load() -> dict[str, str]:
     global _by_sound
     with _lock:
         if _by_sound is None:
+            by_sound: dict[str, str] = {}
+            readings: dict[str, list[str]] = {}
             try:
-                from pypinyin.pinyin_dict import pinyin_dict
-            except ImportError:
-                _by_sound = {}
-                return _by_sound
-            groups: dict[str, set[str]] = {}
-            for code, readings in pinyin_dict.items():
-                if _FIRST <= code <= _LAST:
-                    ch = chr(code)
-                    sounds = tuple(dict.fromkeys(_toneless(r) for r in readings.split(",")))
-                    _readings[ch] = sounds
-                    for s in sounds:
-                        groups.setdefault(s, set()).add(ch)
-            _by_sound = {s: frozenset(chars) for s, chars in groups.items()}
+                text = TABLE.read_text("utf-8")
+            except OSError:  # a broken install: no character is alike
+                text = ""
+            for line in text.splitlines():
+                sound, _, chars = line.partition(" ")
+                if sound and chars:
+                    by_sound[sound] = chars
+                    for ch in chars:
+                        readings.setdefault(ch, []).append(sound)
+            _readings.update((ch, tuple(s)) for ch, s in readings.items())
+            _by_sound = by_sound
     return _by_sound
 
 
@@ -61,6 +60,28 @@ def alike(ch: str) -> frozenset[str]:
     by_sound = _load()
     out: set[str] = set()
     for s in _readings.get(ch, ()):
-        out |= by_sound.get(s, frozenset())
+        out.update(by_sound.get(s, ""))
     out.discard(ch)
     return frozenset(out)
+
+
+def _toneless(syllable: str) -> str:
+    out = "".join(c for c in unicodedata.normalize("NFD", syllable) if not unicodedata.combining(c))
+    return out.replace("ü", "v")
+
+
+def table() -> str:
+    """The table's text, made from pypinyin's readings (one line a syllable, sorted)."""
+    from pypinyin.pinyin_dict import pinyin_dict
+
+    groups: dict[str, list[str]] = {}
+    for code in sorted(pinyin_dict):
+        if _FIRST <= code <= _LAST:
+            for s in dict.fromkeys(_toneless(r) for r in pinyin_dict[code].split(",")):
+                groups.setdefault(s, []).append(chr(code))
+    return "".join(f"{s} {''.join(chars)}\n" for s, chars in sorted(groups.items()))
+
+
+if __name__ == "__main__":  # python -m mnemoclaw.text.sounds: write the table again
+    TABLE.write_text(table(), "utf-8")
+    print(f"{TABLE}: {len(TABLE.read_text('utf-8').splitlines())} syllables", file=sys.stderr)
