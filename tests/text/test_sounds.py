@@ -12,6 +12,7 @@ def test_characters_of_one_syllable_are_alike_whatever_their_tone():
 
 def test_other_syllables_and_other_text_are_not_alike():
     assert "李" not in alike("张") and "明" not in alike("民")  # zhāng / lǐ; míng / mín
+    assert "斯" not in alike("赫") and readings("赫") == ("he",)  # hè; its rare reading shì is left out
     assert alike("a") == frozenset() and readings("a") == ()
 
 

@@ -4,8 +4,8 @@ table of readings shipped beside this module, read once a process).
 A Chinese name is often written with another character of the same sound: a pinyin input
 method offers every character of a syllable, and a transliteration may use any of them (特斯拉
 and 特思拉, 路德 and 鹿德, 张伟 and 章伟). Tones are left out: an input method asks for none.
-``alike(ch)`` lists the characters that share a reading with ``ch`` among the CJK Unified
-Ideographs (U+4E00-U+9FFF). The table (``sounds.txt``: one line a syllable, its characters
+``alike(ch)`` lists the characters whose common reading is ``ch``'s among the CJK Unified
+Ideographs (U+4E00-U+9FFF): a character's rarer readings are left out (赫 is hè, not also shì). The table (``sounds.txt``: one line a syllable, its characters
 after it) is read the first time a Chinese name is looked for in another spelling, in about
 25 ms (7 MB). It is made from pypinyin's readings of the characters by ``python -m
 mnemoclaw.text.sounds`` (pypinyin is a development dependency only).
@@ -49,14 +49,15 @@ def _load() -> dict[str, str]:
 
 
 def readings(ch: str) -> tuple[str, ...]:
-    """The syllables ``ch`` is read as, without tones (() for a character the table lacks)."""
+    """The syllable ``ch`` is commonly read as, without its tone (() for a character the table
+    lacks)."""
     _load()
     return _readings.get(ch, ())
 
 
 @lru_cache(maxsize=4096)
 def alike(ch: str) -> frozenset[str]:
-    """The characters that share a reading with ``ch``, ``ch`` left out."""
+    """The characters read as ``ch`` is, ``ch`` left out."""
     by_sound = _load()
     out: set[str] = set()
     for s in _readings.get(ch, ()):
@@ -77,8 +78,9 @@ def table() -> str:
     groups: dict[str, list[str]] = {}
     for code in sorted(pinyin_dict):
         if _FIRST <= code <= _LAST:
-            for s in dict.fromkeys(_toneless(r) for r in pinyin_dict[code].split(",")):
-                groups.setdefault(s, []).append(chr(code))
+            # its common reading only: a rare one links a character to a whole other syllable
+            # (赫 hè, also shì; 斯 sī, also shǐ: 赫 and 斯 are no spellings of one name)
+            groups.setdefault(_toneless(pinyin_dict[code].split(",")[0]), []).append(chr(code))
     return "".join(f"{s} {''.join(chars)}\n" for s, chars in sorted(groups.items()))
 
 
