@@ -4,11 +4,12 @@ table of readings shipped beside this module, read once a process).
 A Chinese name is often written with another character of the same sound: a pinyin input
 method offers every character of a syllable, and a transliteration may use any of them (特斯拉
 and 特思拉, 路德 and 鹿德, 张伟 and 章伟). Tones are left out: an input method asks for none.
-``alike(ch)`` lists the characters whose common reading is ``ch``'s among the CJK Unified
-Ideographs (U+4E00-U+9FFF): a character's rarer readings are left out (赫 is hè, not also shì). The table (``sounds.txt``: one line a syllable, its characters
-after it) is read the first time a Chinese name is looked for in another spelling, in about
-25 ms (7 MB). It is made from pypinyin's readings of the characters by ``python -m
-mnemoclaw.text.sounds`` (pypinyin is a development dependency only).
+``alike(ch)`` lists the characters whose common reading is ``ch``'s, among the CJK Unified
+Ideographs (U+4E00-U+9FFF); a character's rarer readings are left out (赫 is hè, not also
+shì). The table (``sounds.txt``: one line a syllable, its characters after it) is read the
+first time a Chinese name is looked for in another spelling, in about 25 ms (7 MB). It is made
+from pypinyin's readings of the characters by ``python -m mnemoclaw.text.sounds`` (pypinyin is
+a development dependency only).
 """
 
 from __future__ import annotations
