@@ -13,7 +13,7 @@ from mnemoclaw.text.tokenize import analyze
     # a short name with a letter doubled, dropped or two swapped, its consonants the same
     ("Saam", "Sam"), ("Jno", "Jon"), ("Nte", "Nate"), ("Timm", "Tim"),
     # one vowel for another in a short spelling that is nobody's name
-    ("Juhn", "John"), ("Tym", "Tim"), ("Marea", "Maria"), ("Mil", "Mel"), ("Dava", "Dave"),
+    ("Juhn", "John"), ("Tym", "Tim"), ("Aqyb", "Aqib"), ("Marea", "Maria"), ("Mil", "Mel"), ("Dava", "Dave"),
     # a name the stemmer cut as a verb's -ing (Turing held as ture, Manning as man)
     ("Thuring", "Turing"), ("Fleeming", "Fleming"), ("Mannning", "Manning"),
 ])

@@ -99,9 +99,9 @@ def _one_typo(a: str, b: str) -> bool:
 
 def _vowels(term: str) -> str:
     """The vowels inside a word (not its first or last letter, which a stem may have lost), a
-    doubled one single (Saam / Sam)."""
+    doubled one single (Saam / Sam), y read as i (Aqyb / Aqib)."""
     out: list[str] = []
-    for ch in term[1:-1]:
+    for ch in term[1:-1].replace("y", "i"):
         if ch in _VOWELS and (not out or out[-1] != ch):
             out.append(ch)
     return "".join(out)
