@@ -3,13 +3,14 @@ table of readings shipped beside this module, read once a process).
 
 A Chinese name is often written with another character of the same sound: a pinyin input
 method offers every character of a syllable, and a transliteration may use any of them (特斯拉
-and 特思拉, 路德 and 鹿德, 张伟 and 章伟). Tones are left out: an input method asks for none.
-``alike(ch)`` lists the characters whose common reading is ``ch``'s, among the CJK Unified
-Ideographs (U+4E00-U+9FFF); a character's rarer readings are left out (赫 is hè, not also
-shì). The table (``sounds.txt``: one line a syllable, its characters after it) is read the
-first time a Chinese name is looked for in another spelling, in about 25 ms (7 MB). It is made
-from pypinyin's readings of the characters by ``python -m mnemoclaw.text.sounds`` (pypinyin is
-a development dependency only).
+and 特思拉, 路德 and 鹿德, 张伟 and 章伟, 于乐 and 于勒). ``alike(ch)`` lists the characters that
+share a reading with ``ch``, tone included, among the CJK Unified Ideographs (U+4E00-U+9FFF).
+Without the tone, a character's rarer reading links it to a whole other syllable (赫 hè is also
+shì, 斯 sī also shǐ: 卡赫 and 卡斯 would be one name). The table (``sounds.txt``: one line a
+syllable and its tone, 1-4 or 5 for none, then its characters) is read the first time a Chinese
+name is looked for in another spelling, in about 25 ms (7 MB). It is made from pypinyin's
+readings of the characters by ``python -m mnemoclaw.text.sounds`` (pypinyin is a development
+dependency only).
 """
 
 from __future__ import annotations
@@ -50,15 +51,14 @@ def _load() -> dict[str, str]:
 
 
 def readings(ch: str) -> tuple[str, ...]:
-    """The syllable ``ch`` is commonly read as, without its tone (() for a character the table
-    lacks)."""
+    """The syllables ``ch`` is read as, each with its tone (() for a character the table lacks)."""
     _load()
     return _readings.get(ch, ())
 
 
 @lru_cache(maxsize=4096)
 def alike(ch: str) -> frozenset[str]:
-    """The characters read as ``ch`` is, ``ch`` left out."""
+    """The characters that share a reading with ``ch``, tone included, ``ch`` left out."""
     by_sound = _load()
     out: set[str] = set()
     for s in _readings.get(ch, ()):
@@ -67,9 +67,14 @@ def alike(ch: str) -> frozenset[str]:
     return frozenset(out)
 
 
-def _toneless(syllable: str) -> str:
-    out = "".join(c for c in unicodedata.normalize("NFD", syllable) if not unicodedata.combining(c))
-    return out.replace("ü", "v")
+_TONES = {"\u0304": "1", "\u0301": "2", "\u030c": "3", "\u0300": "4"}
+
+
+def _numbered(syllable: str) -> str:
+    """A syllable as pinyin writes it, its tone as a number after it (zhāng: zhang1; 5: none)."""
+    parts = unicodedata.normalize("NFD", syllable).replace("u\u0308", "v")  # lǚ: lv3, not lu3
+    tone = next((_TONES[c] for c in parts if c in _TONES), "5")
+    return "".join(c for c in parts if not unicodedata.combining(c)) + tone
 
 
 def table() -> str:
@@ -79,9 +84,8 @@ def table() -> str:
     groups: dict[str, list[str]] = {}
     for code in sorted(pinyin_dict):
         if _FIRST <= code <= _LAST:
-            # its common reading only: a rare one links a character to a whole other syllable
-            # (赫 hè, also shì; 斯 sī, also shǐ: 赫 and 斯 are no spellings of one name)
-            groups.setdefault(_toneless(pinyin_dict[code].split(",")[0]), []).append(chr(code))
+            for s in dict.fromkeys(_numbered(r) for r in pinyin_dict[code].split(",")):
+                groups.setdefault(s, []).append(chr(code))
     return "".join(f"{s} {''.join(chars)}\n" for s, chars in sorted(groups.items()))
 
 
