@@ -209,9 +209,6 @@ class UnrelatedReference:
     mean: float
     best: float
     pair_sd: float
-    # the best of the sentences in the other script than the query's: what an unrelated note
-    # scores across scripts, where embeddings of one meaning stand further apart
-    across: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -186,25 +186,20 @@ OFF_TOPIC_CONTENT = 0.3
 OFF_TOPIC_FACTOR = NAMES_ABSENT_FACTOR
 
 
-def off_topic(e: Evidence, mixed: bool = False) -> bool:
+def off_topic(e: Evidence) -> bool:
     """Whether a chunk neither holds the question's content words nor comes near its meaning:
     under ``OFF_TOPIC_CONTENT`` of the content words (the heaviest word no chunk holds left out:
     one unmatched word never decides), and a cosine under the best of the
-    unrelated sentences (search/unrelated.py). Needs both sides: never in one mode alone. Across
-    scripts (an English question of a Chinese note shares no word with it) only in a memory that
-    also writes in the question's script (``mixed``: some candidate is written in it), and there
-    the meaning decides alone, against the unrelated sentences in the note's script
-    (``UnrelatedReference.across``: one meaning in two languages stands further apart than in
-    one). Never for a chunk that mentions every name the question gives."""
+    unrelated sentences (search/unrelated.py). Needs both sides: never in one mode alone, nor
+    across scripts (an English question of a Chinese note shares no word with it), nor for a
+    chunk that mentions every name the question gives."""
     far = e.unrelated
-    if e.content is None or e.cosine is None or far is None or far.pair_sd < MIN_SPREAD:
+    if e.content is None or e.cosine is None or far is None or far.pair_sd < MIN_SPREAD or e.crossing:
         return False
     # a chunk that mentions everyone the question names is on it, however common the names are
     # in memory (a conversation's speakers are in every chunk and weigh next to nothing)
     if e.named and not e.names_missing:
         return False
-    if e.crossing:
-        return mixed and far.across is not None and e.cosine < far.across
     # one word memory never holds (a typo, another spelling) leaves the rest to decide
     rest = e.content / (1.0 - e.one_unseen) if e.one_unseen < 1.0 else 0.0
     return rest < OFF_TOPIC_CONTENT and e.cosine < far.best
@@ -216,8 +211,7 @@ def adjusted(evidence: Sequence[Evidence], p: np.ndarray) -> np.ndarray:
     of a chunk off the question (``off_topic``)."""
     if about_something_else(evidence):
         p = p * NAMES_ABSENT_FACTOR
-    mixed = any(not e.crossing for e in evidence)  # memory writes in the question's script too
-    off = np.array([off_topic(e, mixed) for e in evidence], dtype=bool)
+    off = np.array([off_topic(e) for e in evidence], dtype=bool)
     return np.where(off, p * OFF_TOPIC_FACTOR, p) if off.any() else p
 
 

@@ -20,15 +20,12 @@ from ..markdown.chunker import text_hash
 from ..store.base import CacheKey, ChunkSource, EmbeddingCache, KeywordSource, VectorSource
 from ..text.script import fold
 from ..text.smalltalk import question_of
-from ..text.tokenize import mostly_cjk
 from ..types import Hit, SearchOutcome, UnrelatedReference
 from ..vectors import pair_spread, unit_rows
 from . import stages, unrelated
 from .annotated import AnnotationView, says_nothing, today
 from .relevance import DEFAULT_MIN_SCORE
 from .stages import RELEVANCE_LOOKAHEAD
-
-UNRELATED_CJK = np.array(unrelated.CJK, dtype=bool)
 
 # how many names and nouns a searcher keeps the vectors of (_embed_names)
 NAME_VECTORS = 4096
@@ -164,7 +161,7 @@ class Searcher:
                 self._name_vectors.popitem(last=False)
         return np.stack([found[t] for t in texts])
 
-    def _unrelated_reference(self, qvec: np.ndarray, cjk: bool = False) -> UnrelatedReference | None:
+    def _unrelated_reference(self, qvec: np.ndarray) -> UnrelatedReference | None:
         """The query against sentences about nothing in memory, embedded once per searcher
         (None while the provider cannot embed them: the score then rests on the rest)."""
         if self._unrelated is None or self._unrelated.shape[1] != len(qvec):
@@ -176,9 +173,7 @@ class Searcher:
             self._unrelated = unit_rows(vecs)
             self._unrelated_spread = pair_spread(self._unrelated)[1]
         sims = self._unrelated @ (qvec / (float(np.linalg.norm(qvec)) or 1.0))
-        other = sims[UNRELATED_CJK != cjk]
-        return UnrelatedReference(float(sims.mean()), float(sims.max()), self._unrelated_spread,
-                                  float(other.max()) if other.size else None)
+        return UnrelatedReference(float(sims.mean()), float(sims.max()), self._unrelated_spread)
 
     def _embed_unrelated(self) -> np.ndarray | None:
         """The sentences' vectors from the index's embedding cache, else from the provider
@@ -295,8 +290,7 @@ class Searcher:
                 self.chunks.chunks)
         scored = stages.score(cands[: max(2 * k, k + RELEVANCE_LOOKAHEAD)], g, mode,
                               reference=self.vectors.vector_reference(g.qvec) if g.qvec is not None else None,
-                              unrelated=self._unrelated_reference(g.qvec, mostly_cjk(query))
-                              if g.qvec is not None else None,
+                              unrelated=self._unrelated_reference(g.qvec) if g.qvec is not None else None,
                               levels=levels, superseded=superseded,
                               spell=self._embed_names if mode == "hybrid" else None)
         day = today(self.clock)

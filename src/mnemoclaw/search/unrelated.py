@@ -53,7 +53,3 @@ SENTENCES = (
     "这座古镇保留了许多明清时期的建筑。",
     "他每天早上骑自行车去上班。",
 )
-
-# which sentences are Chinese: a note in the other script than the question's is measured
-# against the sentences in that script (UnrelatedReference.across)
-CJK = tuple(any("\u4e00" <= ch <= "\u9fff" for ch in s) for s in SENTENCES)
