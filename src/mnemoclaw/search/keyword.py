@@ -271,7 +271,10 @@ def _respelled(store: CandidateSource, query: KeywordQuery, df: dict[str, int],
                 if t not in NOT_NAMES and spelling.alike(written, t)]
         near = sorted(near, key=lambda t: (abs(len(t) - len(name)), t))[:SPELLINGS_MAX]
         spelt = {t: named(t) if named is not None else None for t in near}
-        near = [t for t in near if named is None or spelt[t]]
+        # the ending an index term may have lost is put back only to find it: the word memory
+        # writes must spell the name itself (Turring / Turing; not Manning / MA, held as ma)
+        near = [t for t in near if named is None or spelt[t] and (
+            spelling.plain(spelt[t]) == written or spelling.alike(written, spelling.plain(spelt[t]), stemmed=False))]
         if near:
             found[name] = near
             renamed[name] = near[0]

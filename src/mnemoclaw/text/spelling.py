@@ -138,17 +138,18 @@ def unstemmed(term: str) -> list[str]:
     return forms
 
 
-def alike(name: str, term: str) -> bool:
+def alike(name: str, term: str, *, stemmed: bool = True) -> bool:
     """Whether index term ``term`` may be another spelling of ``name``, a name as the question
     writes it (lowercased, not stemmed): it sounds alike, with or without an ending the stemmer
     may have taken off (and, under five letters, with the same vowels or one letter doubled,
     dropped or swapped: Aqib / Akib, Saam / Sam, Jno / Jon, not Evan / even or Tom / Tim; or one
     vowel for another in a spelling that is nobody's name: Juhn / John, Tym / Tim, Marea /
-    Maria), or, from five letters, it is one typo away."""
+    Maria), or, from five letters, it is one typo away. ``stemmed=False``: ``term`` is a word as
+    memory writes it, not an index term (no ending is put back)."""
     name = name.lower()
     if not is_word(name) or not is_word(term) or name == term:
         return False
-    forms = [f for f in unstemmed(term) if abs(len(name) - len(f)) <= LENGTH_GAP]
+    forms = [f for f in (unstemmed(term) if stemmed else [term]) if abs(len(name) - len(f)) <= LENGTH_GAP]
     if not forms:
         return False
     if name in forms:  # the same word, stemmed
