@@ -273,8 +273,7 @@ def _respelled(store: CandidateSource, query: KeywordQuery, df: dict[str, int],
         spelt = {t: named(t) if named is not None else None for t in near}
         # the ending an index term may have lost is put back only to find it: the word memory
         # writes must spell the name itself (Turring / Turing; not Manning / MA, held as ma)
-        near = [t for t in near if named is None or spelt[t] and (
-            spelling.plain(spelt[t]) == written or spelling.alike(written, spelling.plain(spelt[t]), stemmed=False))]
+        near = [t for t in near if named is None or _spells(written, spelt[t])]
         if near:
             found[name] = near
             renamed[name] = near[0]
@@ -291,6 +290,14 @@ def _respelled(store: CandidateSource, query: KeywordQuery, df: dict[str, int],
     return replace(query, terms=swap(query.terms), names=names, parts=tuple(name_parts(n) for n in names),
                    subjects=tuple(tuple(renamed.get(n, n) for n in s) for s in query.subjects),
                    phrases=tuple(tuple(found[t][0] if t in found else t for t in p) for p in query.phrases))
+
+
+def _spells(name: str, word: str | None) -> bool:
+    """Whether ``word``, as memory writes it (None: not as a name), spells ``name`` another way."""
+    if word is None:
+        return False
+    held = spelling.plain(word)
+    return held == name or spelling.alike(name, held, stemmed=False)
 
 
 def _han_spellings(store: CandidateSource, name: str, named: Callable[[str], str | None] | None) -> list[str]:
