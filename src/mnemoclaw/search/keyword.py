@@ -238,6 +238,7 @@ def _held_forms(query: KeywordQuery, df: dict[str, int]) -> KeywordQuery:
 NOT_NAMES = frozenset(t for w in (*STOP_WORDS, *FRAME_WORDS, *CALENDAR_WORDS) for t in analyze(w))
 # the most spellings of one name a query looks for (the closest first)
 SPELLINGS_MAX = 3
+SPELLINGS_LOOKED_UP = 3 * SPELLINGS_MAX  # index terms looked up for them
 
 
 def _respelled(store: CandidateSource, query: KeywordQuery, df: dict[str, int],
@@ -269,11 +270,17 @@ def _respelled(store: CandidateSource, query: KeywordQuery, df: dict[str, int],
         shortest, longest = spelling.length_range(written)
         near = [t for t in store.terms_starting(spelling.first_letters(written), shortest, longest)
                 if t not in NOT_NAMES and spelling.alike(written, t)]
-        near = sorted(near, key=lambda t: (abs(len(t) - len(name)), t))[:SPELLINGS_MAX]
-        spelt = {t: named(t) if named is not None else None for t in near}
-        # the ending an index term may have lost is put back only to find it: the word memory
-        # writes must spell the name itself (Turring / Turing; not Manning / MA, held as ma)
-        near = [t for t in near if named is None or _spells(written, spelt[t])]
+        # the term that spells the name's own term first (Thuring: ture before three), then the
+        # nearest in length; each looked up where memory writes it, a few at most
+        near.sort(key=lambda t: (not spelling.alike(name, t, stemmed=False), abs(len(t) - len(name)), t))
+        spelt: dict[str, str | None] = {}
+        for t in near[:SPELLINGS_LOOKED_UP]:
+            spelt[t] = named(t) if named is not None else None
+            if named is not None and not _spells(written, name, t, spelt[t]):
+                del spelt[t]
+            elif len(spelt) == SPELLINGS_MAX:
+                break
+        near = list(spelt)
         if near:
             found[name] = near
             renamed[name] = near[0]
@@ -292,12 +299,16 @@ def _respelled(store: CandidateSource, query: KeywordQuery, df: dict[str, int],
                    phrases=tuple(tuple(found[t][0] if t in found else t for t in p) for p in query.phrases))
 
 
-def _spells(name: str, word: str | None) -> bool:
-    """Whether ``word``, as memory writes it (None: not as a name), spells ``name`` another way."""
+def _spells(written: str, name: str, term: str, word: str | None) -> bool:
+    """Whether index term ``term``, which memory writes as ``word`` (None: not as a name), spells
+    a name the question writes as ``written`` and holds as term ``name``. The ending an index term
+    may have lost is put back only to find it: the word memory writes spells the name as the
+    question writes it (Muhammad / Muhhamed), or the index term spells the name's own term
+    (Mungols / Mongol, both held without the s); not Manning (man) / MA (ma), Kennedy / Kenya."""
     if word is None:
         return False
     held = spelling.plain(word)
-    return held == name or spelling.alike(name, held, stemmed=False)
+    return held == written or spelling.alike(written, held, stemmed=False) or spelling.alike(name, term, stemmed=False)
 
 
 def _han_spellings(store: CandidateSource, name: str, named: Callable[[str], str | None] | None) -> list[str]:
