@@ -298,3 +298,22 @@ def test_written_in_counts_the_words_of_the_query_s_script():
     assert not written_in("我们决定把数据库迁移到 PostgreSQL 和 MySQL", cjk=False)  # two Latin words
     assert written_in("- Prefers oat milk in coffee, 喜欢喝乌龙茶", cjk=False)
     assert not written_in("The Panthers beat the Broncos 24-10", cjk=True)
+
+
+def test_a_respelled_name_is_found_through_its_stem_but_not_through_an_ending_memory_never_wrote(tmp_path):
+    """The index holds Mongols as mongol and Turing as ture: Mungols and Thuring find them. It
+    holds MA as ma, which Manning could be stemmed to; memory never writes Manning, so a question
+    about him is about someone memory does not hold."""
+    write(tmp_path / "ws" / "memory" / "2026-10-01.md", "- Under the Mongols many Chinese lived as a lower class\n")
+    write(tmp_path / "ws" / "memory" / "2026-10-02.md", "- Read about the Turing machine and its halting problem\n")
+    write(tmp_path / "ws" / "memory" / "2026-10-03.md", "- Ana finished her MA in linguistics in 2019\n")
+    settings = load_settings(workspace=tmp_path / "ws", state_dir=tmp_path / "state", config={}, env={})
+    with Memory(settings, provider=resolve_provider(settings), background=False) as mem:
+        mem.sync()
+        for mode in ("hybrid", "keyword"):
+            for asked, path in [("Under the Mungols, which class did many Chinese live as?", "memory/2026-10-01.md"),
+                                ("What problem does a Thuring machine have?", "memory/2026-10-02.md")]:
+                got = mem.tools.memory_search(asked, mode=mode)["results"]
+                assert got and got[0]["path"] == path, (mode, asked, got)
+            assert mem.tools.memory_search("When did Manning finish his degree in linguistics?",
+                                           mode=mode)["results"] == [], mode
