@@ -275,11 +275,11 @@ def _respelled(store: CandidateSource, query: KeywordQuery, df: dict[str, int],
         near.sort(key=lambda t: (not spelling.alike(name, t, stemmed=False), abs(len(t) - len(name)), t))
         spelt: dict[str, str | None] = {}
         for t in near[:SPELLINGS_LOOKED_UP]:
-            spelt[t] = named(t) if named is not None else None
-            if named is not None and not _spells(written, name, t, spelt[t]):
-                del spelt[t]
-            elif len(spelt) == SPELLINGS_MAX:
-                break
+            word = named(t) if named is not None else None
+            if named is None or _spells(written, name, t, word):
+                spelt[t] = word
+                if len(spelt) == SPELLINGS_MAX:
+                    break
         near = list(spelt)
         if near:
             found[name] = near
@@ -305,10 +305,8 @@ def _spells(written: str, name: str, term: str, word: str | None) -> bool:
     may have lost is put back only to find it: the word memory writes spells the name as the
     question writes it (Muhammad / Muhhamed), or the index term spells the name's own term
     (Mungols / Mongol, both held without the s); not Manning (man) / MA (ma), Kennedy / Kenya."""
-    if word is None:
-        return False
-    held = spelling.plain(word)
-    return held == written or spelling.alike(written, held, stemmed=False) or spelling.alike(name, term, stemmed=False)
+    return word is not None and (spelling.alike(written, spelling.plain(word), stemmed=False)
+                                 or spelling.alike(name, term, stemmed=False))
 
 
 def _han_spellings(store: CandidateSource, name: str, named: Callable[[str], str | None] | None) -> list[str]:
