@@ -5,6 +5,9 @@ saying so, in every search mode. The score is a calibrated chance (docs/quality.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +18,16 @@ from mnemoclaw.search.relevance import DEFAULT_MIN_SCORE, Evidence, probability
 from mnemoclaw.types import UnrelatedReference, VectorReference
 
 from conftest import write
+
+
+@contextmanager
+def synced(root: Path) -> Iterator[Memory]:
+    """The memory of the notes written under ``root / "ws"``, indexed with the bundled model."""
+    settings = load_settings(workspace=root / "ws", state_dir=root / "state", config={}, env={})
+    with Memory(settings, provider=resolve_provider(settings), background=False) as mem:
+        mem.sync()
+        yield mem
+
 
 NOTES = {
     "MEMORY.md": "# About the user\n- Name: Dana Okafor, works as a nurse at St. Mary's hospital\n"
@@ -51,9 +64,7 @@ def memory(tmp_path_factory):
     root = tmp_path_factory.mktemp("relevance")
     for path, text in NOTES.items():
         write(root / "ws" / path, text)
-    settings = load_settings(workspace=root / "ws", state_dir=root / "state", config={}, env={})
-    with Memory(settings, provider=resolve_provider(settings), background=False) as mem:
-        mem.sync()
+    with synced(root) as mem:
         yield mem
 
 
@@ -160,9 +171,7 @@ def test_a_short_name_one_vowel_off_is_memorys_person_unless_it_is_a_name_itself
                                                          "- Maria vacationed in Oregon and Florida last summer\n")
     write(tmp_path / "ws" / "memory" / "2026-10-02.md", "- Tim finished The Witcher 3 and loved its open world\n")
     write(tmp_path / "ws" / "memory" / "2026-10-03.md", "- Rented a kayak for Saturday\n")
-    settings = load_settings(workspace=tmp_path / "ws", state_dir=tmp_path / "state", config={}, env={})
-    with Memory(settings, provider=resolve_provider(settings), background=False) as mem:
-        mem.sync()
+    with synced(tmp_path) as mem:
         for mode in ("hybrid", "keyword"):
             def found(query: str, mode: str = mode) -> list[tuple[str, float]]:
                 return [(r["path"], r["score"]) for r in mem.tools.memory_search(query, mode=mode)["results"]]
@@ -182,9 +191,7 @@ def test_a_chinese_name_written_with_a_character_of_the_same_sound_is_memorys_pe
     write(tmp_path / "ws" / "memory" / "2026-10-03.md", "- 马丁·路德在1517年发表了九十五条论纲，批评赎罪券。\n"
                                                          "- 尼古拉·特斯拉在1943年于纽约去世，他一生发明了交流电系统。\n")
     write(tmp_path / "ws" / "memory" / "2026-10-04.md", "- 张伟下周五把数据库迁移到新服务器。\n- 今天去滨江吃了火锅。\n")
-    settings = load_settings(workspace=tmp_path / "ws", state_dir=tmp_path / "state", config={}, env={})
-    with Memory(settings, provider=resolve_provider(settings), background=False) as mem:
-        mem.sync()
+    with synced(tmp_path) as mem:
         for mode in ("hybrid", "keyword"):
             for query, path in [("特思拉是哪一年去世的？", "memory/2026-10-03.md"), ("鹿德发表了什么？", "memory/2026-10-03.md"),
                                 ("章伟什么时候迁移数据库？", "memory/2026-10-04.md")]:
@@ -201,9 +208,7 @@ def test_a_question_whose_subject_memory_never_mentions_is_about_someone_else(tm
                                                          "- Tim's landlord raised the rent\n")
     write(tmp_path / "ws" / "memory" / "2026-10-03.md", "- Rented a kayak for Saturday\n"
                                                          "- Imagine the lake at dawn, I said; I can't imagine a better day\n")
-    settings = load_settings(workspace=tmp_path / "ws", state_dir=tmp_path / "state", config={}, env={})
-    with Memory(settings, provider=resolve_provider(settings), background=False) as mem:
-        mem.sync()
+    with synced(tmp_path) as mem:
         for mode in ("hybrid", "keyword"):
             def found(query: str, mode: str = mode) -> list[dict]:
                 return mem.tools.memory_search(query, mode=mode)["results"]
@@ -224,9 +229,7 @@ def test_a_name_memory_holds_written_apart_still_counts_as_mentioned(tmp_path):
     write(tmp_path / "ws" / "memory" / "2026-10-01.md", "- Started 400 mg of magnesium at night for the cramps\n"
                                                          "- Lab meeting: miR-7a knockdown results look clean\n")
     write(tmp_path / "ws" / "memory" / "2026-10-02.md", "- Rented a kayak for Saturday\n")
-    settings = load_settings(workspace=tmp_path / "ws", state_dir=tmp_path / "state", config={}, env={})
-    with Memory(settings, provider=resolve_provider(settings), background=False) as mem:
-        mem.sync()
+    with synced(tmp_path) as mem:
         for mode in ("hybrid", "keyword"):
             for query in ("Did the 400mg magnesium help with cramps?", "How did the miR7a knockdown go?"):
                 got = mem.tools.memory_search(query, mode=mode)["results"]
@@ -242,9 +245,7 @@ def test_a_latin_name_counts_as_written_in_a_chinese_note_only_where_the_note_na
     write(tmp_path / "ws" / "MEMORY.md", "# 记忆\n\n"
           "- 卡罗琳上周六在社区中心画了一幅日出的油画，她说这是送给梅兰妮的礼物。\n"
           "- 我们决定把数据库从 MySQL 迁移到 PostgreSQL，负责人是张伟。\n")
-    settings = load_settings(workspace=tmp_path / "ws", state_dir=tmp_path / "state", config={}, env={})
-    with Memory(settings, provider=resolve_provider(settings), background=False) as mem:
-        mem.sync()
+    with synced(tmp_path) as mem:
         spelt = mem.tools.memory_search("What did Caroline paint for Melanie?", min_score=0.0)["results"]
         unseen = mem.tools.memory_search("How did the Denver Broncos do this season?", min_score=0.0)["results"]
         assert spelt and unseen and spelt[0]["path"] == unseen[0]["path"] == "MEMORY.md"
@@ -258,9 +259,7 @@ def test_the_vectors_of_names_are_kept_for_the_most_recent_and_each_call_gets_al
     from mnemoclaw.search import searcher as searching
 
     write(tmp_path / "ws" / "MEMORY.md", "- 卡罗琳画了一幅油画\n")
-    settings = load_settings(workspace=tmp_path / "ws", state_dir=tmp_path / "state", config={}, env={})
-    with Memory(settings, provider=resolve_provider(settings), background=False) as mem:
-        mem.sync()
+    with synced(tmp_path) as mem:
         monkeypatch.setattr(searching, "NAME_VECTORS", 3)
         s = mem.backend.searcher
         first = s._embed_names(["Caroline", "卡罗琳", "油画"])
@@ -307,9 +306,7 @@ def test_a_respelled_name_is_found_through_its_stem_but_not_through_an_ending_me
     write(tmp_path / "ws" / "memory" / "2026-10-01.md", "- Under the Mongols many Chinese lived as a lower class\n")
     write(tmp_path / "ws" / "memory" / "2026-10-02.md", "- Read about the Turing machine and its halting problem\n")
     write(tmp_path / "ws" / "memory" / "2026-10-03.md", "- Ana finished her MA in linguistics in 2019\n")
-    settings = load_settings(workspace=tmp_path / "ws", state_dir=tmp_path / "state", config={}, env={})
-    with Memory(settings, provider=resolve_provider(settings), background=False) as mem:
-        mem.sync()
+    with synced(tmp_path) as mem:
         for mode in ("hybrid", "keyword"):
             for asked, path in [("Under the Mungols, which class did many Chinese live as?", "memory/2026-10-01.md"),
                                 ("What problem does a Thuring machine have?", "memory/2026-10-02.md")]:
