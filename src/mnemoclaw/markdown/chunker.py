@@ -142,6 +142,9 @@ def _by_lines(numbered: list[tuple[int, str]], max_w: int, overlap_w: int) -> li
 # transcript is rendered: sessions/transcript.py). A heading naming anyone else is a topic, not a
 # speaker; a plain ``Name:`` is too often a field (``Date: …``) to be one.
 _ROLES = r"(?:user|assistant|human|ai|bot|model|agent|system|me)"
+# the roles among them that are the person an agent works for: the rest are the agent's side
+USER_ROLES = frozenset({"user", "human", "me"})
+ROLES = USER_ROLES | frozenset({"assistant", "ai", "bot", "model", "agent", "system"})
 _SPEAKER_HEADING = re.compile(
     r" {0,3}(#{1,6})[ \t]+\**(" + _ROLES + r")\**(?:[ \t]*[(\[][^)\]\n]{0,60}[)\]]|[ \t]+[-\u2013\u2014·|][^\n]{0,60}"
     r"|[ \t]+\d[\d:.\-/ T]{0,30})?[ \t]*:?[ \t]*#*[ \t]*$", re.I)

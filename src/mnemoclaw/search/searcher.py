@@ -240,6 +240,26 @@ class Searcher:
         return replace(heading, start_line=c.start_line, end_line=c.end_line, text=c.text, analysed=None,
                        annotations=decode(c.meta))
 
+    def _replies(self, scored: Sequence[Hit]) -> Callable[[Hit], bool] | None:
+        """For a question in the first person: whether a hit is the assistant's side of a
+        conversation with the user (stages.in_first_person), by the roles its own lines open, else
+        by the last one above it in its file; None when no hit's lines open a message of either
+        side (notes, or a log whose speakers are people by name), so nothing is read."""
+        if not any(stages.said_by(h.text) in ("user", "assistant") for h in scored):
+            return None
+        files: dict[str, list[tuple[int, str]]] = {}
+
+        def reply(h: Hit) -> bool:
+            side = stages.said_by(h.text)
+            if side is None:
+                if h.path not in files:
+                    got = self.chunks.file_chunks(h.path)
+                    files[h.path] = sorted((c.start_line, c.text) for c in (got.chunks if got else []))
+                side = stages.said_before(files[h.path], h.start_line)
+            return side == "assistant"
+
+        return reply
+
     def _first_chunk(self, path: str, terms: dict[str, float]) -> Hit | None:
         got = self.chunks.file_chunks(path)
         if got is None or not got.chunks:
@@ -314,6 +334,7 @@ class Searcher:
             # OpenClaw's relaxed floor: keyword-backed hits survive when nothing else passes
             relaxed = min(floor, 0.3 if o.text_weight is None else o.text_weight)
         order = "fused" if o.mmr else None  # what MMR chose stays chosen
+        later = self._replies(scored) if stages.in_first_person(query) else None
         # a floor the caller asked for is kept to the letter: failing soft is for the configured one
         return SearchOutcome(stages.select(scored, front, floor, k, relaxed_floor=relaxed, order=order,
-                                           weak=min_score is None), mode, fused)
+                                           weak=min_score is None, later=later), mode, fused)

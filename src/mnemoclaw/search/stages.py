@@ -13,6 +13,7 @@ Each stage is a function of what the stages before it returned, so a test can ca
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -21,7 +22,7 @@ from datetime import UTC, date, datetime
 import numpy as np
 
 from ..markdown.annotations import decode
-from ..markdown.chunker import speakers
+from ..markdown.chunker import ROLES, USER_ROLES, speakers
 from ..store.base import ChunkSource, KeywordSource, VectorSearch, VectorSource
 from ..text.dates import note_date, query_dates
 from ..text.names import han_names
@@ -297,6 +298,43 @@ def over_messages(g: Gathered) -> bool:
     return said > 0 and mixed <= MESSAGE_MIXED * said
 
 
+# A question in the first person ("what did I say about…", "my app") asked of a conversation
+# between the user and an assistant is about what the user said there: the user's messages come
+# before the assistant's replies, which restate and elaborate them at length and would fill the
+# context with what was said about the question rather than the user's own words. Chosen on BEAM
+# conversations 1-10 and held on 11-20 (docs/quality.md, "Long conversations"); a log whose
+# speakers are people by name (LoCoMo's) or that names no speaker is never reordered.
+_FIRST_PERSON = re.compile(r"\b(?:I|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)\b|我(?!们)")
+
+
+def in_first_person(query: str) -> bool:
+    """Whether ``query`` speaks of its asker in the first person (I, me, my; 我, not 我们)."""
+    return _FIRST_PERSON.search(query) is not None
+
+
+def said_by(text: str) -> str | None:
+    """Which side of a conversation opens the messages in a chunk: "user" (the user's roles
+    only), "assistant" (other roles only), "both", or None (no role opens a message: a chunk
+    within one message, or speakers named as people)."""
+    roles = {who for _, who, _ in speakers(text.split("\n")) if who in ROLES}
+    if not roles:
+        return None
+    user = bool(roles & USER_ROLES)
+    return "both" if user and roles - USER_ROLES else "user" if user else "assistant"
+
+
+def said_before(chunks: Sequence[tuple[int, str]], line: int) -> str | None:
+    """The side of the last message a role opens before file line ``line``, from ``chunks``
+    ((first line, text) of one file's chunks, by first line): the nearest chunk before the line
+    that opens one decides; None when none does."""
+    at = bisect_left(chunks, line, key=lambda c: c[0])
+    for start, text in reversed(chunks[:at]):
+        opened = [(start + i, who) for i, who, _ in speakers(text.split("\n")) if who in ROLES and start + i < line]
+        if opened:
+            return "user" if max(opened)[1] in USER_ROLES else "assistant"
+    return None
+
+
 def fuse_candidates(g: Gathered, boost: dict[int, float], *, fusion: str, vector_weight: float | None,
                     text_weight: float | None, archive: bool, decay: bool, half_life_days: float,
                     now: float) -> tuple[list[Candidate], int]:
@@ -503,9 +541,11 @@ def _monotone(hits: list[Hit]) -> list[Hit]:
 
 
 def select(scored: list[Hit], front: list[Hit], floor: float, k: int, *,
-           relaxed_floor: float | None = None, order: str | None = None, weak: bool = True) -> list[Hit]:
+           relaxed_floor: float | None = None, order: str | None = None, weak: bool = True,
+           later: Callable[[Hit], bool] | None = None) -> list[Hit]:
     """The hits at ``floor`` or above that say something (a chunk of headings and annotations
-    alone is never a hit), their scores in order (``ORDER``), the named files first (scored at
+    alone is never a hit), their scores in order (``ORDER``), those ``later`` picks after the
+    others (each scored no higher than the hit before it), the named files first (scored at
     least as high as what follows them), at most ``k``. ``relaxed_floor`` (OpenClaw's weighted
     merge): when nothing passes, keyword-backed hits at or above it. ``weak``: when nothing
     passes, the best candidate with real keyword evidence (relevance.keyword_backed), marked; when
@@ -527,6 +567,11 @@ def select(scored: list[Hit], front: list[Hit], floor: float, k: int, *,
         kept = in_score_order(kept[:k])
     else:
         kept = in_score_order(kept, by_score=order == "pool")
+    if later is not None and kept:
+        moved = [later(h) for h in kept]
+        if any(moved):
+            kept = _monotone([h for h, m in zip(kept, moved, strict=True) if not m]
+                             + [h for h, m in zip(kept, moved, strict=True) if m])
     if weak and floor > 0 and answered and len(kept) < k:
         # a question the floor answers: what it also found down to a fraction of the floor comes
         # after the answers, marked weak, rather than being cut (the second evidence of a question
