@@ -236,3 +236,29 @@ def test_a_question_in_the_present_finds_a_note_in_the_past(workspace, make_memo
     assert mem.search("when did we go buy a kite", mode="keyword", min_score=0)[0].path == "memory/2026-05-04.md"
     snippet = mem.tools.memory_search("did Maya win at chess")["results"][0]["snippet"]
     assert "won the regional chess tournament" in snippet
+
+
+def test_a_question_in_the_first_person_reads_what_the_user_said_before_the_replies(workspace, make_memory):
+    """In a log of a conversation between the user and an assistant, "what did I say…" is about
+    the user's messages: the assistant's replies, which repeat the question's words at length,
+    come after them, the pieces of a long reply with no speaker line of their own too."""
+    paragraph = ("A budget tracker database in SQLite is a good pick: the SQLite database is one file, the budget "
+                 "tracker database needs no server, and you can back up the whole budget tracker database by "
+                 "copying it. ") * 3
+    reply = "\n\n".join(f"{n}. {paragraph}" for n in range(1, 7))
+    write(workspace / "memory" / "2026-03-02.md",
+          "# 2026-03-02\n\n## User\n\nFor my budget tracker I picked SQLite, with the charts drawn in the browser.\n\n"
+          f"## Assistant\n\n{reply}\n\n## User\n\nThanks. Next week I want charts.\n")
+    mem = make_memory(workspace)
+    mem.sync()
+    user = 1  # the chunk of the day's heading and the user's message
+
+    def firsts(query: str) -> list[int]:
+        return [h.start_line for h in mem.search(query, max_results=4)]
+
+    chunks = mem.backend.store.file_chunks("memory/2026-03-02.md").chunks
+    assert sum("## Assistant" not in c.text and "## User" not in c.text for c in chunks) >= 2  # a long reply's pieces
+    asked = firsts("Which database did I pick for my budget tracker?")
+    assert asked[0] == user, asked
+    # the same words without the first person: the replies hold them more often and come first
+    assert firsts("which database for a budget tracker")[0] != user

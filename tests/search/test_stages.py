@@ -259,3 +259,30 @@ def test_a_question_over_single_messages_leans_on_the_vector_side_and_one_over_m
     assert first(message, piece, message) == 1
     assert first(note, note, note) == 3
     assert stages.speakers_in(turns) == 2 and stages.speakers_in(message) == 1 and stages.speakers_in(piece) == 0
+
+
+def test_who_speaks_a_chunk_is_read_from_its_roles_or_the_last_one_above_it():
+    assert stages.in_first_person("What did I say about the tracker?")
+    assert stages.in_first_person("how is my app deployed") and stages.in_first_person("我用的手机是什么牌子？")
+    assert not stages.in_first_person("What did Caroline say about the tracker?")
+    assert not stages.in_first_person("我们什么时候开会？")  # "we" is both sides
+    assert not stages.in_first_person("World War II")
+
+    assert stages.said_by("## User\n\nI picked SQLite.") == "user"
+    assert stages.said_by("User: I picked SQLite.\nAssistant: Good pick.") == "both"
+    assert stages.said_by("### Assistant (10:32)\n\nUse a pool.") == "assistant"
+    assert stages.said_by("- **Caroline** (D1:1): I went hiking.") is None  # people by name, not sides
+    assert stages.said_by("Use a connection pool.\n\n**Note:** set a timeout.") is None  # within a message
+
+    chunks = [(1, "# 2026-03-02\n\n## User\n\nI picked SQLite."), (7, "## Assistant\n\n1. SQLite is one file."),
+              (10, "2. Back it up by copying."), (13, "3. Keep a test per route."), (16, "## User\n\nThanks.")]
+    assert [stages.said_before(chunks, line) for line in (1, 5, 10, 13, 16, 18)] == \
+        [None, "user", "assistant", "assistant", "assistant", "user"]
+
+
+def test_what_later_picks_follows_the_rest_and_scores_never_rise():
+    hits = [Hit("m.md", n, n, s, f"line {n}", "memory") for n, s in ((1, 0.99), (2, 0.98), (3, 0.97), (4, 0.5))]
+    out = stages.select(hits, [], 0.05, 3, later=lambda h: h.start_line in (1, 3))
+    assert [h.start_line for h in out] == [2, 4, 1]  # what is picked later is cut first
+    assert [h.score for h in out] == [0.98, 0.5, 0.5]
+    assert [h.start_line for h in stages.select(hits, [], 0.05, 3)] == [1, 2, 3]
