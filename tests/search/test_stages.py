@@ -276,7 +276,9 @@ def test_who_speaks_a_chunk_is_read_from_its_roles_or_the_last_one_above_it():
 
     chunks = [(1, "# 2026-03-02\n\n## User\n\nI picked SQLite."), (7, "## Assistant\n\n1. SQLite is one file."),
               (10, "2. Back it up by copying."), (13, "3. Keep a test per route."), (16, "## User\n\nThanks.")]
-    assert [stages.said_before(chunks, line) for line in (1, 5, 10, 13, 16, 18)] == \
+    opened = stages.sides(chunks)
+    assert opened == [(3, "user"), (7, "assistant"), (16, "user")]
+    assert [stages.said_before(opened, line) for line in (1, 5, 10, 13, 16, 18)] == \
         [None, "user", "assistant", "assistant", "assistant", "user"]
 
 

@@ -29,6 +29,8 @@ from .stages import RELEVANCE_LOOKAHEAD
 
 # how many names and nouns a searcher keeps the vectors of (_embed_names)
 NAME_VECTORS = 4096
+# how many files' speaker lines a searcher keeps (_sides_of: a conversation's daily logs)
+SIDES_KEPT = 32
 
 MODES = ("hybrid", "keyword", "vector")
 NAMING_STEM = re.compile(r"[\d_-]")  # a word naming a file by its stem has one of these
@@ -108,6 +110,7 @@ class Searcher:
         self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self._name_vectors: OrderedDict[str, np.ndarray] = OrderedDict()  # _embed_names
         self._name_lock = threading.Lock()
+        self._sides: OrderedDict[tuple[str, str], list[tuple[int, str]]] = OrderedDict()  # _sides_of
         self._unrelated: np.ndarray | None = None  # unit vectors of search/unrelated.py
         self._names: tuple[Any, dict[str, list[str]], dict[str, list[str]]] | None = None
         self._unrelated_spread = 0.0
@@ -247,18 +250,30 @@ class Searcher:
         side (notes, or a log whose speakers are people by name), so nothing is read."""
         if not any(stages.said_by(h.text) in ("user", "assistant") for h in scored):
             return None
-        files: dict[str, list[tuple[int, str]]] = {}
 
         def reply(h: Hit) -> bool:
             side = stages.said_by(h.text)
             if side is None:
-                if h.path not in files:
-                    got = self.chunks.file_chunks(h.path)
-                    files[h.path] = sorted((c.start_line, c.text) for c in (got.chunks if got else []))
-                side = stages.said_before(files[h.path], h.start_line)
+                side = stages.said_before(self._sides_of(h.path), h.start_line)
             return side == "assistant"
 
         return reply
+
+    def _sides_of(self, path: str) -> list[tuple[int, str]]:
+        """The lines of ``path`` that open a message of either side (stages.sides), kept for the
+        last files read until the file is indexed again."""
+        rec = self.chunks.file_records().get(path)
+        key = (path, rec.hash if rec else "")
+        got = self._sides.get(key)
+        if got is None:
+            written = self.chunks.file_chunks(path)
+            got = stages.sides((c.start_line, c.text) for c in (written.chunks if written else []))
+            self._sides[key] = got
+            if len(self._sides) > SIDES_KEPT:
+                self._sides.popitem(last=False)
+        else:
+            self._sides.move_to_end(key)
+        return got
 
     def _first_chunk(self, path: str, terms: dict[str, float]) -> Hit | None:
         got = self.chunks.file_chunks(path)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
@@ -323,16 +323,19 @@ def said_by(text: str) -> str | None:
     return "both" if user and roles - USER_ROLES else "user" if user else "assistant"
 
 
-def said_before(chunks: Sequence[tuple[int, str]], line: int) -> str | None:
-    """The side of the last message a role opens before file line ``line``, from ``chunks``
-    ((first line, text) of one file's chunks, by first line): the nearest chunk before the line
-    that opens one decides; None when none does."""
-    at = bisect_left(chunks, line, key=lambda c: c[0])
-    for start, text in reversed(chunks[:at]):
-        opened = [(start + i, who) for i, who, _ in speakers(text.split("\n")) if who in ROLES and start + i < line]
-        if opened:
-            return "user" if max(opened)[1] in USER_ROLES else "assistant"
-    return None
+def sides(chunks: Iterable[tuple[int, str]]) -> list[tuple[int, str]]:
+    """Each file line that opens a message of either side, (line, "user" or "assistant") in line
+    order, from a file's chunks ((first line, text); overlapping chunks count a line once)."""
+    opened = {start + i: "user" if who in USER_ROLES else "assistant"
+              for start, text in chunks for i, who, _ in speakers(text.split("\n")) if who in ROLES}
+    return sorted(opened.items())
+
+
+def said_before(opened: Sequence[tuple[int, str]], line: int) -> str | None:
+    """The side of the last message ``opened`` (``sides``) before file line ``line``; None when
+    no message opens before it."""
+    at = bisect_left(opened, line, key=lambda o: o[0])
+    return opened[at - 1][1] if at else None
 
 
 def fuse_candidates(g: Gathered, boost: dict[int, float], *, fusion: str, vector_weight: float | None,
