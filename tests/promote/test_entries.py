@@ -87,3 +87,37 @@ def test_junk_never_passes(text, why):
 ])
 def test_what_a_person_would_keep_passes(text):
     assert junk(text) is None
+
+
+CODE_LOG = """\
+## User
+
+I set up the login route for my budget tracker like this:
+```python
+@app.route("/login", methods=["POST"])
+def login():
+
+    return issue_token(request.json["user"])
+```
+It returns a token the budget tracker keeps for a day.
+"""
+
+
+def test_a_code_block_is_an_entry_of_its_own_and_ends_the_paragraph_before_it():
+    lines = CODE_LOG.split("\n")
+    assert entry_at(lines, 2) == (2, 3)  # the prose before the fence, not the code with it
+    assert entry_at(lines, 3) == entry_at(lines, 5) == entry_at(lines, 6) == entry_at(lines, 7) == (3, 9)
+    assert entry_at(lines, 9) == (9, 10)  # what follows the closing fence
+    assert junk("\n".join(lines[3:9])) == "a code block" and junk(lines[2]) is None
+
+
+def test_a_recall_records_the_prose_a_result_showed_never_its_code(tmp_path):
+    from mnemoclaw.promote.record import Found, entries_of
+
+    shown = Found("memory/2026-03-02.md", "memory", ((1, 10),), 0.9)
+    got = entries_of("how does my budget tracker login route return a token", [shown],
+                     lambda path: CODE_LOG, tmp_path)
+    assert [(r.start_line, r.end_line) for r in got] == [(3, 3)]  # the line holding most of the question's words
+    # where only the code holds the question's words, the prose shown beside it is recorded, never the code
+    got = entries_of("issue_token request json", [shown], lambda path: CODE_LOG, tmp_path)
+    assert got and all(not 4 <= r.start_line <= 9 for r in got)

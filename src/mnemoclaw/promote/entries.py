@@ -96,24 +96,37 @@ def day_of(path: str) -> str | None:
     return day.isoformat() if day else None
 
 
-def entry_at(lines: Sequence[str], index: int) -> tuple[int, int]:
+def entry_at(lines: Sequence[str], index: int, code: Sequence[bool] | None = None) -> tuple[int, int]:
     """The entry holding ``lines[index]`` (0-based): (start, end exclusive). A list item runs to
     the next item at its depth or shallower, a blank line or a heading; a paragraph between blank
-    lines and headings; a heading is an entry of its own."""
+    lines and headings; a heading is an entry of its own. A fenced code block is an entry of its
+    own, fences included, and ends the paragraph before it, as Markdown reads it: "like this:"
+    and the code under it are two entries, not one. ``code``: which lines are in a block
+    (``in_code``), read from ``lines`` when not given (pass it when asking of many lines of one
+    file)."""
     n = len(lines)
     if not 0 <= index < n:
         raise IndexError(index)
+    if code is None:
+        code = in_code(list(lines))
+    if code[index]:  # the code lines around it (two blocks with nothing between them read as one)
+        start, end = index, index + 1
+        while start > 0 and code[start - 1]:
+            start -= 1
+        while end < n and code[end]:
+            end += 1
+        return start, end
     if HEADING.match(lines[index]) or _BLANK.match(lines[index]):
         return index, index + 1
     # the item this line belongs to: the nearest item marker above it, at no deeper indentation
     start = index
     while start > 0 and not _ITEM.match(lines[start]) and not _BLANK.match(lines[start - 1]) \
-            and not HEADING.match(lines[start - 1]):
+            and not HEADING.match(lines[start - 1]) and not code[start - 1]:
         start -= 1
     item = _ITEM.match(lines[start])
     depth = len(item.group(1)) if item else -1
     end = start + 1
-    while end < n and not _BLANK.match(lines[end]) and not HEADING.match(lines[end]):
+    while end < n and not _BLANK.match(lines[end]) and not HEADING.match(lines[end]) and not code[end]:
         nxt = _ITEM.match(lines[end])
         if nxt and (item is None or len(nxt.group(1)) <= depth):
             break

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..markdown.annotations import in_code
 from ..notes import tombstones
 from ..text.tokenize import keyword_query
 from .entries import HEADING, entry_at, entry_id, recallable
@@ -46,6 +47,7 @@ def entries_of(query: str, found: Iterable[Found], read: Callable[[str], str | N
     terms = set(keyword_query(query).as_written)
     out: dict[str, Recalled] = {}
     files: dict[str, list[str] | None] = {}
+    code: dict[str, list[bool]] = {}  # which lines of each file are in a code block
     for f in found:
         if not recallable(f.path, f.source):
             continue
@@ -60,6 +62,8 @@ def entries_of(query: str, found: Iterable[Found], read: Callable[[str], str | N
         if f.path not in files:
             raw = read(f.path)
             files[f.path] = raw.split("\n") if raw is not None else None
+            if raw is not None:
+                code[f.path] = in_code(files[f.path])
         lines = files[f.path]
         if not lines:
             continue
@@ -70,7 +74,10 @@ def entries_of(query: str, found: Iterable[Found], read: Callable[[str], str | N
                 if not lines[n - 1].strip() or HEADING.match(lines[n - 1]):
                     n += 1
                     continue
-                ab = entry_at(lines, n - 1)
+                ab = entry_at(lines, n - 1, code[f.path])
+                if code[f.path][ab[0]]:  # a code block is never promoted: the prose around it is
+                    n = max(n + 1, ab[1] + 1)
+                    continue
                 if ab not in spans:  # the query's index terms are stems and CJK pairs: read as written
                     low = "\n".join(lines[ab[0]:ab[1]]).casefold()
                     spans[ab] = sum(t in low for t in terms)

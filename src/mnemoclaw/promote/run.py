@@ -30,7 +30,7 @@ from ..atomic import private_dir, write_atomic
 from ..config.dreaming import Dreaming, dreaming
 from ..errors import EditConflictError, MnemoclawError
 from ..markdown import provenance
-from ..markdown.annotations import annotate, retired
+from ..markdown.annotations import annotate, in_code, retired
 from ..notes.write import content_hash
 from ..vectors import unit_rows
 from . import merge
@@ -109,10 +109,11 @@ def _read(memory: Memory, path: str) -> str | None:
 def _entries_in(lines: list[str]) -> dict[str, tuple[int, int]]:
     """Every entry of a file by its lines (0-based, end exclusive), first occurrence."""
     out: dict[tuple[int, int], None] = {}
+    code = in_code(lines)
     i = 0
     while i < len(lines):
         if lines[i].strip():
-            a, b = entry_at(lines, i)
+            a, b = entry_at(lines, i, code)
             out[(a, b)] = None
             i = max(b, i + 1)
         else:
