@@ -4,6 +4,7 @@
                                  [--min-score 0.8] [--min-recall-count 3] [--min-unique-queries 3]
                                  [--work-dir bench-results/work/promote] [--out bench-results/promote.json]
     python benchmarks/promote.py --set junk      # the hand-written set: junk, secrets, keyed changes, Chinese
+    python benchmarks/promote.py --set beam [--use recall|search] [--conversations 1,2]
     python benchmarks/promote.py --set cost      # what recording recall events adds to a search
 
 A replay. Each LoCoMo conversation (``locomo/markdown/conv-*``) arrives session by session as
@@ -25,6 +26,15 @@ against its bootstrap budget. Beside it: no promotion (nothing in MEMORY.md), an
 taken at the same number of lines. Both kinds of error: a needed entry not promoted (evidence of a
 later question that use recalled, left out), a useless one promoted (a line no later question
 needs).
+
+``--set beam`` replays BEAM's conversations between a user and an assistant (the 100K scale only,
+read as ``benchmarks/beam.py`` reads them; ``--beam``): each batch of a conversation is the daily
+log of its date, and each user message of a batch is first sent the way the agent runtime sends it
+before its reply, over the days before (``--use recall``: recall before the reply, daily logs among
+its sources, its shipped gate; ``--use search``: the agent's ``memory_search`` with the message),
+both of which record recall events; promote runs each night. The later questions are BEAM's own
+(every category but abstention, evidence by ``beam.evidence_for``), asked of none of it: a promoted
+line holds a question's evidence when the message it came from (its ``from:`` line) is cited.
 
 ``--set junk`` replays ``benchmarks/promote_junk/`` the same way: daily logs of one person's work
 in English and Chinese where junk (commands, tool output, code, scores, small talk), secrets and
@@ -351,9 +361,12 @@ def cost(provider) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bench", default=None)
-    ap.add_argument("--set", choices=("locomo", "junk", "cost"), default="locomo",
+    ap.add_argument("--set", choices=("locomo", "junk", "cost", "beam"), default="locomo",
                     help="cost: what recording recall events adds to a search")
-    ap.add_argument("--conversations", default=None, help="comma-separated (default: all ten)")
+    ap.add_argument("--conversations", default=None, help="comma-separated (default: all of the set)")
+    ap.add_argument("--beam", default=None, help="BEAM: a bare git mirror (read at HEAD) or a checkout")
+    ap.add_argument("--use", choices=("recall", "search"), default="recall",
+                    help="BEAM: how each user message is sent before its reply")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--min-score", type=float, default=Dreaming().min_score)
     ap.add_argument("--min-recall-count", type=int, default=Dreaming().min_recall_count)
@@ -379,11 +392,146 @@ def main() -> None:
     if args.set == "cost":
         out = cost(provider)
     else:
-        out = locomo(args, provider) if args.set == "locomo" else junk_set(args, provider)
+        run_set = {"locomo": locomo, "junk": junk_set, "beam": beam_set}[args.set]
+        out = run_set(args, provider)
         print(json.dumps(out["summary"], indent=1))
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(out, indent=1, default=sorted), "utf-8")
+
+
+_FROM = re.compile(r"from: ([^>]*?)(?:;| -->)")
+
+
+def sources_of(line: str) -> list[tuple[str, int]]:
+    """The (path, line) each source of a promoted MEMORY.md line cites (``from: a.md#L3, b.md#L5``)."""
+    m = _FROM.search(line)
+    out = []
+    for ref in (m.group(1).split(",") if m else ()):
+        path, _, at = ref.strip().partition("#L")
+        if at.split("-")[0].isdigit():
+            out.append((path, int(at.split("-")[0])))
+    return out
+
+
+def beam_replay(name: str, chat: list[dict], later: list[set[int]], root: Path, opts: Dreaming, provider,
+                use: str) -> dict:
+    import beam
+    from mnemoclaw.tools.recall import recall
+
+    dates = beam.batch_dates(chat)
+    ws, state = root / name / "workspace", root / name / "state"
+    (ws / "memory").mkdir(parents=True, exist_ok=True)
+    (ws / "MEMORY.md").write_text("# Memory\n", "utf-8")
+    clock = Clock(datetime(dates[0].year, dates[0].month, dates[0].day, 9).timestamp())
+    settings = load_settings(workspace=ws, state_dir=state, config={}, env={})
+    options = {"sources": ["curated", "daily"]}
+    sizes, uses, t0 = [], 0, time.time()
+    spans: list = []
+    with Memory(settings, provider=provider, clock=clock, background=False) as mem:
+        for k, batch in enumerate(chat):
+            day = dates[k]
+            clock.t = max(clock.t, datetime(day.year, day.month, day.day, 9).timestamp())
+            previous = None
+            for m in beam.messages_of(batch):  # the days before this batch are memory
+                text = beam.content_of(m)
+                if k and m.get("role") == "user" and text.strip():
+                    clock.t += 60
+                    if use == "recall":
+                        recall(mem.tools.services, text, last_turn=previous, options=options)
+                    else:
+                        mem.tools.memory_search(text[:2000])
+                    uses += 1
+                previous = text
+            files, spans = beam.build_logs(chat[: k + 1])
+            beam.write_workspace(str(root / name), files, spans)
+            mem.sync()
+            last = k + 1 == len(chat) or dates[k + 1] != day
+            if last:  # the nightly run, once a day
+                clock.t = datetime(day.year, day.month, day.day, 23).timestamp()
+                plan = promote.plan(mem, opts, now=clock.t)
+                if not plan.empty:
+                    promote.apply(mem, plan)
+                sizes.append(len((ws / "MEMORY.md").read_text("utf-8")))
+        entries = mem.recall_events.entries(mem.settings.agent_id)
+        budget = plan.budget
+    memory_md = (ws / "MEMORY.md").read_text("utf-8")
+    by_path: dict[str, list] = {}
+    for sp in spans:
+        by_path.setdefault(sp.path, []).append(sp)
+
+    def message_at(path: str, line: int) -> set[int]:
+        return beam.covered([(path, line, line)], by_path)
+
+    promoted = [line for line in memory_md.split("\n") if "origin: promoted" in line]
+    promoted_ids = [set().union(*(message_at(p, n) for p, n in sources_of(x))) if sources_of(x) else set()
+                    for x in promoted]
+    ranked = sorted(entries, key=lambda e: (-e.recalls, -e.last_at))[: len(promoted)]
+    naive = [body(t) for t in (entry_text(ws, e) for e in ranked) if t]
+    naive_ids = [message_at(e.path, e.start_line) for e in ranked if entry_text(ws, e)]
+    recalled_ids = set().union(*(message_at(e.path, e.start_line) for e in entries)) if entries else set()
+    return {"conv": name, "days": len(sizes), "uses": uses, "recall_entries": len(entries), "promoted": promoted,
+            "promoted_ids": [sorted(x) for x in promoted_ids], "naive": naive, "naive_ids": [sorted(x) for x in naive_ids],
+            "recalled_ids": sorted(recalled_ids), "later": [sorted(q) for q in later], "sizes": sizes, "budget": budget,
+            "seconds": round(time.time() - t0, 1)}
+
+
+def beam_score(lines: list[str], ids: list[list[int]], later: list[list[int]]) -> dict:
+    needed = set().union(*(set(q) for q in later)) if later else set()
+    held = set().union(*(set(x) for x in ids)) if ids else set()
+    useful = sum(bool(set(x) & needed) for x in ids)
+    bad = [x for x in lines if junk(_as_entry(x)) or redactions(x)]
+    return {"lines": len(lines), "any": sum(bool(set(q) & held) for q in later) / max(1, len(later)),
+            "precision": useful / len(lines) if lines else None, "useless": len(lines) - useful, "junk": len(bad),
+            "chars": sum(len(x) + 1 for x in lines)}
+
+
+def beam_set(args, provider) -> dict:
+    """BEAM's conversations as an agent lives them: which of what was recalled day by day
+    reaches MEMORY.md, and whether BEAM's own questions need it."""
+    import beam
+
+    source = beam.Beam(args.beam or beam.DEFAULT_BEAM)
+    names = args.conversations.split(",") if args.conversations else source.conversations()
+    opts = Dreaming(min_score=args.min_score, min_recall_count=args.min_recall_count,
+                    min_unique_queries=args.min_unique_queries, limit=args.limit)
+    root = Path(args.work_dir or tempfile.mkdtemp(prefix="mc-promote-beam-"))
+    runs = []
+    for n, name in enumerate(names, 1):
+        chat = source.chat(name)
+        messages = [m for b in chat for m in beam.messages_of(b)]
+        later = [set(ids) for cat, items in source.questions(name).items() if cat != beam.NO_EVIDENCE
+                 for q in items if (ids := beam.evidence_for(q, cat, messages)[0])]
+        r = beam_replay(name, chat, later, root, opts, provider, args.use)
+        r["promote"] = beam_score(r["promoted"], r["promoted_ids"], r["later"])
+        r["naive_score"] = beam_score(r["naive"], r["naive_ids"], r["later"])
+        needed = set().union(*(set(q) for q in r["later"]))
+        r["base_rate"] = [len(needed & set(r["recalled_ids"])), len(r["recalled_ids"])]
+        r["missed"] = len((needed & set(r["recalled_ids"])) - set().union(set(), *(set(x) for x in r["promoted_ids"])))
+        p, v = r["promote"], r["naive_score"]
+        print(f"[{n}/{len(names)}] BEAM {name}: {r['days']} days, {r['uses']} messages sent, {r['recall_entries']} "
+              f"entries recalled, {p['lines']} lines promoted: questions with evidence in MEMORY.md {p['any']:.3f} "
+              f"(naive {v['any']:.3f}), precision {p['precision'] if p['precision'] is None else round(p['precision'], 3)} "
+              f"(naive {v['precision'] if v['precision'] is None else round(v['precision'], 3)}), junk {p['junk']} "
+              f"(naive {v['junk']}); MEMORY.md max {max(r['sizes'], default=0)} of {r['budget']} chars "
+              f"({r['seconds']:.0f} s)", flush=True)
+        runs.append(r)
+
+    def pooled(key: str) -> dict:
+        later = sum(len(r["later"]) for r in runs)
+        lines = sum(r[key]["lines"] for r in runs)
+        useful = sum(r[key]["lines"] - r[key]["useless"] for r in runs)
+        return {"lines": lines, "any": sum(r[key]["any"] * len(r["later"]) for r in runs) / max(1, later),
+                "precision": useful / lines if lines else None, "useless": lines - useful,
+                "junk": sum(r[key]["junk"] for r in runs)}
+
+    base = [sum(r["base_rate"][i] for r in runs) for i in (0, 1)]
+    summary = {"use": args.use, "questions": sum(len(r["later"]) for r in runs), "promote": pooled("promote"),
+               "naive": pooled("naive_score"), "recalled_messages_needed": base,
+               "base_rate": round(base[0] / base[1], 3) if base[1] else None,
+               "missed_evidence_messages": sum(r["missed"] for r in runs),
+               "max_chars": max(max(r["sizes"], default=0) for r in runs), "budget": runs[0]["budget"] if runs else None}
+    return {"set": "beam", "options": vars(args), "runs": runs, "summary": summary}
 
 
 def junk_set(args, provider) -> dict:
