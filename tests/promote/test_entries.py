@@ -73,6 +73,10 @@ def test_a_promoted_line_is_the_entry_as_written_without_its_marker_and_comments
     ("- The wifi password is hunter2-secret-99", "a secret"),
     ("- 好的", "too short to stand alone"),
     ("- see above", "too short to stand alone"),
+    ("- hmm, how do I know if the attorney is a good fit during the initial consultation?",
+     "a question, not something known"),
+    ("- 我下周要不要去杭州见客户？", "a question, not something known"),
+    ("- **Caroline** (D1:3): Ok cool, what did you do this weekend?", "a question, not something known"),
 ])
 def test_junk_never_passes(text, why):
     assert junk(text) == why
@@ -84,6 +88,8 @@ def test_junk_never_passes(text, why):
     "- Meeting with Bob on Friday about the Q3 roadmap",
     "- 我们决定每周五下午三点开账单服务的复盘会。",
     "- Caroline adopted a dog named Max in May.",
+    "- I moved to Berlin in May. Should I register my address there?",  # a fact beside the question
+    "- I'm 46 and earn about $85,000 a year, can you help me plan a legally valid will?",  # a fact it asks about
 ])
 def test_what_a_person_would_keep_passes(text):
     assert junk(text) is None

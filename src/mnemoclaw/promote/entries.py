@@ -184,7 +184,28 @@ def junk(text: str) -> str | None:
         return "small talk"  # a greeting, thanks, the weather, with nothing said beside it
     if len(content_words(plain)) < MIN_WORDS and not _cjk_enough(plain):
         return "too short to stand alone"
+    if all(_asks(s) for s in _SENTENCE.split(plain.strip()) if s.strip()):
+        return "a question, not something known"
     return None
+
+
+# a sentence ends at . ! ? (or their CJK forms) before a space or the end; one that asks ends in ? or
+# ？ and, in words of Latin letters, opens as a question does (after a "hmm," or an "ok cool,"): "I'm
+# 46 and earn $85,000, can you help me plan a will?" states what it asks about, and stays
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
+_ASKED = re.compile(r"[?？][\s\)\]\"'”]*$")
+_SAID_BY = re.compile(r"^\*\*[^*\n]{1,60}\*\*(?:\s*\([^)\n]{0,60}\))?\s*[:\uff1a]\s*")  # "**Caroline** (D1:3): "
+_OPENS_ASKING = re.compile(
+    r"^(?:(?:hmm+|ok(?:ay)?|so|well|oh|and|but|also|cool|hey|um+|uh+|btw|by the way|anyway)\b[\s,!.]*)*"
+    r"(?:how|what|what's|which|who|whom|whose|when|where|why|do|does|did|is|are|was|were|am|can|could|should|"
+    r"would|will|shall|may|might|have|has|had|isn't|aren't|don't|doesn't|didn't|won't|can't)\b", re.I)
+
+
+def _asks(sentence: str) -> bool:
+    """Whether a sentence only asks: it ends in a question mark and, unless written in CJK, opens
+    as a question does."""
+    sentence = _SAID_BY.sub("", sentence.strip())
+    return bool(_ASKED.search(sentence)) and (_cjk_enough(sentence) or bool(_OPENS_ASKING.match(sentence)))
 
 
 def _letters_share(text: str) -> float:
