@@ -63,7 +63,7 @@ def entries_of(query: str, found: Iterable[Found], read: Callable[[str], str | N
             raw = read(f.path)
             files[f.path] = raw.split("\n") if raw is not None else None
             if raw is not None:
-                code[f.path] = in_code(files[f.path])
+                code[f.path] = in_code(raw.split("\n"))
         lines = files[f.path]
         if not lines:
             continue
