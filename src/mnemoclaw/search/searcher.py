@@ -111,6 +111,7 @@ class Searcher:
         self._name_vectors: OrderedDict[str, np.ndarray] = OrderedDict()  # _embed_names
         self._name_lock = threading.Lock()
         self._sides: OrderedDict[tuple[str, str], list[tuple[int, str]]] = OrderedDict()  # _sides_of
+        self._sides_lock = threading.Lock()
         self._unrelated: np.ndarray | None = None  # unit vectors of search/unrelated.py
         self._names: tuple[Any, dict[str, list[str]], dict[str, list[str]]] | None = None
         self._unrelated_spread = 0.0
@@ -264,15 +265,17 @@ class Searcher:
         last files read until the file is indexed again."""
         rec = self.chunks.file_records().get(path)
         key = (path, rec.hash if rec else "")
-        got = self._sides.get(key)
-        if got is None:
-            written = self.chunks.file_chunks(path)
-            got = stages.sides((c.start_line, c.text) for c in (written.chunks if written else []))
+        with self._sides_lock:  # searches of one searcher may run in several threads (the MCP server)
+            got = self._sides.get(key)
+            if got is not None:
+                self._sides.move_to_end(key)
+                return got
+        written = self.chunks.file_chunks(path)
+        got = stages.sides((c.start_line, c.text) for c in (written.chunks if written else []))
+        with self._sides_lock:
             self._sides[key] = got
             if len(self._sides) > SIDES_KEPT:
                 self._sides.popitem(last=False)
-        else:
-            self._sides.move_to_end(key)
         return got
 
     def _first_chunk(self, path: str, terms: dict[str, float]) -> Hit | None:
