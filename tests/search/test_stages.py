@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from mnemoclaw.search import stages
+from mnemoclaw.search import conversation, stages
 from mnemoclaw.search.annotated import AnnotationView
 from mnemoclaw.search.fusion import Fused
 from mnemoclaw.search.keyword import KeywordEvidence
@@ -262,23 +262,23 @@ def test_a_question_over_single_messages_leans_on_the_vector_side_and_one_over_m
 
 
 def test_who_speaks_a_chunk_is_read_from_its_roles_or_the_last_one_above_it():
-    assert stages.in_first_person("What did I say about the tracker?")
-    assert stages.in_first_person("how is my app deployed") and stages.in_first_person("我用的手机是什么牌子？")
-    assert not stages.in_first_person("What did Caroline say about the tracker?")
-    assert not stages.in_first_person("我们什么时候开会？")  # "we" is both sides
-    assert not stages.in_first_person("World War II")
+    assert conversation.in_first_person("What did I say about the tracker?")
+    assert conversation.in_first_person("how is my app deployed") and conversation.in_first_person("我用的手机是什么牌子？")
+    assert not conversation.in_first_person("What did Caroline say about the tracker?")
+    assert not conversation.in_first_person("我们什么时候开会？")  # "we" is both sides
+    assert not conversation.in_first_person("World War II")
 
-    assert stages.said_by("## User\n\nI picked SQLite.") == "user"
-    assert stages.said_by("User: I picked SQLite.\nAssistant: Good pick.") == "both"
-    assert stages.said_by("### Assistant (10:32)\n\nUse a pool.") == "assistant"
-    assert stages.said_by("- **Caroline** (D1:1): I went hiking.") is None  # people by name, not sides
-    assert stages.said_by("Use a connection pool.\n\n**Note:** set a timeout.") is None  # within a message
+    assert conversation.said_by("## User\n\nI picked SQLite.") == "user"
+    assert conversation.said_by("User: I picked SQLite.\nAssistant: Good pick.") == "both"
+    assert conversation.said_by("### Assistant (10:32)\n\nUse a pool.") == "assistant"
+    assert conversation.said_by("- **Caroline** (D1:1): I went hiking.") is None  # people by name, not sides
+    assert conversation.said_by("Use a connection pool.\n\n**Note:** set a timeout.") is None  # within a message
 
     chunks = [(1, "# 2026-03-02\n\n## User\n\nI picked SQLite."), (7, "## Assistant\n\n1. SQLite is one file."),
               (10, "2. Back it up by copying."), (13, "3. Keep a test per route."), (16, "## User\n\nThanks.")]
-    opened = stages.sides(chunks)
+    opened = conversation.sides(chunks)
     assert opened == [(3, "user"), (7, "assistant"), (16, "user")]
-    assert [stages.said_before(opened, line) for line in (1, 5, 10, 13, 16, 18)] == \
+    assert [conversation.said_before(opened, line) for line in (1, 5, 10, 13, 16, 18)] == \
         [None, "user", "assistant", "assistant", "assistant", "user"]
 
 

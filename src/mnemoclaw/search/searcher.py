@@ -22,7 +22,7 @@ from ..text.script import fold
 from ..text.smalltalk import question_of
 from ..types import Hit, SearchOutcome, UnrelatedReference
 from ..vectors import pair_spread, unit_rows
-from . import stages, unrelated
+from . import conversation, stages, unrelated
 from .annotated import AnnotationView, says_nothing, today
 from .relevance import DEFAULT_MIN_SCORE
 from .stages import RELEVANCE_LOOKAHEAD
@@ -246,22 +246,22 @@ class Searcher:
 
     def _replies(self, scored: Sequence[Hit]) -> Callable[[Hit], bool] | None:
         """For a question in the first person: whether a hit is the assistant's side of a
-        conversation with the user (stages.in_first_person), by the roles its own lines open, else
+        conversation with the user (conversation.in_first_person), by the roles its own lines open, else
         by the last one above it in its file; None when no hit's lines open a message of either
         side (notes, or a log whose speakers are people by name), so nothing is read."""
-        if not any(stages.said_by(h.text) in ("user", "assistant") for h in scored):
+        if not any(conversation.said_by(h.text) in ("user", "assistant") for h in scored):
             return None
 
         def reply(h: Hit) -> bool:
-            side = stages.said_by(h.text)
+            side = conversation.said_by(h.text)
             if side is None:
-                side = stages.said_before(self._sides_of(h.path), h.start_line)
+                side = conversation.said_before(self._sides_of(h.path), h.start_line)
             return side == "assistant"
 
         return reply
 
     def _sides_of(self, path: str) -> list[tuple[int, str]]:
-        """The lines of ``path`` that open a message of either side (stages.sides), kept for the
+        """The lines of ``path`` that open a message of either side (conversation.sides), kept for the
         last files read until the file is indexed again."""
         rec = self.chunks.file_records().get(path)
         key = (path, rec.hash if rec else "")
@@ -271,7 +271,7 @@ class Searcher:
                 self._sides.move_to_end(key)
                 return got
         written = self.chunks.file_chunks(path)
-        got = stages.sides((c.start_line, c.text) for c in (written.chunks if written else []))
+        got = conversation.sides((c.start_line, c.text) for c in (written.chunks if written else []))
         with self._sides_lock:
             self._sides[key] = got
             if len(self._sides) > SIDES_KEPT:
@@ -352,7 +352,7 @@ class Searcher:
             # OpenClaw's relaxed floor: keyword-backed hits survive when nothing else passes
             relaxed = min(floor, 0.3 if o.text_weight is None else o.text_weight)
         order = "fused" if o.mmr else None  # what MMR chose stays chosen
-        later = self._replies(scored) if stages.in_first_person(query) else None
+        later = self._replies(scored) if conversation.in_first_person(query) else None
         # a floor the caller asked for is kept to the letter: failing soft is for the configured one
         return SearchOutcome(stages.select(scored, front, floor, k, relaxed_floor=relaxed, order=order,
                                            weak=min_score is None, later=later), mode, fused)

@@ -13,8 +13,7 @@ Each stage is a function of what the stages before it returned, so a test can ca
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
@@ -22,7 +21,6 @@ from datetime import UTC, date, datetime
 import numpy as np
 
 from ..markdown.annotations import decode
-from ..markdown.chunker import ROLES, USER_ROLES, speakers
 from ..store.base import ChunkSource, KeywordSource, VectorSearch, VectorSource
 from ..text.dates import note_date, query_dates
 from ..text.names import han_names
@@ -39,6 +37,7 @@ from .annotated import (
     important_first,
     says_nothing,
 )
+from .conversation import speakers_in
 from .fusion import Fused, adaptive_vector_weight, decay_factor, fuse, mmr, standardise
 from .keyword import KeywordEvidence
 from .relevance import Evidence, keyword_backed, probabilities
@@ -279,11 +278,6 @@ MESSAGE_VECTOR_WEIGHT = 0.7
 MESSAGE_LOOK, MESSAGE_MIXED = 10, 0.25
 
 
-def speakers_in(text: str) -> int:
-    """How many speakers open a message in a chunk."""
-    return len({who for _, who, _ in speakers(text.split("\n"))})
-
-
 def over_messages(g: Gathered) -> bool:
     """Whether the query's best vector candidates are within single messages: some say who
     speaks, and few of those hold two messages or more."""
@@ -296,46 +290,6 @@ def over_messages(g: Gathered) -> bool:
         if mixed > MESSAGE_MIXED * len(best):  # more than the rest could make up for: chunks of many turns
             return False
     return said > 0 and mixed <= MESSAGE_MIXED * said
-
-
-# A question in the first person ("what did I say about…", "my app") asked of a conversation
-# between the user and an assistant is about what the user said there: the user's messages come
-# before the assistant's replies, which restate and elaborate them at length and would fill the
-# context with what was said about the question rather than the user's own words. Chosen on BEAM
-# conversations 1-10 and held on 11-20 (docs/quality.md, "Long conversations"); a log whose
-# speakers are people by name (LoCoMo's) or that names no speaker is never reordered.
-_FIRST_PERSON = re.compile(r"\b(?:I|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)\b|我(?!们)")
-
-
-def in_first_person(query: str) -> bool:
-    """Whether ``query`` speaks of its asker in the first person (I, me, my; 我, not 我们)."""
-    return _FIRST_PERSON.search(query) is not None
-
-
-def said_by(text: str) -> str | None:
-    """Which side of a conversation opens the messages in a chunk: "user" (the user's roles
-    only), "assistant" (other roles only), "both", or None (no role opens a message: a chunk
-    within one message, or speakers named as people)."""
-    roles = {who for _, who, _ in speakers(text.split("\n")) if who in ROLES}
-    if not roles:
-        return None
-    user = bool(roles & USER_ROLES)
-    return "both" if user and roles - USER_ROLES else "user" if user else "assistant"
-
-
-def sides(chunks: Iterable[tuple[int, str]]) -> list[tuple[int, str]]:
-    """Each file line that opens a message of either side, (line, "user" or "assistant") in line
-    order, from a file's chunks ((first line, text); overlapping chunks count a line once)."""
-    opened = {start + i: "user" if who in USER_ROLES else "assistant"
-              for start, text in chunks for i, who, _ in speakers(text.split("\n")) if who in ROLES}
-    return sorted(opened.items())
-
-
-def said_before(opened: Sequence[tuple[int, str]], line: int) -> str | None:
-    """The side of the last message ``opened`` (``sides``) before file line ``line``; None when
-    no message opens before it."""
-    at = bisect_left(opened, line, key=lambda o: o[0])
-    return opened[at - 1][1] if at else None
 
 
 def fuse_candidates(g: Gathered, boost: dict[int, float], *, fusion: str, vector_weight: float | None,
