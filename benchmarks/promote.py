@@ -116,6 +116,14 @@ SWEEP_COUNTS = (2, 3, 4)
 SWEEP_QUERIES = (2, 3, 4)
 
 
+def nightly(mem: Memory, opts: Dreaming, ws: Path, at: float):
+    """The nightly run at ``at``: plan, apply what it promotes; the plan and MEMORY.md's size after."""
+    plan = promote.plan(mem, opts, now=at)
+    if not plan.empty:
+        promote.apply(mem, plan)
+    return plan, len((ws / "MEMORY.md").read_text("utf-8"))
+
+
 def replay(conv_dir: Path, qs: list[dict], root: Path, opts: Dreaming, seed: int, provider,
            sweep: bool = False) -> dict:
     rng = random.Random(f"{seed}:{conv_dir.name}")
@@ -150,10 +158,8 @@ def replay(conv_dir: Path, qs: list[dict], root: Path, opts: Dreaming, seed: int
                 mem.tools.memory_search(qs[i]["question"])
                 searches += 1
             clock.t = when.timestamp() + 23 * 3600  # the nightly run
-            plan = promote.plan(mem, opts, now=clock.t)
-            if not plan.empty:
-                promote.apply(mem, plan)
-            sizes.append(len((ws / "MEMORY.md").read_text("utf-8")))
+            plan, size = nightly(mem, opts, ws, clock.t)
+            sizes.append(size)
         entries = mem.recall_events.entries(mem.settings.agent_id)
         budget = plan.budget
         memory_md = (ws / "MEMORY.md").read_text("utf-8")
@@ -231,15 +237,18 @@ def naive_lines(ws: Path, entries, n: int) -> list[str]:
     return [body(t) for t in (entry_text(ws, e) for e in ranked[:n]) if t]
 
 
-def score(lines: list[str], later: list[list[str]]) -> dict:
-    held = set().union(*(ids_in(x) for x in lines)) if lines else set()
+def score(lines: list[str], later: list[list], ids: list[list] | None = None) -> dict:
+    """Promoted (or naive) lines against the later questions' evidence: each line's evidence ids
+    are ``ids`` (BEAM: the messages its sources cite), else the turn ids its text holds (LoCoMo)."""
+    ids = ids if ids is not None else [sorted(ids_in(x)) for x in lines]
+    held = set().union(*(set(x) for x in ids)) if ids else set()
     needed = set().union(*(set(ev) for ev in later)) if later else set()
-    useful = [x for x in lines if ids_in(x) & needed]
+    useful = sum(bool(set(x) & needed) for x in ids)
     bad = [x for x in lines if junk(_as_entry(x)) or redactions(x)]
     return {"lines": len(lines), "any": sum(bool(set(ev) & held) for ev in later) / max(1, len(later)),
             "all": sum(set(ev) <= held for ev in later) / max(1, len(later)),
-            "precision": len(useful) / len(lines) if lines else None, "junk": len(bad),
-            "useless": len(lines) - len(useful), "chars": sum(len(x) + 1 for x in lines)}
+            "precision": useful / len(lines) if lines else None, "junk": len(bad),
+            "useless": len(lines) - useful, "chars": sum(len(x) + 1 for x in lines)}
 
 
 def _as_entry(line: str) -> str:
@@ -280,15 +289,18 @@ def locomo(args, provider) -> dict:
     return {"set": "locomo", "options": vars(args), "runs": runs, "summary": summary(runs)}
 
 
+def pooled(runs: list[dict], key: str) -> dict:
+    """One scoring (``key``) over every run: the questions' shares weighed by each run's questions."""
+    later = sum(r["later"] for r in runs)
+    lines = sum(r[key]["lines"] for r in runs)
+    useful = sum(r[key]["lines"] - r[key]["useless"] for r in runs)
+    return {"lines": lines, "any": sum(r[key]["any"] * r["later"] for r in runs) / max(1, later),
+            "all": sum(r[key]["all"] * r["later"] for r in runs) / max(1, later),
+            "precision": useful / lines if lines else None, "junk": sum(r[key]["junk"] for r in runs),
+            "useless": lines - useful}
+
+
 def summary(runs: list[dict]) -> dict:
-    def pooled(key: str) -> dict:
-        later = sum(r["later"] for r in runs)
-        lines = sum(r[key]["lines"] for r in runs)
-        useful = sum(r[key]["lines"] - r[key]["useless"] for r in runs)
-        return {"lines": lines, "any": sum(r[key]["any"] * r["later"] for r in runs) / max(1, later),
-                "all": sum(r[key]["all"] * r["later"] for r in runs) / max(1, later),
-                "precision": useful / lines if lines else None, "junk": sum(r[key]["junk"] for r in runs),
-                "useless": lines - useful}
     grid = {}
     for key in runs[0]["grid_scores"] if runs else ():
         later = sum(r["later"] for r in runs)
@@ -304,7 +316,7 @@ def summary(runs: list[dict]) -> dict:
     again = sum(r["recurring"]["questions"] for r in runs)
     recurring = {"questions": again, **{k: sum(r["recurring"][k] * r["recurring"]["questions"] for r in runs)
                                         / max(1, again) for k in ("promote", "naive")}}
-    return {"promote": pooled("promote"), "naive": pooled("naive_score"), "grid": grid, "recurring": recurring,
+    return {"promote": pooled(runs, "promote"), "naive": pooled(runs, "naive_score"), "grid": grid, "recurring": recurring,
             "rankings_precision_at": rankings, "oracle_precision": bound,
             "missed_evidence_turns": sum(r["missed"] for r in runs),
             "max_chars": max(max(r["sizes"]) for r in runs), "budget": runs[0]["budget"] if runs else None}
@@ -449,10 +461,8 @@ def beam_replay(name: str, chat: list[dict], later: list[set[int]], root: Path, 
             last = k + 1 == len(chat) or dates[k + 1] != day
             if last:  # the nightly run, once a day
                 clock.t = datetime(day.year, day.month, day.day, 23).timestamp()
-                plan = promote.plan(mem, opts, now=clock.t)
-                if not plan.empty:
-                    promote.apply(mem, plan)
-                sizes.append(len((ws / "MEMORY.md").read_text("utf-8")))
+                plan, size = nightly(mem, opts, ws, clock.t)
+                sizes.append(size)
         entries = mem.recall_events.entries(mem.settings.agent_id)
         budget = plan.budget
     memory_md = (ws / "MEMORY.md").read_text("utf-8")
@@ -472,18 +482,9 @@ def beam_replay(name: str, chat: list[dict], later: list[set[int]], root: Path, 
     recalled_ids = set().union(*(message_at(e.path, e.start_line) for e in entries)) if entries else set()
     return {"conv": name, "days": len(sizes), "uses": uses, "recall_entries": len(entries), "promoted": promoted,
             "promoted_ids": [sorted(x) for x in promoted_ids], "naive": naive, "naive_ids": [sorted(x) for x in naive_ids],
-            "recalled_ids": sorted(recalled_ids), "later": [sorted(q) for q in later], "sizes": sizes, "budget": budget,
+            "recalled_ids": sorted(recalled_ids), "later": len(later),
+            "later_evidence": [sorted(q) for q in later], "sizes": sizes, "budget": budget,
             "seconds": round(time.time() - t0, 1)}
-
-
-def beam_score(lines: list[str], ids: list[list[int]], later: list[list[int]]) -> dict:
-    needed = set().union(*(set(q) for q in later)) if later else set()
-    held = set().union(*(set(x) for x in ids)) if ids else set()
-    useful = sum(bool(set(x) & needed) for x in ids)
-    bad = [x for x in lines if junk(_as_entry(x)) or redactions(x)]
-    return {"lines": len(lines), "any": sum(bool(set(q) & held) for q in later) / max(1, len(later)),
-            "precision": useful / len(lines) if lines else None, "useless": len(lines) - useful, "junk": len(bad),
-            "chars": sum(len(x) + 1 for x in lines)}
 
 
 def beam_set(args, provider) -> dict:
@@ -503,9 +504,9 @@ def beam_set(args, provider) -> dict:
         later = [set(ids) for cat, items in source.questions(name).items() if cat != beam.NO_EVIDENCE
                  for q in items if (ids := beam.evidence_for(q, cat, messages)[0])]
         r = beam_replay(name, chat, later, root, opts, provider, args.use)
-        r["promote"] = beam_score(r["promoted"], r["promoted_ids"], r["later"])
-        r["naive_score"] = beam_score(r["naive"], r["naive_ids"], r["later"])
-        needed = set().union(*(set(q) for q in r["later"]))
+        r["promote"] = score(r["promoted"], r["later_evidence"], r["promoted_ids"])
+        r["naive_score"] = score(r["naive"], r["later_evidence"], r["naive_ids"])
+        needed = set().union(*(set(q) for q in r["later_evidence"]))
         r["base_rate"] = [len(needed & set(r["recalled_ids"])), len(r["recalled_ids"])]
         r["missed"] = len((needed & set(r["recalled_ids"])) - set().union(set(), *(set(x) for x in r["promoted_ids"])))
         p, v = r["promote"], r["naive_score"]
@@ -517,17 +518,9 @@ def beam_set(args, provider) -> dict:
               f"({r['seconds']:.0f} s)", flush=True)
         runs.append(r)
 
-    def pooled(key: str) -> dict:
-        later = sum(len(r["later"]) for r in runs)
-        lines = sum(r[key]["lines"] for r in runs)
-        useful = sum(r[key]["lines"] - r[key]["useless"] for r in runs)
-        return {"lines": lines, "any": sum(r[key]["any"] * len(r["later"]) for r in runs) / max(1, later),
-                "precision": useful / lines if lines else None, "useless": lines - useful,
-                "junk": sum(r[key]["junk"] for r in runs)}
-
     base = [sum(r["base_rate"][i] for r in runs) for i in (0, 1)]
-    summary = {"use": args.use, "questions": sum(len(r["later"]) for r in runs), "promote": pooled("promote"),
-               "naive": pooled("naive_score"), "recalled_messages_needed": base,
+    summary = {"use": args.use, "questions": sum(r["later"] for r in runs), "promote": pooled(runs, "promote"),
+               "naive": pooled(runs, "naive_score"), "recalled_messages_needed": base,
                "base_rate": round(base[0] / base[1], 3) if base[1] else None,
                "missed_evidence_messages": sum(r["missed"] for r in runs),
                "max_chars": max(max(r["sizes"], default=0) for r in runs), "budget": runs[0]["budget"] if runs else None}
@@ -557,9 +550,7 @@ def junk_set(args, provider) -> dict:
                     clock.t += 60
                     mem.tools.memory_search(q)
             clock.t = datetime.fromisoformat(day).timestamp() + 23 * 3600
-            plan = promote.plan(mem, opts, now=clock.t)
-            if not plan.empty:
-                promote.apply(mem, plan)
+            nightly(mem, opts, ws, clock.t)
         entries = mem.recall_events.entries(mem.settings.agent_id)
     memory_md = (ws / "MEMORY.md").read_text("utf-8")
     promoted = [line for line in memory_md.split("\n") if "origin: promoted" in line]

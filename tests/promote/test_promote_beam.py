@@ -39,5 +39,5 @@ def test_what_the_days_recalled_reaches_memory_md_and_is_told_by_its_message(tmp
     assert r["promoted"], "nothing was promoted: the replay measured nothing"
     assert [0] in r["promoted_ids"]  # the statement three later messages asked about
     assert all(ids for ids in r["promoted_ids"])  # every promoted line is told by its message
-    score = promote_bench.beam_score(r["promoted"], r["promoted_ids"], r["later"])
+    score = promote_bench.score(r["promoted"], r["later_evidence"], r["promoted_ids"])
     assert score["lines"] == len(r["promoted"]) and score["any"] == 0.5 and score["junk"] == 0
