@@ -61,9 +61,8 @@ def entries_of(query: str, found: Iterable[Found], read: Callable[[str], str | N
             continue
         if f.path not in files:
             raw = read(f.path)
-            files[f.path] = raw.split("\n") if raw is not None else None
-            if raw is not None:
-                code[f.path] = in_code(raw.split("\n"))
+            files[f.path] = None if raw is None else raw.split("\n")
+            code[f.path] = in_code(files[f.path] or [])
         lines = files[f.path]
         if not lines:
             continue

@@ -249,11 +249,13 @@ class Searcher:
         conversation with the user (conversation.in_first_person), by the roles its own lines open, else
         by the last one above it in its file; None when no hit's lines open a message of either
         side (notes, or a log whose speakers are people by name), so nothing is read."""
-        if not any(conversation.said_by(h.text) in ("user", "assistant") for h in scored):
+        own = {(h.path, h.start_line): conversation.said_by(h.text) for h in scored}
+        if not any(side in ("user", "assistant") for side in own.values()):
             return None
 
         def reply(h: Hit) -> bool:
-            side = conversation.said_by(h.text)
+            key = (h.path, h.start_line)
+            side = own[key] if key in own else conversation.said_by(h.text)
             if side is None:
                 side = conversation.said_before(self._sides_of(h.path), h.start_line)
             return side == "assistant"
