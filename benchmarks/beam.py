@@ -70,6 +70,15 @@ at line boundaries). Each layout has its own workspaces and index under the work
 searches the same index by keyword or vector alone (default: the configured hybrid);
 ``--vector-weight`` fixes the hybrid's vector weight (the text weight is 1 - it) instead of the
 adaptive one, a search setting over the same index.
+
+``--transform smalltalk|colloquial|units|respelled`` asks each question another way where the
+transform applies (mnemoclaw.eval.transforms; names are the capitalised words the conversation
+writes mid-sentence), the others as they are: ``--compare`` it with the plain run, question by
+question. ``--without-first-person`` measures the ranking without reading a first-person
+question's user messages first (search/conversation.py), over the same index. Beside the table:
+whose messages the evidence is (user or assistant), the median search time, and of the
+knowledge-update questions whose older and newer evidence are both returned, how often the newest
+comes first.
 """
 
 # no ``from __future__ import annotations``: the dataclasses here are made while the module loads
@@ -91,6 +100,7 @@ from typing import Any
 
 from mnemoclaw.api import Memory, resolve_provider
 from mnemoclaw.config import load_settings
+from mnemoclaw.eval.transforms import OUT_OF_SCOPE, TRANSFORMS, Lexicon, apply
 from mnemoclaw.markdown.annotations import as_data
 
 DEFAULT_BEAM = "/work/.mirror/mohammadtavakoli78+BEAM/repo"
@@ -478,6 +488,46 @@ def _rel(path: str, workspace: str) -> str:
     return os.path.relpath(path, workspace) if os.path.isabs(path) else path
 
 
+_CAPITALISED = re.compile(r"(?<=[a-z,;] )([A-Z][a-z]+)\b")
+
+
+def lexicon(messages: Sequence[dict], seed: int) -> Lexicon:
+    """What the transforms know of a conversation: its names (capitalised words it writes after a
+    lowercase word or a comma, as a name stands mid-sentence, and never in lower case) and its
+    words (what a respelled name must not be)."""
+    text = "\n".join(content_of(m) for m in messages)
+    lower = {w for w in _TOKEN.findall(text) if w.islower()}
+    names = {w for w in _CAPITALISED.findall(text) if w.lower() not in lower}
+    words = set(_TOKEN.findall(text.lower()))
+    return Lexicon(is_name=names.__contains__, is_person=names.__contains__,
+                   taken=lambda w: w.lower() in words, seed=seed)
+
+
+def newest_first(results: Sequence[Result], evidence: Sequence[int], spans_by_path: dict[str, list[Span]]
+                 ) -> bool | None:
+    """Whether the newest of a question's evidence messages comes no later in ``results`` than
+    the first of the older ones; None unless both the newest and an older one are returned."""
+    ids = sorted(set(evidence))
+    first: dict[int, int] = {}
+    for rank, r in enumerate(results):
+        for m in covered([(r.path, r.start, r.end)], spans_by_path):
+            first.setdefault(m, rank)
+    older = [first[i] for i in ids[:-1] if i in first]
+    return first[ids[-1]] <= min(older) if len(ids) > 1 and ids[-1] in first and older else None
+
+
+def roles_of_evidence(convs: Sequence["Conversation"]) -> dict[str, dict[str, int]]:
+    """Per category, how many of the questions' evidence messages (counted per question) each
+    side wrote."""
+    out: dict[str, Counter] = defaultdict(Counter)
+    for conv in convs:
+        role = {int(m["id"]): m.get("role", "user") for m in conv.messages}
+        for category, _, ids, _ in conv.questions:
+            for i in ids:
+                out[category][role.get(i, "?")] += 1
+    return {c: dict(v) for c, v in out.items()}
+
+
 # -- running ----------------------------------------------------------------------------------
 
 @dataclass
@@ -583,6 +633,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                  if args.vector_weight is not None else {})
     floors = [float(f) for f in args.floors.split(",")] if args.floors else []
     index_seconds = 0.0
+    search_ms: list[float] = []
+    if args.without_first_person:  # the ablation: no question reads as the user's
+        from mnemoclaw.search import conversation
+
+        conversation.in_first_person = lambda query: False
     chunks_total = 0
     crossed: list[float] = []
     t0 = time.monotonic()
@@ -610,14 +665,24 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 return text_lines(r, fl.get(r.path))
 
             ts = time.monotonic()
+            lex = lexicon(conv.messages, args.seed) if args.transform else None
             for i, (category, q, evidence, rule) in enumerate(conv.questions):
-                hits = mem.search(q["question"], max_results=args.max_results, mode=args.mode, sync=False)
+                asked = q["question"]
+                if lex is not None:
+                    asked = apply(args.transform, asked, lex, f"{conv.name}:{i}") or asked
+                tq = time.perf_counter()
+                hits = mem.search(asked, max_results=args.max_results, mode=args.mode, sync=False)
+                search_ms.append((time.perf_counter() - tq) * 1000)
                 ours = [Result(_rel(h.path, ws), h.start_line, h.end_line, h.text, h.score) for h in hits]
-                theirs = fts.search(q["question"], args.max_results)
+                theirs = fts.search(asked, args.max_results)
                 row: dict[str, Any] = {"conv": conv.name, "category": category, "rule": rule,
                                        "evidence": evidence, "top_score": ours[0].score if ours else None,
                                        "mnemoclaw_empty": float(not ours), "fts5_empty": float(not theirs),
-                                       "weak": float(bool(hits) and hits[0].weak)}
+                                       "weak": float(bool(hits) and hits[0].weak),
+                                       "transformed": asked != q["question"]}
+                if category == "knowledge_update":
+                    row["newest_first"] = {"mnemoclaw": newest_first(ours, evidence, spans_by_path),
+                                           "fts5": newest_first(theirs, evidence, spans_by_path)}
                 if evidence:
                     row["mnemoclaw"] = score(ours, evidence, spans_by_path, args.budget, lines_of)
                     row["floors"] = {str(f): score([r for r in ours if r.score >= f], evidence, spans_by_path,
@@ -639,6 +704,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             mem.close()
     print(f"searched {len(convs)} conversations in {time.monotonic() - t0:.0f} s", file=sys.stderr)
     result = summarise(rows, out_rows, convs, args.seed)
+    search_ms.sort()
+    result["search_ms_p50"] = round(search_ms[len(search_ms) // 2], 1) if search_ms else None
+    result["transform"] = args.transform
+    result["transformed_questions"] = sum(r["transformed"] for r in rows)
+    result["first_person_rule"] = not args.without_first_person
     result.update({"scale": args.scale, "conversations": [c.name for c in convs], "budget": args.budget,
                    "max_results": args.max_results, "layout": args.layout, "mode": args.mode or "configured (hybrid)",
                    "vector_weight": args.vector_weight if args.vector_weight is not None else "adaptive",
@@ -689,6 +759,10 @@ def summarise(rows: list[dict], out_rows: list[dict], convs: Sequence[Conversati
         "floors": floors,
         "by_category": by_cat,
         "evidence_rules": {c: dict(Counter(r["rule"] for r in groups[c])) for c in CATEGORIES},
+        "evidence_by_role": roles_of_evidence(convs),
+        "newest_first": {system: [sum(r["newest_first"][system] is True for r in rows if "newest_first" in r),
+                                  sum(r["newest_first"][system] is not None for r in rows if "newest_first" in r)]
+                         for system in ("mnemoclaw", "fts5")},
         "text_rule_agreement": text_rule_agreement(convs),
         "named_rule_agreement": named_rule_agreement(convs),
         "out_of_scope": {"queries": len(out_rows), "empty": round(_mean([r["empty"] for r in out_rows]), 4),
@@ -778,6 +852,10 @@ def main() -> None:
     ap.add_argument("--compare", nargs=2, metavar=("FIRST.json", "SECOND.json"), default=None,
                     help="no run: two runs' results question by question (the second less the first)")
     ap.add_argument("--system", default="mnemoclaw", choices=SYSTEMS, help="the row --compare reads")
+    ap.add_argument("--transform", default=None, choices=sorted(set(TRANSFORMS) - OUT_OF_SCOPE),
+                    help="ask each question another way where the transform applies (compare with the plain run)")
+    ap.add_argument("--without-first-person", action="store_true",
+                    help="compare: the ranking without reading a first-person question's user messages first")
     args = ap.parse_args()
     if args.compare:
         runs = []
@@ -797,6 +875,12 @@ def main() -> None:
     print(f"\nother conversations' questions answered with nothing, by their category: "
           f"{json.dumps(result['out_of_scope']['empty_by_category'])}")
     print(f"evidence rules: {json.dumps(result['evidence_rules'])}")
+    print(f"evidence messages by who wrote them: {json.dumps(result['evidence_by_role'])}")
+    print(f"knowledge updates with the newest and an older evidence message returned, newest first "
+          f"(first, of): {json.dumps(result['newest_first'])}")
+    print(f"search p50 {result['search_ms_p50']} ms; first-person rule {'on' if result['first_person_rule'] else 'off'}"
+          + (f"; {result['transform']}: {result['transformed_questions']} questions asked another way"
+             if result["transform"] else ""))
     print(f"text rule where ids exist too (agrees, taken): {json.dumps(result['text_rule_agreement'])}; "
           f"named references among the cited ids: {result['named_rule_agreement']}")
     print(f"top-1 score: {json.dumps(result['top_score'])}; chunks {result['chunks']}; "

@@ -146,3 +146,22 @@ def test_only_the_100k_scale_is_read(tmp_path):
     assert data.conversations() == ["1"] and data.chat("1") == CHAT
     with pytest.raises(ValueError):
         data._read("chats/1M/1/chat.json")
+
+
+def test_the_newest_evidence_first_is_read_by_where_each_message_first_comes():
+    _, spans, by_id = logs()
+    spans_by_path = {}
+    for s in spans:
+        spans_by_path.setdefault(s.path, []).append(s)
+    old, new = (beam.Result(by_id[i].path, by_id[i].start, by_id[i].end, "x") for i in (0, 6))
+    assert beam.newest_first([new, old], [0, 6], spans_by_path) is True
+    assert beam.newest_first([old, new], [0, 6], spans_by_path) is False
+    assert beam.newest_first([new], [0, 6], spans_by_path) is None  # the older one is not returned
+    assert beam.newest_first([old, new], [6], spans_by_path) is None  # one piece of evidence: no order
+
+
+def test_a_transform_knows_the_conversation_s_names_by_how_it_writes_them():
+    lex = beam.lexicon([{"content": "I met Kimberly at the festival, and Kimberly liked it. What a day. what else"}], 0)
+    assert lex.is_name("Kimberly") and lex.is_person("Kimberly")
+    assert not lex.is_name("What")  # written in lower case too: a word, not a name
+    assert lex.taken("festival") and not lex.taken("Kimbarly")
