@@ -314,3 +314,18 @@ def test_a_respelled_name_is_found_through_its_stem_but_not_through_an_ending_me
                 assert got and got[0]["path"] == path, (mode, asked, got)
             assert mem.tools.memory_search("When did Manning finish his degree in linguistics?",
                                            mode=mode)["results"] == [], mode
+
+
+def test_a_title_respelled_by_a_typo_is_the_one_memory_holds(tmp_path):
+    """Outlander is held as outland (the stemmer takes -er off) and Ultraboost under u: a typo
+    in the ending the stemmer took off, or in the first two letters, still finds them."""
+    write(tmp_path / "ws" / "memory" / "2026-10-01.md",
+          "- Started the Outlander series; the first four books before the editing job starts\n"
+          "- Bought Ultraboost running shoes for 180 dollars, over the 150 budget\n"
+          "- Booked a table for Friday\n")
+    with synced(tmp_path) as mem:
+        for asked in ("How many Outlender books do I read first?", "What did the Oultraboost shoes cost?",
+                      "What did the Lutraboost shoes cost?"):
+            got = mem.tools.memory_search(asked)["results"]
+            assert got and got[0]["path"] == "memory/2026-10-01.md", (asked, got)
+        assert mem.tools.memory_search("How many Odyssey books do I read first?")["results"] == []

@@ -16,6 +16,10 @@ from mnemoclaw.text.tokenize import analyze
     ("Juhn", "John"), ("Tym", "Tim"), ("Aqyb", "Aqib"), ("Marea", "Maria"), ("Mil", "Mel"), ("Dava", "Dave"),
     # a name the stemmer cut as a verb's -ing (Turing held as ture, Manning as man)
     ("Thuring", "Turing"), ("Fleeming", "Fleming"), ("Mannning", "Manning"),
+    # a name the stemmer cut as a noun's -er (Outlander held as outland)
+    ("Outlender", "Outlander"),
+    # a typo in the first two letters: one added before the name, or the two swapped
+    ("Oultraboost", "Ultraboost"), ("Lutraboost", "Ultraboost"),
 ])
 def test_spellings_of_one_name_are_alike_as_the_index_holds_them(asked, held):
     term = analyze(held)[0]  # memory's side is an index term: lowercased and stemmed

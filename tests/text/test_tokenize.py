@@ -271,6 +271,11 @@ def test_a_name_after_a_preposition_is_not_whom_the_question_is_about():
     query = keyword_query("Who went with Dana to Lagos?")
     assert {"dana", "lago"} <= set(query.terms) and {"Dana", "Lagos"} <= set(query.written)
     assert keyword_query("status of PR-4821").names == ("pr",)  # an identifier is the subject wherever it stands
+    # a date's word, however spelt, stands after a preposition of time, and again where the
+    # question writes it a second time
+    assert keyword_query("How many words did I write until Apryl 9?").names == ()
+    assert keyword_query("Which films did I pick for Apryl 6-7 and Apryl 8?").names == ()
+    assert keyword_query("What did Caroline do since Melanie left?").names == ("carolin",)
 
 
 def test_a_number_is_matched_in_its_other_forms():

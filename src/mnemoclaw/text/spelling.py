@@ -122,8 +122,8 @@ def _shifted(a: str, b: str) -> bool:
 
 
 # what the stemmer may have taken off a name memory holds (text/tokenize.py stem: Muhhamed is
-# held as muhham): the index term is compared with and without each
-STEMMED_ENDS = ("", "e", "ed", "s", "ing")
+# held as muhham, Outlander as outland): the index term is compared with and without each
+STEMMED_ENDS = ("", "e", "ed", "s", "ing", "er")
 # the longest a stemmer takes off: "ing" after a doubled letter (Manning is held as man)
 STEMMED_MAX = 4
 
@@ -169,9 +169,15 @@ def alike(name: str, term: str, *, stemmed: bool = True) -> bool:
 
 
 def first_letters(name: str) -> str:
-    """The letters another spelling of ``name`` may start with (an index is read by prefix)."""
+    """The letters another spelling of ``name`` may start with (an index is read by prefix): its
+    own first letter and those written for its sound, and, for a name long enough for a typo
+    (``TYPO_MIN``), its second letter, which comes first when the typo is in the first two
+    letters (Oultraboost, Lutraboost for Ultraboost)."""
     head = name[:1]
-    return _FIRST.get(head, head)
+    letters = _FIRST.get(head, head)
+    if len(name) >= TYPO_MIN and name[1:2] not in letters:
+        letters += name[1:2]
+    return letters
 
 
 def length_range(name: str) -> tuple[int, int]:

@@ -96,7 +96,7 @@ FRAME_WORDS = frozenset(
 PREPOSITIONS = frozenset(
     """
     to in at from with about of for on into onto near by via toward towards across through around
-    without against among between behind beyond inside outside over under
+    without against among between behind beyond inside outside over under until till since during
     """.split()
 )
 
@@ -371,6 +371,7 @@ def keyword_query(query: str) -> KeywordQuery:
     words_before = 0  # the words of letters before this one
     verbs = 0  # the question's verbs (AUXILIARIES) so far: the first is the question's own
     aside = False  # the name run under way follows a preposition
+    asides: set[str] = set()  # the names written after a preposition so far
     for piece in _ZH_QUESTION.sub(" ", fold(_wont(query))).split():
         words = []
         named = False
@@ -391,11 +392,14 @@ def keyword_query(query: str) -> KeywordQuery:
             if not stop and not framing and _names_something(tok, first) and not (cjk and not tok.istitle()):
                 # a name after a preposition (in Paris, with Marcus) is not whom the question is
                 # about, nor is the rest of its run (at Super Bowl 50); an identifier is (of PR-4821)
-                # but one written with 's is (the names of Caroline's dogs)
+                # but one written with 's is (the names of Caroline's dogs); a word once aside stays
+                # aside when written again (for April 6-7 and April 8)
                 owner = tok.istitle() and tok.isalpha() and piece[m.end():m.end() + 2] in _POSSESSIVE
-                aside = ((aside and bool(run)) or prev in PREPOSITIONS) and tok.istitle() and tok.isalpha() \
-                    and not owner
-                if not aside:
+                aside = ((aside and bool(run)) or prev in PREPOSITIONS or term in asides) and tok.istitle() \
+                    and tok.isalpha() and not owner
+                if aside:
+                    asides.add(term)
+                else:
                     names.append(term)
                     if run and subject is not None:
                         subject.append(term)
