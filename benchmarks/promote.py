@@ -278,15 +278,22 @@ def locomo(args, provider) -> dict:
                           "naive": score(r["naive"], again)["any"]}
         needed = set().union(*(set(ev) for ev in r["later_evidence"]))
         r["missed"] = len((needed & set(r["recalled_ids"])) - set().union(set(), *(ids_in(x) for x in r["promoted"])))
-        p, v = r["promote"], r["naive_score"]
-        print(f"    {r['days']} days, {r['searches']} searches, {p['lines']} lines promoted: later questions with "
-              f"evidence in MEMORY.md {p['any']:.3f} (naive {v['any']:.3f}), precision "
-              f"{p['precision'] if p['precision'] is None else round(p['precision'], 3)} (naive "
-              f"{v['precision'] if v['precision'] is None else round(v['precision'], 3)}), junk {p['junk']} "
-              f"(naive {v['junk']}); MEMORY.md max {max(r['sizes'])} of {r['budget']} chars ({r['seconds']:.0f} s)",
-              flush=True)
+        print(f"    {r['days']} days, {r['searches']} searches, {outcome(r, 'later questions')}", flush=True)
         runs.append(r)
     return {"set": "locomo", "options": vars(args), "runs": runs, "summary": summary(runs)}
+
+
+def outcome(r: dict, asked: str) -> str:
+    """One replay's promoted lines beside the naive rule's, as each conversation's progress line
+    prints them: evidence of the ``asked`` questions in MEMORY.md, precision, junk, size."""
+    p, v = r["promote"], r["naive_score"]
+
+    def precision(x: dict) -> float | None:
+        return None if x["precision"] is None else round(x["precision"], 3)
+
+    return (f"{p['lines']} lines promoted: {asked} with evidence in MEMORY.md {p['any']:.3f} (naive {v['any']:.3f}), "
+            f"precision {precision(p)} (naive {precision(v)}), junk {p['junk']} (naive {v['junk']}); "
+            f"MEMORY.md max {max(r['sizes'], default=0)} of {r['budget']} chars ({r['seconds']:.0f} s)")
 
 
 def pooled(runs: list[dict], key: str) -> dict:
@@ -509,13 +516,8 @@ def beam_set(args, provider) -> dict:
         needed = set().union(*(set(q) for q in r["later_evidence"]))
         r["base_rate"] = [len(needed & set(r["recalled_ids"])), len(r["recalled_ids"])]
         r["missed"] = len((needed & set(r["recalled_ids"])) - set().union(set(), *(set(x) for x in r["promoted_ids"])))
-        p, v = r["promote"], r["naive_score"]
         print(f"[{n}/{len(names)}] BEAM {name}: {r['days']} days, {r['uses']} messages sent, {r['recall_entries']} "
-              f"entries recalled, {p['lines']} lines promoted: questions with evidence in MEMORY.md {p['any']:.3f} "
-              f"(naive {v['any']:.3f}), precision {p['precision'] if p['precision'] is None else round(p['precision'], 3)} "
-              f"(naive {v['precision'] if v['precision'] is None else round(v['precision'], 3)}), junk {p['junk']} "
-              f"(naive {v['junk']}); MEMORY.md max {max(r['sizes'], default=0)} of {r['budget']} chars "
-              f"({r['seconds']:.0f} s)", flush=True)
+              f"entries recalled, {outcome(r, 'questions')}", flush=True)
         runs.append(r)
 
     base = [sum(r["base_rate"][i] for r in runs) for i in (0, 1)]
